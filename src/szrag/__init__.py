@@ -1,0 +1,23 @@
+"""szrag: grounded answers about a code repository and the application running from it."""
+
+from __future__ import annotations
+
+from szrag.errors import SzragError
+from szrag.index import Index, build_index, load_index, refresh_index
+from szrag.retrieve import Image, Source, calculate_score, retrieve, retrieve_images
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Image",
+    "Index",
+    "Source",
+    "SzragError",
+    "__version__",
+    "build_index",
+    "calculate_score",
+    "load_index",
+    "refresh_index",
+    "retrieve",
+    "retrieve_images",
+]

@@ -1,0 +1,24 @@
+"""The ``szrag`` command: a thin layer over the library."""
+
+from __future__ import annotations
+
+import click
+
+from szrag import __version__
+from szrag.cli import index_cmds
+from szrag.cli.common import configure_logging
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="szrag")
+@click.option("--debug", is_flag=True, help="Show debug logs and full tracebacks.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Ask questions about a code repository and the application that runs from it."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    configure_logging(debug)
+
+
+for _module in (index_cmds,):
+    _module.register(main)

@@ -1,0 +1,88 @@
+"""Shared pieces of the CLI: options, JSON output, and one place that turns errors into exits."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+
+from szrag.errors import SzragError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+console = Console()
+err_console = Console(stderr=True)
+
+root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Repository root to index and query.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses and paths turned into plain JSON values."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [to_jsonable(item) for item in value]
+        return sorted(items) if isinstance(value, set | frozenset) else items
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def print_json(value: Any) -> None:
+    """Write ``value`` as indented JSON to stdout."""
+    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False) + "\n")
+
+
+def handle_errors(function: Callable[P, R]) -> Callable[P, R]:
+    """Turn SzragError into a message on stderr and its exit code; tracebacks only with --debug."""
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except SzragError as error:
+            if _debug_enabled():
+                raise
+            err_console.print(f"[bold red]error:[/] {error.message}", highlight=False)
+            raise SystemExit(error.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise SystemExit(130) from None
+
+    return wrapper
+
+
+def _debug_enabled() -> bool:
+    context = click.get_current_context(silent=True)
+    while context is not None:
+        if context.obj and isinstance(context.obj, dict) and context.obj.get("debug"):
+            return True
+        context = context.parent
+    return False
+
+
+def configure_logging(debug: bool) -> None:
+    """Warnings to stderr; everything with --debug."""
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )

@@ -1,0 +1,203 @@
+"""``szrag index``, ``retrieve``, ``images`` and ``stats``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from szrag.cli.common import console, err_console, handle_errors, json_option, print_json, root_option
+from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
+from szrag.index.build import Progress as ProgressCallback
+from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
+
+PROGRESS_DELAY = 0.5  # seconds of work before a progress bar is worth showing
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A progress callback that shows a bar on stderr once work lasts more than a moment."""
+    if not enabled or not err_console.is_terminal:
+        yield None
+        return
+    started = time.monotonic()
+    bar = Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    task = bar.add_task("files", total=None)
+    shown = False
+
+    def update(done: int, total: int, path: str) -> None:
+        nonlocal shown
+        if not shown and time.monotonic() - started > PROGRESS_DELAY:
+            bar.start()
+            shown = True
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if shown:
+            bar.stop()
+
+
+def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
+    return {
+        "root": str(index.root),
+        "index": str(index.path),
+        "profile": index.config.profile.name,
+        "rebuilt": report.rebuilt,
+        "reason": report.reason,
+        "files": report.files,
+        "chunks": report.chunks,
+        "images": report.images,
+        "added": report.added if not report.rebuilt else len(report.added),
+        "changed": report.changed,
+        "removed": report.removed,
+        "touched": report.touched,
+        "skipped": [{"path": skip.path, "reason": skip.reason} for skip in report.skipped],
+        "warnings": report.warnings,
+        "elapsed_seconds": round(report.elapsed, 3),
+    }
+
+
+def _print_report(index: Index, report: RefreshReport) -> None:
+    what = "built" if report.rebuilt else "refreshed"
+    console.print(
+        f"[bold]{what}[/] {index.path}: {report.files} files, {report.chunks} chunks, "
+        f"{report.images} images in {report.elapsed:.2f}s (profile {index.config.profile.name})",
+        highlight=False,
+    )
+    if not report.rebuilt:
+        console.print(
+            f"  {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed,"
+            f" {len(report.touched)} touched without content change",
+            highlight=False,
+        )
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if report.skipped:
+        console.print(f"  skipped {len(report.skipped)} file(s):")
+        for skip in report.skipped:
+            console.print(f"    {skip.path}: {skip.reason}", highlight=False)
+
+
+@click.command("index")
+@root_option
+@click.option("--rebuild", is_flag=True, help="Rebuild from scratch instead of refreshing.")
+@click.option("--verify", is_flag=True, help="Hash every file, not only those whose stat changed.")
+@click.option("--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile.")
+@json_option
+@handle_errors
+def index_command(root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool) -> None:
+    """Build or refresh the index of a repository and report what changed."""
+    with progress_bar(not as_json) as progress:
+        if rebuild:
+            index = build_index(root, profile=profile, progress=progress)
+            report = index.last_report
+        else:
+            index = load_index(root, profile=profile, refresh=False, progress=progress)
+            report = index.last_report
+            if not report.rebuilt:
+                warnings = report.warnings
+                report = refresh_index(index, progress=progress, verify=verify)
+                report.warnings = warnings + report.warnings
+    with index:
+        if as_json:
+            print_json(_report_dict(index, report))
+        else:
+            _print_report(index, report)
+
+
+@click.command("retrieve")
+@click.argument("question")
+@root_option
+@click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
+@click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
+@json_option
+@handle_errors
+def retrieve_command(question: str, root: Path, limit: int, show_text: bool, as_json: bool) -> None:
+    """Show the source chunks that best match QUESTION."""
+    with load_index(root) as index:
+        sources = retrieve(question, limit, index=index)
+    if as_json:
+        print_json([source.to_dict() for source in sources])
+        return
+    if not sources:
+        console.print("no matching sources")
+        return
+    table = Table("score", "source", "type", "section")
+    for source in sources:
+        table.add_row(
+            str(source.score), f"{source.path}:{source.start}-{source.end}", source.type, source.heading or ""
+        )
+    console.print(table)
+    if show_text:
+        for source in sources:
+            console.rule(f"{source.path}:{source.start}-{source.end}")
+            console.print(source.text, markup=False, highlight=False)
+
+
+@click.command("images")
+@click.argument("question")
+@root_option
+@click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_IMAGE_LIMIT, show_default=True)
+@json_option
+@handle_errors
+def images_command(question: str, root: Path, limit: int, as_json: bool) -> None:
+    """Show the images whose paths match QUESTION."""
+    with load_index(root) as index:
+        images = retrieve_images(question, limit, index=index)
+    if as_json:
+        print_json([image.to_dict() for image in images])
+        return
+    if not images:
+        console.print("no matching images")
+    for image in images:
+        console.print(f"{image.score:>4}  {image.path}  ({image.url})", highlight=False)
+
+
+@click.command("stats")
+@root_option
+@json_option
+@handle_errors
+def stats_command(root: Path, as_json: bool) -> None:
+    """Describe the index: version, when it was built, and what it holds."""
+    with load_index(root, refresh=False) as index:
+        meta = index.meta()
+        counts = index.counts()
+        types: dict[str, int] = {}
+        for entry in index.file_entries():
+            types[entry.type] = types.get(entry.type, 0) + 1
+        size = index.path.stat().st_size if index.path.exists() else 0
+        data = {
+            "root": str(index.root),
+            "index": str(index.path),
+            "schema_version": int(meta.get("schema_version", 0)),
+            "generated_at": meta.get("generated_at"),
+            "profile": meta.get("profile"),
+            "bytes": size,
+            **counts,
+            "types": dict(sorted(types.items())),
+        }
+    if as_json:
+        print_json(data)
+        return
+    for key, value in data.items():
+        console.print(f"{key:>15}: {value}", highlight=False)
+
+
+def register(group: click.Group) -> None:
+    """Add the index commands to ``group``."""
+    for command in (index_command, retrieve_command, images_command, stats_command):
+        group.add_command(command)

@@ -1,0 +1,195 @@
+"""Profiles and per-repository configuration.
+
+A profile fixes which files belong to the index and which ranking rules apply:
+
+* ``slackzilla``: the original service's rules exactly, for parity.
+* ``default``: the same plus TypeScript, Python and common text formats, ``.gitignore`` and
+  ``.ragignore`` honoured, and topic bonuses that only lift chunks that matched something.
+
+The indexed repository configures szrag in one place: ``.rag/config.toml`` (top-level keys) or,
+when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
+
+    profile = "default"            # or "slackzilla"
+    extra_extensions = [".sql"]    # indexed as text
+    extra_ignores = ["fixtures/large/", "*.snap"]   # gitignore syntax
+    max_file_bytes = 1048576       # files above this are skipped and reported
+    ranker = "spec"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from szrag.errors import ConfigError
+
+SPEC_EXTENSIONS = frozenset(
+    {".js", ".jsx", ".mjs", ".json", ".md", ".css", ".html", ".yml", ".service", ".conf", ".example"}
+)
+SPEC_IGNORED_DIRECTORIES = frozenset(
+    {".git", ".rag", "node_modules", "dist", "logs", "archive", ".vscode", "priv", "prompts"}
+)
+SPEC_IGNORED_FILES = frozenset({"package-lock.json", "feedback.json", "metrics.json"})
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+
+DEFAULT_EXTRA_EXTENSIONS = frozenset(
+    {".py", ".pyi", ".ts", ".tsx", ".cjs", ".mts", ".cts"}
+    | {".yaml", ".toml", ".txt", ".rst", ".ini", ".cfg", ".sh"}
+)
+DEFAULT_EXTRA_DIRECTORIES = frozenset(
+    {
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".idea",
+        "build",
+        "coverage",
+        ".next",
+        ".cache",
+    }
+)
+DEFAULT_EXTRA_FILES = frozenset({"yarn.lock", "pnpm-lock.yaml", "poetry.lock", "uv.lock"})
+
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+PROFILES = ("default", "slackzilla")
+RANKERS = ("spec",)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Collection and ranking rules for one kind of repository."""
+
+    name: str
+    extensions: frozenset[str]
+    ignored_directories: frozenset[str]
+    ignored_files: frozenset[str]
+    image_extensions: frozenset[str] = IMAGE_EXTENSIONS
+    honour_ignore_files: bool = False
+    # The original adds topic and type bonuses to every chunk, matched or not.
+    bonuses_need_match: bool = True
+    ranker: str = "spec"
+
+
+SLACKZILLA = Profile(
+    name="slackzilla",
+    extensions=SPEC_EXTENSIONS,
+    ignored_directories=SPEC_IGNORED_DIRECTORIES,
+    ignored_files=SPEC_IGNORED_FILES,
+    honour_ignore_files=False,
+    bonuses_need_match=False,
+)
+
+DEFAULT = Profile(
+    name="default",
+    extensions=SPEC_EXTENSIONS | DEFAULT_EXTRA_EXTENSIONS,
+    ignored_directories=SPEC_IGNORED_DIRECTORIES | DEFAULT_EXTRA_DIRECTORIES,
+    ignored_files=SPEC_IGNORED_FILES | DEFAULT_EXTRA_FILES,
+    honour_ignore_files=True,
+    bonuses_need_match=True,
+)
+
+
+def profile_named(name: str) -> Profile:
+    """The built-in profile called ``name``."""
+    if name == "slackzilla":
+        return SLACKZILLA
+    if name == "default":
+        return DEFAULT
+    raise ConfigError(f"unknown profile {name!r}: choose one of {', '.join(PROFILES)}")
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """What one indexed repository asks of szrag."""
+
+    profile: Profile = DEFAULT
+    extra_ignores: tuple[str, ...] = ()
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    source: str | None = None  # where it was read from, for messages
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """Text extensions that are indexed."""
+        return self.profile.extensions
+
+    def fingerprint(self) -> str:
+        """A stable string that changes whenever collection rules change."""
+        parts = [
+            self.profile.name,
+            ",".join(sorted(self.profile.extensions)),
+            ",".join(sorted(self.profile.ignored_directories)),
+            ",".join(sorted(self.profile.ignored_files)),
+            "|".join(self.extra_ignores),
+            str(self.max_file_bytes),
+        ]
+        return ";".join(parts)
+
+
+_KNOWN_KEYS = {"profile", "extra_extensions", "extra_ignores", "max_file_bytes", "ranker"}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read: {error.strerror}") from error
+
+
+def _raw_config(root: Path) -> tuple[dict[str, Any], str | None]:
+    own = root / ".rag" / "config.toml"
+    if own.is_file():
+        return _read_toml(own), str(own)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("szrag")
+        if isinstance(table, dict):
+            return table, f"{pyproject} [tool.szrag]"
+    return {}, None
+
+
+def _string_list(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
+    """Read the repository's configuration; ``profile`` (e.g. from the CLI) wins over the file."""
+    raw, source = _raw_config(root)
+    where = source or "configuration"
+    unknown = set(raw) - _KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    chosen = profile_named(profile or str(raw.get("profile", "default")))
+    extensions = _string_list(raw, "extra_extensions", where)
+    bad = [ext for ext in extensions if not ext.startswith(".")]
+    if bad:
+        raise ConfigError(f"{where}: extra_extensions must start with a dot: {', '.join(bad)}")
+    if extensions:
+        chosen = replace(chosen, extensions=chosen.extensions | {ext.lower() for ext in extensions})
+    ranker = raw.get("ranker")
+    if ranker is not None:
+        if ranker not in RANKERS:
+            raise ConfigError(f"{where}: unknown ranker {ranker!r}")
+        if chosen.name != "slackzilla":
+            chosen = replace(chosen, ranker=str(ranker))
+    max_bytes = raw.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
+        raise ConfigError(f"{where}: max_file_bytes must be a positive integer")
+    return RepoConfig(
+        profile=chosen,
+        extra_ignores=_string_list(raw, "extra_ignores", where),
+        max_file_bytes=max_bytes,
+        source=source,
+    )

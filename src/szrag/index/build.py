@@ -1,0 +1,456 @@
+"""Building, refreshing and loading the index.
+
+Freshness compares each file's size, modification time, change time and inode with what was
+indexed. Any difference leads to hashing the content: an edit that keeps size and mtime still
+changes ctime (which user space cannot set back), and a touch that keeps the content only
+updates the stored stat, with no re-read of chunks or re-parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from szrag.code import analyse_source, resolve_edges
+from szrag.config import RepoConfig, load_repo_config
+from szrag.errors import IndexStoreError
+from szrag.index import store
+from szrag.index.collect import Collection, CollectedFile, FileStat, Skip, collect
+from szrag.index.handle import Index, RefreshReport
+from szrag.text import create_chunks, file_type, tokens, words
+
+log = logging.getLogger("szrag.index")
+
+Progress = Callable[[int, int, str], None]
+"""Called as (done, total, path) while files are read."""
+
+StatTuple = tuple[int, int, int, int]
+PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
+_BINARY_PROBE = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFile:
+    """A file read, hashed, chunked and parsed, ready to be written."""
+
+    path: str
+    stat: StatTuple
+    sha256: str
+    type: str
+    tokens: list[str]
+    chunks: list[Any]
+    chunk_words: list[str]
+    code: dict[str, Any] | None
+    decode_errors: int
+
+
+def _stat_tuple(stat: FileStat) -> StatTuple:
+    return (stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode)
+
+
+def read_source(absolute: Path, max_bytes: int) -> tuple[bytes, StatTuple]:
+    """The file's bytes and the stat that goes with exactly those bytes."""
+    with absolute.open("rb") as handle:
+        result = os.fstat(handle.fileno())
+        if result.st_size > max_bytes:
+            raise _SkipFile(f"too large ({result.st_size} bytes > {max_bytes})")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _SkipFile(f"too large (over {max_bytes} bytes)")
+    return data, _stat_tuple(FileStat.of(result))
+
+
+class _SkipFile(Exception):
+    """Raised inside preparation when a file is left out on purpose."""
+
+
+def decode(data: bytes) -> tuple[str, int]:
+    """UTF-8 text (BOM dropped) and the number of bytes that had to be replaced."""
+    try:
+        return data.decode("utf-8-sig"), 0
+    except UnicodeDecodeError:
+        text = data.decode("utf-8-sig", errors="replace")
+        return text, max(1, text.count("\ufffd"))
+
+
+def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Skip:
+    """Read one file and turn it into what the index stores, or say why it is left out."""
+    try:
+        data, stat = read_source(absolute, max_bytes)
+    except _SkipFile as skip:
+        return Skip(path, str(skip))
+    except FileNotFoundError:
+        return Skip(path, "vanished while indexing")
+    except OSError as error:
+        return Skip(path, f"unreadable ({error.strerror or error})")
+    if b"\x00" in data[:_BINARY_PROBE] or b"\x00" in data:
+        return Skip(path, "binary (contains NUL bytes)")
+    text, decode_errors = decode(data)
+    chunks = create_chunks(text, path)
+    kind = file_type(path)
+    try:
+        code = analyse_source(path, text)
+    except Exception as error:  # a parser bug must not stop the build
+        log.warning("%s: code analysis failed: %s", path, error)
+        code = None
+    return PreparedFile(
+        path=path,
+        stat=stat,
+        sha256=hashlib.sha256(data).hexdigest(),
+        type=kind,
+        tokens=sorted(tokens(f"{path} {text}")),
+        chunks=chunks,
+        chunk_words=[" ".join(words(chunk.text)) for chunk in chunks],
+        code=code,
+        decode_errors=decode_errors,
+    )
+
+
+def _prepare_args(args: tuple[str, Path, int]) -> PreparedFile | Skip:
+    return prepare_file(*args)
+
+
+def _prepare_many(
+    items: Sequence[CollectedFile], max_bytes: int, progress: Progress | None
+) -> Iterable[PreparedFile | Skip]:
+    args = [(item.path, item.absolute, max_bytes) for item in items]
+    total = len(args)
+    workers = min(os.cpu_count() or 1, 4)
+    if total >= PARALLEL_THRESHOLD and workers > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for done, result in enumerate(pool.map(_prepare_args, args, chunksize=32), 1):
+                    if progress:
+                        progress(done, total, result.path)
+                    yield result
+            return
+        except (OSError, RuntimeError) as error:  # no pool here: read serially instead
+            log.warning("parallel indexing unavailable (%s); reading files one by one", error)
+    for done, arg in enumerate(args, 1):
+        result = prepare_file(*arg)
+        if progress:
+            progress(done, total, result.path)
+        yield result
+
+
+def _write_prepared(conn: sqlite3.Connection, prepared: PreparedFile) -> None:
+    store.insert_file(
+        conn,
+        path=prepared.path,
+        stat=prepared.stat,
+        sha256=prepared.sha256,
+        type=prepared.type,
+        tokens=prepared.tokens,
+        code=prepared.code,
+        decode_errors=prepared.decode_errors,
+        chunks=prepared.chunks,
+        chunk_words=prepared.chunk_words,
+    )
+
+
+def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> None:
+    """Recompute edges for ``paths`` (None: every file) from their stored code records."""
+    known = {row[0] for row in conn.execute("SELECT path FROM files")}
+    if paths is None:
+        conn.execute("DELETE FROM edges")
+        rows = conn.execute("SELECT path, code FROM files WHERE code IS NOT NULL").fetchall()
+    else:
+        wanted = list(paths)
+        rows = []
+        for path in wanted:
+            conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+            row = conn.execute("SELECT path, code FROM files WHERE path = ? AND code IS NOT NULL", (path,)).fetchone()
+            if row:
+                rows.append(row)
+    for path, code in rows:
+        edges = resolve_edges(path, json.loads(code), known)
+        conn.executemany(
+            "INSERT OR IGNORE INTO edges(source, target, kind) VALUES (?, ?, ?)",
+            ((path, target, kind) for target, kind in edges),
+        )
+
+
+def _finish_meta(conn: sqlite3.Connection, config: RepoConfig) -> None:
+    store.set_meta(
+        conn,
+        {
+            "generation": uuid.uuid4().hex,
+            "generated_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "profile": config.profile.name,
+            "config": config.fingerprint(),
+            "complete": "1",
+        },
+    )
+
+
+def _images_of(collection: Collection) -> list[tuple[str, int, int]]:
+    return [(item.path, item.stat.size, item.stat.mtime_ns) for item in collection.images]
+
+
+def _full_build(
+    conn: sqlite3.Connection, root: Path, config: RepoConfig, progress: Progress | None, reason: str
+) -> RefreshReport:
+    """Replace everything in the database with a fresh build (caller holds the write lock)."""
+    report = RefreshReport(rebuilt=True, reason=reason)
+    collection = collect(root, config)
+    store.create_schema(conn, {"root": str(root), "complete": "0"})
+    for prepared in _prepare_many(collection.files, config.max_file_bytes, progress):
+        if isinstance(prepared, Skip):
+            report.failed.append(prepared)
+            continue
+        _write_prepared(conn, prepared)
+        report.added.append(prepared.path)
+        report.chunks += len(prepared.chunks)
+        if prepared.decode_errors:
+            report.warnings.append(f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced")
+    _rebuild_edges(conn, None)
+    store.replace_images(conn, _images_of(collection))
+    report.skipped = collection.skipped + report.failed
+    store.replace_skipped(conn, ((skip.path, skip.reason) for skip in report.skipped))
+    report.files = len(report.added)
+    report.images = len(collection.images)
+    _finish_meta(conn, config)
+    return report
+
+
+def _diff(
+    collection: Collection, stored: dict[str, tuple[StatTuple, str]], verify: bool
+) -> tuple[list[CollectedFile], list[str]]:
+    """Files whose stat differs from the index (all of them with ``verify``), and removed paths."""
+    candidates = [
+        item
+        for item in collection.files
+        if verify or stored.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
+    ]
+    present = {item.path for item in collection.files}
+    removed = sorted(path for path in stored if path not in present)
+    return candidates, removed
+
+
+def _apply_refresh(
+    conn: sqlite3.Connection,
+    collection: Collection,
+    config: RepoConfig,
+    progress: Progress | None,
+    verify: bool,
+) -> RefreshReport:
+    """Bring the stored index in line with ``collection`` (caller holds the write lock)."""
+    report = RefreshReport()
+    stored = store.stored_stats(conn)
+    candidates, removed = _diff(collection, stored, verify)
+    for path in removed:
+        store.delete_file(conn, path)
+    report.removed = removed
+    touched_paths: list[str] = []
+    for prepared in _prepare_many(candidates, config.max_file_bytes, progress):
+        if isinstance(prepared, Skip):
+            report.failed.append(prepared)
+            if prepared.path in stored:
+                store.delete_file(conn, prepared.path)
+                report.removed.append(prepared.path)
+            continue
+        previous = stored.get(prepared.path)
+        if previous is not None and previous[1] == prepared.sha256:
+            if previous[0] != prepared.stat:
+                store.update_stat(conn, prepared.path, prepared.stat)
+                touched_paths.append(prepared.path)
+            continue
+        if previous is not None:
+            store.delete_file(conn, prepared.path)
+            report.changed.append(prepared.path)
+        else:
+            report.added.append(prepared.path)
+        _write_prepared(conn, prepared)
+        if prepared.decode_errors:
+            report.warnings.append(f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced")
+    report.touched = touched_paths
+    if report.added or report.removed:
+        _rebuild_edges(conn, None)
+    elif report.changed:
+        _rebuild_edges(conn, report.changed)
+    images = _images_of(collection)
+    if images != [tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")]:
+        store.replace_images(conn, images)
+        report.touched.append("(images)")
+    report.skipped = collection.skipped + report.failed
+    store.replace_skipped(conn, ((skip.path, skip.reason) for skip in report.skipped))
+    if report.changed_anything:
+        _finish_meta(conn, config)
+    return report
+
+
+def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool) -> bool:
+    stored = store.stored_stats(conn)
+    candidates, removed = _diff(collection, stored, verify)
+    if candidates or removed:
+        return True
+    images = _images_of(collection)
+    return images != [tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")]
+
+
+class _WriteLock:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def _set_aside(path: Path, why: str) -> Path:
+    """Move an unusable database out of the way, keeping it for inspection."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.{why}-{stamp}")
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            os.replace(side, target.with_name(target.name + suffix))
+    return target
+
+
+def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+    """A connection to ``path`` in WAL mode; a file that is not SQLite is set aside first."""
+    warnings: list[str] = []
+    for attempt in range(2):
+        conn = store.connect(path)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn, warnings
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            if attempt:
+                raise IndexStoreError(f"index {path}: {error}") from error
+            moved = _set_aside(path, "corrupt")
+            warnings.append(f"index {path} was unreadable ({error}); moved to {moved.name} and rebuilt")
+    raise AssertionError("unreachable")
+
+
+def _open(
+    root: Path, config: RepoConfig, *, force: bool, progress: Progress | None
+) -> Index:
+    root = root.resolve()
+    if not root.is_dir():
+        raise IndexStoreError(f"{root} is not a directory")
+    path = store.index_path(root)
+    try:
+        conn, warnings = _connect_usable(path)
+    except OSError as error:
+        raise IndexStoreError(f"cannot open index {path}: {error.strerror or error}") from error
+    index = Index(root, config, conn)
+    report: RefreshReport | None = None
+    try:
+        reason = "rebuild requested" if force else store.check(conn)
+        if reason == "not a szrag index":
+            conn.close()
+            moved = _set_aside(path, "foreign")
+            warnings.append(f"{path} is not a szrag index; moved to {moved.name}")
+            conn, more = _connect_usable(path)
+            warnings.extend(more)
+            index = Index(root, config, conn)
+        if reason is not None:
+            with _WriteLock(conn):
+                # Another process may have rebuilt it while we waited for the lock.
+                current = "rebuild requested" if force else store.check(conn)
+                if current is not None:
+                    started = time.perf_counter()
+                    report = _full_build(conn, root, config, progress, current)
+                    report.elapsed = time.perf_counter() - started
+                    if current not in ("empty", "rebuild requested"):
+                        warnings.append(f"index was rebuilt: {current}")
+    except sqlite3.DatabaseError as error:
+        conn.close()
+        raise IndexStoreError(f"index {path}: {error}") from error
+    if report is not None:
+        report.warnings = warnings + report.warnings
+        index.last_report = report
+    else:
+        index.last_report.warnings = warnings
+    for warning in warnings:
+        log.warning("%s", warning)
+    return index
+
+
+def refresh_index(
+    index: Index, *, progress: Progress | None = None, verify: bool = False
+) -> RefreshReport:
+    """Re-read only new, changed and removed files; with ``verify``, hash every file."""
+    started = time.perf_counter()
+    collection = collect(index.root, index.config)
+    conn = index.conn
+    try:
+        if not verify and not _needs_write(conn, collection, verify):
+            report = RefreshReport(skipped=index.skipped())
+        else:
+            with _WriteLock(conn):
+                report = _apply_refresh(conn, collection, index.config, progress, verify)
+    except sqlite3.DatabaseError as error:
+        raise IndexStoreError(f"index {index.path}: {error}") from error
+    counts = index.counts()
+    report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
+    report.elapsed = time.perf_counter() - started
+    index.last_report = report
+    return report
+
+
+def _resolve_config(root: Path, config: RepoConfig | None, profile: str | None) -> RepoConfig:
+    return config if config is not None else load_repo_config(root.resolve(), profile=profile)
+
+
+def build_index(
+    root: Path | str = ".",
+    *,
+    config: RepoConfig | None = None,
+    profile: str | None = None,
+    progress: Progress | None = None,
+) -> Index:
+    """Rebuild the index of ``root`` from scratch and return it open."""
+    root = Path(root)
+    index = _open(root, _resolve_config(root, config, profile), force=True, progress=progress)
+    report = index.last_report
+    counts = index.counts()
+    report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
+    return index
+
+
+def load_index(
+    root: Path | str = ".",
+    *,
+    config: RepoConfig | None = None,
+    profile: str | None = None,
+    refresh: bool = True,
+    progress: Progress | None = None,
+) -> Index:
+    """Open the index of ``root``: built when missing or unusable, refreshed when stale."""
+    root = Path(root)
+    index = _open(root, _resolve_config(root, config, profile), force=False, progress=progress)
+    built = index.last_report
+    if built.rebuilt:
+        counts = index.counts()
+        built.files, built.chunks, built.images = counts["files"], counts["chunks"], counts["images"]
+        return index
+    if refresh:
+        warnings = built.warnings
+        report = refresh_index(index, progress=progress)
+        report.warnings = warnings + report.warnings
+    return index

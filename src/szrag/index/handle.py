@@ -1,0 +1,133 @@
+"""An open index: the read side that retrieval, the structure graph and the faces use."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from szrag.config import RepoConfig
+from szrag.index import store
+from szrag.index.collect import Skip
+from szrag.text import tokens
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """What retrieval needs of a file without reading its chunks."""
+
+    id: int
+    path: str
+    path_lower: str
+    type: str
+    path_tokens: frozenset[str]
+
+
+@dataclass
+class RefreshReport:
+    """What a build or refresh did."""
+
+    rebuilt: bool = False
+    reason: str | None = None
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)  # stat changed, content did not
+    failed: list[Skip] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    files: int = 0
+    chunks: int = 0
+    images: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def changed_anything(self) -> bool:
+        """True when the stored index was written."""
+        return bool(self.rebuilt or self.added or self.changed or self.removed or self.touched)
+
+
+class Index:
+    """A handle on one repository's index database."""
+
+    def __init__(self, root: Path, config: RepoConfig, conn: sqlite3.Connection) -> None:
+        self.root = root
+        self.config = config
+        self.conn = conn
+        self.last_report = RefreshReport()
+        self._entries: list[FileEntry] | None = None
+        self._entries_generation: str | None = None
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return store.index_path(self.root)
+
+    def generation(self) -> str:
+        """Changes every time a writer commits."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return str(row[0]) if row else "0"
+
+    def meta(self) -> dict[str, str]:
+        """The index's meta values (schema version, generated_at, profile, ...)."""
+        return store.read_meta(self.conn)
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every indexed file's path facts, cached until the index changes."""
+        generation = self.generation()
+        if self._entries is None or generation != self._entries_generation:
+            self._entries = [
+                FileEntry(row[0], row[1], row[1].lower(), row[2], frozenset(tokens(row[1])))
+                for row in self.conn.execute("SELECT id, path, type FROM files ORDER BY path")
+            ]
+            self._entries_generation = generation
+        return self._entries
+
+    def files(self) -> list[store.StoredFile]:
+        """Every indexed file with its token set and code record."""
+        return list(store.iter_files(self.conn))
+
+    def get_file(self, path: str) -> store.StoredFile | None:
+        """One indexed file by relative path."""
+        return store.get_file(self.conn, path)
+
+    def chunks(self, path: str) -> list[store.StoredChunk]:
+        """The chunks of one file in order."""
+        return store.file_chunks(self.conn, path)
+
+    def image_paths(self) -> list[str]:
+        """Every collected image's relative path."""
+        return [row[0] for row in self.conn.execute("SELECT path FROM images ORDER BY path")]
+
+    def skipped(self) -> list[Skip]:
+        """Files left out of the index on purpose, with the reason."""
+        return [Skip(*row) for row in self.conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
+
+    def dependencies(self, path: str) -> list[str]:
+        """Files that ``path`` imports or refers to."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT target FROM edges WHERE source = ? ORDER BY target", (path,)
+        )
+        return [row[0] for row in rows]
+
+    def dependants(self, path: str) -> list[str]:
+        """Files that import ``path``."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT source FROM edges WHERE target = ? AND kind = 'import' ORDER BY source",
+            (path,),
+        )
+        return [row[0] for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of files, chunks, images, edges and skipped files."""
+        return store.counts(self.conn)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,286 @@
+"""The SQLite store under ``<root>/.rag/index.db``: schema, version, reads and writes.
+
+The database is derived data. One that is missing, corrupt, foreign (not written by szrag)
+or of another schema version is rebuilt, never trusted. Writers run in one transaction so a
+reader (WAL mode) sees either the old index or the new one, never half of a refresh.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from szrag.errors import IndexStoreError
+from szrag.text import Chunk
+
+APPLICATION = "szrag"
+SCHEMA_VERSION = 1
+INDEX_DIRECTORY = ".rag"
+INDEX_FILENAME = "index.db"
+BUSY_TIMEOUT_MS = 60_000
+
+SCHEMA = """
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    type TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    code TEXT,
+    decode_errors INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    heading TEXT,
+    text TEXT NOT NULL,
+    words TEXT NOT NULL
+);
+CREATE INDEX chunks_file ON chunks(file_id, seq);
+CREATE TABLE images (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE edges (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    PRIMARY KEY (source, target, kind)
+) WITHOUT ROWID;
+CREATE INDEX edges_target ON edges(target);
+CREATE TABLE skipped (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """One indexed file's row, without its chunks."""
+
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    sha256: str
+    type: str
+    tokens: frozenset[str]
+    code: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """One chunk row with the path of its file."""
+
+    id: int
+    path: str
+    start: int
+    end: int
+    type: str
+    heading: str | None
+    text: str
+
+
+def index_path(root: Path) -> Path:
+    """Where the index of ``root`` lives."""
+    return root / INDEX_DIRECTORY / INDEX_FILENAME
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database with the settings every szrag connection uses."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def check(conn: sqlite3.Connection) -> str | None:
+    """Why this database cannot be used as is, or None when it can."""
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            return "empty"
+        if "meta" not in tables:
+            return "not a szrag index"
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as error:
+        return f"unreadable ({error})"
+    if meta.get("application") != APPLICATION:
+        return "not a szrag index"
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        return f"schema version {meta.get('schema_version')} (expected {SCHEMA_VERSION})"
+    if meta.get("complete") != "1":
+        return "an interrupted build"
+    return None
+
+
+def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
+    """Replace whatever the database holds with an empty szrag schema (inside a transaction)."""
+    rows = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type IN ('table','view')"
+    ).fetchall()
+    for kind, name in rows:
+        conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    meta = {"application": APPLICATION, "schema_version": str(SCHEMA_VERSION), **meta}
+    conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
+
+
+def set_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
+    """Insert or replace meta values."""
+    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """All meta values."""
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def insert_file(
+    conn: sqlite3.Connection,
+    *,
+    path: str,
+    stat: tuple[int, int, int, int],
+    sha256: str,
+    type: str,
+    tokens: Iterable[str],
+    code: dict[str, Any] | None,
+    decode_errors: int,
+    chunks: list[Chunk],
+    chunk_words: list[str],
+) -> int:
+    """Write one file and its chunks; returns the file id."""
+    cursor = conn.execute(
+        "INSERT INTO files(path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code, decode_errors)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            path,
+            *stat,
+            sha256,
+            type,
+            " ".join(sorted(tokens)),
+            json.dumps(code, separators=(",", ":")) if code is not None else None,
+            decode_errors,
+        ),
+    )
+    file_id = cursor.lastrowid
+    assert file_id is not None
+    conn.executemany(
+        "INSERT INTO chunks(file_id, seq, start, end, type, heading, text, words) VALUES (?,?,?,?,?,?,?,?)",
+        (
+            (file_id, seq, chunk.start, chunk.end, chunk.type, chunk.heading, chunk.text, chunk_words[seq])
+            for seq, chunk in enumerate(chunks)
+        ),
+    )
+    return file_id
+
+
+def delete_file(conn: sqlite3.Connection, path: str) -> None:
+    """Remove a file, its chunks and the edges it is the source of."""
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+
+
+def update_stat(conn: sqlite3.Connection, path: str, stat: tuple[int, int, int, int]) -> None:
+    """Record a new stat for a file whose content did not change."""
+    conn.execute(
+        "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ? WHERE path = ?",
+        (*stat, path),
+    )
+
+
+def stored_stats(conn: sqlite3.Connection) -> dict[str, tuple[tuple[int, int, int, int], str]]:
+    """Path -> ((size, mtime_ns, ctime_ns, inode), sha256) for every indexed file."""
+    return {
+        row[0]: ((row[1], row[2], row[3], row[4]), row[5])
+        for row in conn.execute("SELECT path, size, mtime_ns, ctime_ns, inode, sha256 FROM files")
+    }
+
+
+def _file_from_row(row: tuple[Any, ...]) -> StoredFile:
+    return StoredFile(
+        id=row[0],
+        path=row[1],
+        size=row[2],
+        mtime_ns=row[3],
+        ctime_ns=row[4],
+        inode=row[5],
+        sha256=row[6],
+        type=row[7],
+        tokens=frozenset(row[8].split()),
+        code=json.loads(row[9]) if row[9] else None,
+    )
+
+
+_FILE_COLUMNS = "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code"
+
+
+def iter_files(conn: sqlite3.Connection) -> Iterator[StoredFile]:
+    """Every indexed file, by path."""
+    for row in conn.execute(f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"):
+        yield _file_from_row(row)
+
+
+def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
+    """One indexed file, or None."""
+    row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+    return _file_from_row(row) if row else None
+
+
+def file_chunks(conn: sqlite3.Connection, path: str) -> list[StoredChunk]:
+    """The chunks of one file in order."""
+    rows = conn.execute(
+        "SELECT c.id, f.path, c.start, c.end, c.type, c.heading, c.text FROM chunks c"
+        " JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.seq",
+        (path,),
+    )
+    return [StoredChunk(*row) for row in rows]
+
+
+def replace_images(conn: sqlite3.Connection, images: Iterable[tuple[str, int, int]]) -> None:
+    """Replace the image list."""
+    conn.execute("DELETE FROM images")
+    conn.executemany("INSERT INTO images(path, size, mtime_ns) VALUES (?, ?, ?)", images)
+
+
+def replace_skipped(conn: sqlite3.Connection, skipped: Iterable[tuple[str, str]]) -> None:
+    """Replace the record of files left out and why."""
+    conn.execute("DELETE FROM skipped")
+    conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", skipped)
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Row counts for files, chunks, images, edges and skipped files."""
+    result: dict[str, int] = {}
+    for table in ("files", "chunks", "images", "edges", "skipped"):
+        result[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return result
+
+
+def raise_store_error(path: Path, error: Exception) -> IndexStoreError:
+    """An IndexStoreError that names the database and the cause."""
+    return IndexStoreError(f"index {path}: {error}")

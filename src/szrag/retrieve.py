@@ -1,0 +1,343 @@
+"""Lexical retrieval of source chunks and images, scored as the original service scores them.
+
+The score of a chunk is the sum of small named signals (see the README's table). Under the
+``slackzilla`` profile every signal applies as the original applies it; elsewhere the topic
+and type bonuses only lift chunks that matched the question in some way, so a question with
+no real match returns nothing instead of documentation noise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from szrag.config import Profile
+from szrag.errors import QuestionError
+from szrag.index import Index, load_index
+from szrag.text import extract_file_references, tokens
+
+DEFAULT_LIMIT = 8
+DEFAULT_IMAGE_LIMIT = 6
+MAX_SOURCE_LENGTH = 3500
+THRESHOLD_RATIO = 0.85
+
+EXACT_PATH = 1000
+DOCS_PATH = 25
+PATH_TOKEN = 20
+HEADING_TOKEN = 15
+TEXT_TOKEN = 5
+QUESTION_TYPE = 8
+TOPIC_PATH = 30
+
+IMAGE_TOKEN = 10
+IMAGE_ALIAS = 6
+IMAGE_ALIASES: tuple[tuple[str, str], ...] = (
+    ("calculator", "calc"),
+    ("calculation", "calc"),
+    ("architecture", "arch"),
+    ("diagram", "arch"),
+    ("webhook", "hook"),
+    ("dashboard", "dash"),
+    ("github", "git"),
+    ("workflows", "workflow"),
+    ("workflow", "workflow"),
+    ("github", "g"),
+    ("actions", "act"),
+)
+
+_HOW_PHRASES = ("how does", "how do", "how is")
+_WHERE_PHRASES = ("where", "which file", "implemented")
+_TOPICS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("architecture", "design", "flow"), ("architecture", "arch", "diagram")),
+    (("security", "csrf", "authentication", "auth"), ("security", "auth")),
+    (("webhook", "github", "deploy"), ("webhook", "deploy")),
+)
+_SPEC_WHERE_TYPES = frozenset({"javascript", "json"})
+_CODE_WHERE_TYPES = frozenset({"javascript", "typescript", "python", "json"})
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A retrieved chunk: where it is, what it says and how well it matched."""
+
+    path: str
+    start: int
+    end: int
+    type: str
+    heading: str | None
+    text: str
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as the original's consumers expect it."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image whose path matched the question."""
+
+    path: str
+    url: str
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as ``{path, url, score}``."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A question prepared once for scoring many chunks."""
+
+    text: str
+    lower: str
+    tokens: frozenset[str]
+    requested: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, question: str, extensions: Iterable[str]) -> Query:
+        """Clean, tokenise and extract explicit file references from ``question``."""
+        clean = question.strip()
+        return cls(
+            text=clean,
+            lower=clean.lower(),
+            tokens=frozenset(tokens(clean)),
+            requested=tuple(extract_file_references(clean, frozenset(extensions))),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRules:
+    """The profile-dependent parts of scoring."""
+
+    bonuses_need_match: bool
+    where_types: frozenset[str]
+
+    @classmethod
+    def of(cls, profile: Profile) -> ScoreRules:
+        """The rules a profile asks for."""
+        if profile.name == "slackzilla":
+            return cls(bonuses_need_match=False, where_types=_SPEC_WHERE_TYPES)
+        return cls(bonuses_need_match=profile.bonuses_need_match, where_types=_CODE_WHERE_TYPES)
+
+
+SPEC_RULES = ScoreRules(bonuses_need_match=False, where_types=_SPEC_WHERE_TYPES)
+
+
+def exact_path_score(query: Query, path_lower: str) -> int:
+    """+1000 when the question names this file's path exactly."""
+    return EXACT_PATH if path_lower in query.requested else 0
+
+
+def path_token_score(query: Query, path_tokens: frozenset[str]) -> int:
+    """+20 for each question token among the path's tokens."""
+    return PATH_TOKEN * len(query.tokens & path_tokens)
+
+
+def heading_score(query: Query, heading: str | None) -> int:
+    """+15 for each question token among the Markdown heading's tokens."""
+    return HEADING_TOKEN * len(query.tokens & tokens(heading)) if heading else 0
+
+
+def text_score(query: Query, text_lower: str) -> int:
+    """+5 for each question token occurring anywhere in the chunk text."""
+    return TEXT_TOKEN * sum(1 for token in query.tokens if token in text_lower)
+
+
+def topic_score(query: Query, path_lower: str, file_type: str, rules: ScoreRules = SPEC_RULES) -> int:
+    """Bonuses from the kind of question and the kind of file."""
+    score = DOCS_PATH if path_lower.startswith("docs/") else 0
+    if file_type == "markdown" and any(phrase in query.lower for phrase in _HOW_PHRASES):
+        score += QUESTION_TYPE
+    if file_type in rules.where_types and any(phrase in query.lower for phrase in _WHERE_PHRASES):
+        score += QUESTION_TYPE
+    for question_words, path_words in _TOPICS:
+        if any(word in query.lower for word in question_words) and any(
+            word in path_lower for word in path_words
+        ):
+            score += TOPIC_PATH
+    return score
+
+
+def calculate_score(
+    question: str,
+    *,
+    path: str,
+    file_type: str,
+    text: str,
+    heading: str | None = None,
+    extensions: Iterable[str] = (),
+    rules: ScoreRules = SPEC_RULES,
+) -> int:
+    """The score of one chunk for one question: the sum of every signal."""
+    query = Query.parse(question, extensions or (Path(path).suffix.lower(),))
+    path_lower = path.lower()
+    matched = (
+        exact_path_score(query, path_lower)
+        + path_token_score(query, frozenset(tokens(path)))
+        + heading_score(query, heading)
+        + text_score(query, text.lower())
+    )
+    if matched == 0 and rules.bonuses_need_match:
+        return 0
+    return matched + topic_score(query, path_lower, file_type, rules)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    chunk_id: int
+    path: str
+    seq: int
+    start: int
+    end: int
+    type: str
+    heading: str | None
+    score: int
+
+
+def _chunk_rows(index: Index, query: Query, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """Chunks containing a question token or a heading that may match, and the first chunk
+    of each file in ``file_ids`` (files that score on their path alone)."""
+    ordered = sorted(query.tokens)
+    hits = " + ".join("(instr(words, ?) > 0)" for _ in ordered) or "0"
+    heading = " OR ".join("instr(lower(heading), ?) > 0" for _ in ordered) or "0"
+    sql = (
+        f"SELECT id, file_id, seq, start, end, heading, {hits} AS hits FROM chunks"
+        f" WHERE hits > 0 OR (heading IS NOT NULL AND ({heading}))"
+    )
+    rows = index.conn.execute(sql, (*ordered, *ordered)).fetchall()
+    for offset in range(0, len(file_ids), 500):
+        batch = file_ids[offset : offset + 500]
+        marks = ",".join("?" * len(batch))
+        rows.extend(
+            index.conn.execute(
+                f"SELECT id, file_id, seq, start, end, heading, 0 FROM chunks"
+                f" WHERE seq = 0 AND file_id IN ({marks})",
+                batch,
+            ).fetchall()
+        )
+    return rows
+
+
+def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidate]:
+    """Every chunk with a positive score, best first (ties: path, then position in file)."""
+    entries = {entry.id: entry for entry in index.file_entries()}
+    file_level: dict[int, tuple[int, int]] = {}
+    path_only: list[int] = []
+    for entry in entries.values():
+        matched = exact_path_score(query, entry.path_lower) + path_token_score(query, entry.path_tokens)
+        topic = topic_score(query, entry.path_lower, entry.type, rules)
+        file_level[entry.id] = (matched, topic)
+        if matched or (topic and not rules.bonuses_need_match):
+            path_only.append(entry.id)
+    seen: set[int] = set()
+    ranked: list[_Candidate] = []
+    for chunk_id, file_id, seq, start, end, heading, hits in _chunk_rows(index, query, path_only):
+        if chunk_id in seen:
+            continue
+        seen.add(chunk_id)
+        entry = entries[file_id]
+        matched, topic = file_level[file_id]
+        matched += heading_score(query, heading) + TEXT_TOKEN * hits
+        if matched == 0 and rules.bonuses_need_match:
+            continue
+        score = matched + topic
+        if score > 0:
+            ranked.append(_Candidate(chunk_id, entry.path, seq, start, end, entry.type, heading, score))
+    ranked.sort(key=lambda item: (-item.score, item.path, item.seq))
+    return ranked
+
+
+def select_sources(ranked: Sequence[_Candidate], limit: int) -> list[_Candidate]:
+    """Chunks within 85% of the best score, one per file, at most ``limit``."""
+    if not ranked or limit <= 0:
+        return []
+    minimum = max(1, math.ceil(ranked[0].score * THRESHOLD_RATIO))
+    chosen: list[_Candidate] = []
+    paths: set[str] = set()
+    for candidate in ranked:
+        if candidate.score < minimum or len(chosen) >= limit:
+            break
+        if candidate.path in paths:
+            continue
+        paths.add(candidate.path)
+        chosen.append(candidate)
+    return chosen
+
+
+def _require_question(question: str) -> str:
+    clean = str(question or "").strip()
+    if not clean:
+        raise QuestionError("the question is empty: ask something about the repository")
+    return clean
+
+
+def retrieve(
+    question: str,
+    limit: int = DEFAULT_LIMIT,
+    *,
+    index: Index | None = None,
+    root: Path | str = ".",
+) -> list[Source]:
+    """The chunks that best answer ``question``: at most one per file, best first."""
+    clean = _require_question(question)
+    if index is None:
+        with load_index(root) as opened:
+            return retrieve(clean, limit, index=opened)
+    query = Query.parse(clean, index.config.extensions)
+    chosen = select_sources(rank_chunks(index, query, ScoreRules.of(index.config.profile)), limit)
+    texts = _chunk_texts(index, [candidate.chunk_id for candidate in chosen])
+    return [
+        Source(
+            path=candidate.path,
+            start=candidate.start,
+            end=candidate.end,
+            type=candidate.type,
+            heading=candidate.heading,
+            text=texts[candidate.chunk_id][:MAX_SOURCE_LENGTH],
+            score=candidate.score,
+        )
+        for candidate in chosen
+    ]
+
+
+def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    rows = index.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", list(chunk_ids))
+    return {row[0]: row[1] for row in rows}
+
+
+def image_score(question_tokens: frozenset[str], image_path: str) -> int:
+    """+10 per question token in the image path, else +6 when an alias of it is."""
+    path_tokens = tokens(image_path)
+    score = 0
+    for token in question_tokens:
+        if token in path_tokens:
+            score += IMAGE_TOKEN
+        elif any(token == asked and alias in path_tokens for asked, alias in IMAGE_ALIASES):
+            score += IMAGE_ALIAS
+    return score
+
+
+def retrieve_images(
+    question: str,
+    limit: int = DEFAULT_IMAGE_LIMIT,
+    *,
+    index: Index | None = None,
+    root: Path | str = ".",
+) -> list[Image]:
+    """Images whose path matches the question, best first (ties by path)."""
+    clean = _require_question(question)
+    if index is None:
+        with load_index(root) as opened:
+            return retrieve_images(clean, limit, index=opened)
+    question_tokens = frozenset(tokens(clean))
+    scored = [(image_score(question_tokens, path), path) for path in index.image_paths()]
+    ranked = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))
+    return [Image(path=path, url=f"/{path}", score=score) for score, path in ranked[:limit]]

@@ -1,0 +1,139 @@
+"""Text primitives shared by indexing and retrieval: tokens, file types, headings, chunks.
+
+Pure functions, no I/O. The rules follow the original service so that scores are comparable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+CHUNK_SIZE = 60
+CHUNK_STEP = 40
+
+_CAMEL_BOUNDARY = re.compile(r"([a-z])([A-Z])")
+_SEPARATORS = re.compile(r"[/\\._\-]+")
+_TOKEN = re.compile(r"[a-z0-9]{2,}")
+_WORD = re.compile(r"[a-z0-9]+")
+_LINE_BREAK = re.compile(r"\r?\n")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$")
+
+_FILE_TYPES: dict[str, str] = {
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".py": "python",
+    ".pyi": "python",
+    ".md": "markdown",
+    ".json": "json",
+    ".yml": "yaml",
+    ".yaml": "yaml",
+    ".css": "css",
+    ".html": "html",
+    ".service": "config",
+    ".conf": "config",
+    ".example": "config",
+    ".ini": "config",
+    ".cfg": "config",
+    ".toml": "toml",
+    ".sh": "shell",
+    ".rst": "text",
+    ".txt": "text",
+}
+
+CODE_TYPES = frozenset({"javascript", "typescript", "python"})
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A window of lines from one file (1-based, inclusive)."""
+
+    start: int
+    end: int
+    type: str
+    heading: str | None
+    text: str
+
+
+def tokens(value: str) -> set[str]:
+    """Unique lowercase alphanumeric tokens of two or more characters, camelCase split."""
+    spaced = _CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()
+    return set(_TOKEN.findall(_SEPARATORS.sub(" ", spaced)))
+
+
+def words(value: str) -> list[str]:
+    """Distinct maximal alphanumeric runs of the lowercased text, in first-seen order.
+
+    A token occurs as a substring of the lowercased text exactly when it occurs inside
+    one of these runs, so they stand in for the text in substring matching.
+    """
+    return list(dict.fromkeys(_WORD.findall(value.lower())))
+
+
+def file_type(path: str) -> str:
+    """The detected type of a file from its extension ("text" when unknown)."""
+    return _FILE_TYPES.get(PurePosixPath(path).suffix.lower(), "text")
+
+
+def split_lines(content: str) -> list[str]:
+    """Lines split on LF or CRLF, as the chunker sees them."""
+    return _LINE_BREAK.split(content)
+
+
+def heading_before(lines: list[str], start: int) -> str | None:
+    """The nearest Markdown heading at or above line index ``start``."""
+    for index in range(min(start, len(lines) - 1), -1, -1):
+        match = _HEADING.match(lines[index])
+        if match:
+            return match.group(1).strip()
+    return None
+
+
+def create_chunks(
+    content: str, path: str, chunk_size: int = CHUNK_SIZE, chunk_step: int = CHUNK_STEP
+) -> list[Chunk]:
+    """Overlapping windows of ``chunk_size`` lines every ``chunk_step`` lines."""
+    if chunk_size < 1 or chunk_step < 1:
+        raise ValueError("chunk_size and chunk_step must be positive")
+    lines = split_lines(content)
+    kind = file_type(path)
+    chunks: list[Chunk] = []
+    for start in range(0, len(lines), chunk_step):
+        window = lines[start : start + chunk_size]
+        chunks.append(
+            Chunk(
+                start=start + 1,
+                end=min(start + chunk_size, len(lines)),
+                type=kind,
+                heading=heading_before(lines, start) if kind == "markdown" else None,
+                text="\n".join(window),
+            )
+        )
+    return chunks
+
+
+_QUOTE_LEAD = re.compile(r"^[\"'`(]+")
+_QUOTE_TRAIL = re.compile(r"[\"'`),.]+$")
+
+
+def normalise_path(value: str) -> str:
+    """A file reference as written in a question, made comparable with indexed paths."""
+    cleaned = _QUOTE_TRAIL.sub("", _QUOTE_LEAD.sub("", value.strip()))
+    cleaned = cleaned.replace("\\", "/")
+    cleaned = re.sub(r"^\./+", "", cleaned)
+    return cleaned.lower()
+
+
+def extract_file_references(question: str, extensions: frozenset[str]) -> list[str]:
+    """Paths with a known extension mentioned in the question, normalised, first-seen order."""
+    if not extensions:
+        return []
+    names = "|".join(sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True))
+    pattern = re.compile(rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b", re.IGNORECASE)
+    return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))
