@@ -332,13 +332,15 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     """A connection to ``path`` in WAL mode; a file that is not SQLite is set aside first."""
     warnings: list[str] = []
     for attempt in range(2):
-        conn = store.connect(path)
+        conn: sqlite3.Connection | None = None
         try:
+            conn = store.connect(path)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn, warnings
         except sqlite3.DatabaseError as error:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if attempt:
                 raise IndexStoreError(f"index {path}: {error}") from error
             moved = _set_aside(path, "corrupt")

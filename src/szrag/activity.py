@@ -1,0 +1,131 @@
+"""Activity records: what happened while a question was answered, as it happened.
+
+Every step of answering (retrieval, context, command, model requests, the model's intermediate
+reasoning, live tool calls) creates an :class:`Activity`. An :class:`ActivityRecorder` keeps them
+in order and forwards each one to an optional ``on_activity`` callback the moment it exists, so a
+face can stream progress. The callback receives the :class:`Activity` record itself (call
+``to_dict()`` for the spec's camelCase shape); it may be a plain function or a coroutine function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGES = ("retrieval", "context", "command", "ai", "reasoning", "tool")
+
+STARTED = "started"
+COMPLETED = "completed"
+FAILED = "failed"
+SKIPPED = "skipped"
+
+OnActivity = Callable[["Activity"], Awaitable[None] | None]
+"""A callback told about each activity as it is created (sync or async)."""
+
+
+def now_ms() -> int:
+    """The current time in whole milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+def new_id() -> str:
+    """A fresh random UUID as text."""
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Activity:
+    """One step of answering a question: stage, status, message and optional details."""
+
+    id: str = field(default_factory=new_id)
+    timestamp: int = field(default_factory=now_ms)
+    stage: str
+    status: str
+    message: str
+    activity_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown activity stage {self.stage!r}; expected one of {STAGES}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record in the spec's shape; ``type`` repeats ``stage`` for older consumers."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "timestamp": self.timestamp,
+            "type": self.stage,
+            "stage": self.stage,
+            "status": self.status,
+            "message": self.message,
+        }
+        if self.activity_id is not None:
+            record["activityId"] = self.activity_id
+        if self.metadata is not None:
+            record["metadata"] = dict(self.metadata)
+        return record
+
+
+class ActivityRecorder:
+    """Keeps activities in creation order and forwards each to ``on_activity`` at once."""
+
+    def __init__(self, on_activity: OnActivity | None = None) -> None:
+        self._on_activity = on_activity
+        self._activities: list[Activity] = []
+        self._pending: list[asyncio.Future[None]] = []
+
+    @property
+    def activities(self) -> list[Activity]:
+        """A copy of the activities recorded so far, oldest first."""
+        return list(self._activities)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """Every activity in the spec's shape, oldest first."""
+        return [activity.to_dict() for activity in self._activities]
+
+    async def record(
+        self,
+        stage: str,
+        status: str,
+        message: str,
+        *,
+        activity_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Activity:
+        """Create an activity, keep it, and wait for the callback to take it."""
+        activity = Activity(
+            stage=stage, status=status, message=message, activity_id=activity_id, metadata=metadata
+        )
+        await self.add(activity)
+        return activity
+
+    async def add(self, activity: Activity) -> None:
+        """Keep ``activity`` and wait for the callback to take it."""
+        result = self._keep(activity)
+        if result is not None:
+            await result
+
+    def add_nowait(self, activity: Activity) -> None:
+        """Keep ``activity`` from synchronous code; an async callback runs as a task that
+        :meth:`flush` waits for."""
+        result = self._keep(activity)
+        if result is not None:
+            self._pending.append(asyncio.ensure_future(result))
+
+    async def flush(self) -> None:
+        """Wait for callbacks started by :meth:`add_nowait`; the first failure is raised."""
+        pending, self._pending = self._pending, []
+        if pending:
+            await asyncio.gather(*pending)
+
+    def _keep(self, activity: Activity) -> Awaitable[None] | None:
+        self._activities.append(activity)
+        if self._on_activity is None:
+            return None
+        result = self._on_activity(activity)
+        return result if inspect.isawaitable(result) else None

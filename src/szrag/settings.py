@@ -1,0 +1,103 @@
+"""Settings from the environment, read once per call into a frozen record.
+
+The model provider is configured with the spec's names; what only szrag has uses ``SZRAG_*``:
+
+* ``AI_URL``: OpenAI-compatible base URL, or the full ``.../chat/completions`` endpoint
+  (default ``https://ai.hackclub.com/proxy/v1``);
+* ``AI_MODEL``: the model named in each request (default ``openai/gpt-6-luna``);
+* ``AI_API_KEY``: the bearer key; unset means no model calls (a local answer instead);
+* ``SZRAG_AI_CONNECT_TIMEOUT``: seconds to open a connection (10);
+* ``SZRAG_AI_READ_TIMEOUT``: seconds of silence tolerated while reading a reply (120);
+* ``SZRAG_AI_RETRIES``: extra attempts after a 429 or 5xx answer (2);
+* ``SZRAG_AI_RETRY_DELAY``: the first backoff delay in seconds, doubled each attempt (1);
+* ``SZRAG_AI_RETRY_MAX_DELAY``: the longest single wait, a Retry-After included (10).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from szrag.errors import ConfigError
+
+DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
+DEFAULT_AI_MODEL = "openai/gpt-6-luna"
+CHAT_COMPLETIONS_PATH = "/chat/completions"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to reach the model provider and how patiently."""
+
+    ai_url: str = DEFAULT_AI_URL
+    ai_model: str = DEFAULT_AI_MODEL
+    ai_api_key: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    retries: int = 2
+    retry_delay: float = 1.0
+    retry_max_delay: float = 10.0
+
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions URL derived from ``ai_url``."""
+        return chat_completions_url(self.ai_url)
+
+    @property
+    def has_key(self) -> bool:
+        """Whether a provider key is configured."""
+        return bool(self.ai_api_key)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``environ`` (``os.environ`` when omitted); bad numbers raise ConfigError."""
+        env = os.environ if environ is None else environ
+        return cls(
+            ai_url=_text(env, "AI_URL") or DEFAULT_AI_URL,
+            ai_model=_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
+            ai_api_key=_text(env, "AI_API_KEY") or None,
+            connect_timeout=_number(env, "SZRAG_AI_CONNECT_TIMEOUT", 10.0, positive=True),
+            read_timeout=_number(env, "SZRAG_AI_READ_TIMEOUT", 120.0, positive=True),
+            retries=int(_number(env, "SZRAG_AI_RETRIES", 2, integer=True)),
+            retry_delay=_number(env, "SZRAG_AI_RETRY_DELAY", 1.0),
+            retry_max_delay=_number(env, "SZRAG_AI_RETRY_MAX_DELAY", 10.0),
+        )
+
+
+def load_settings() -> Settings:
+    """The settings the current environment describes."""
+    return Settings.from_env()
+
+
+def chat_completions_url(url: str) -> str:
+    """``url`` without trailing slashes, with ``/chat/completions`` appended unless present."""
+    base = url.strip().rstrip("/")
+    return base if base.endswith(CHAT_COMPLETIONS_PATH) else base + CHAT_COMPLETIONS_PATH
+
+
+def _text(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def _number(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    positive: bool = False,
+    integer: bool = False,
+) -> float:
+    raw = _text(env, name)
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        raise ConfigError(f"{name} must be {kind}, not {raw!r}") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "greater than 0" if positive else "0 or more"
+        raise ConfigError(f"{name} must be {bound}, not {raw!r}")
+    return value

@@ -1,0 +1,72 @@
+"""Shared fixtures: isolated environment and fixture repositories copied to a temporary root."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# Images are path-matched only; their bytes just have to look like images.
+PNG_BYTES = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+RETRIEVAL_IMAGES = (
+    "docs/images/architecture-diagram.png",
+    "docs/images/calc-flow.jpg",
+    "assets/dashboard.webp",
+    "assets/git-workflow.gif",
+    "assets/logo.png",
+)
+
+_ISOLATED_VARIABLES = (
+    "AI_API_KEY",
+    "AI_URL",
+    "AI_MODEL",
+    "SZRAG_API_TOKENS",
+    "SZRAG_ADMIN_TOKEN",
+    "SZRAG_COMMAND_ALLOWLIST",
+    "SZRAG_TOKENIZER",
+    "SLACK_APP_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_BOT_TOKEN",
+    "SZRAG_REPO_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the developer's model keys or szrag settings."""
+    for name in _ISOLATED_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+CopyFixture = Callable[[str], Path]
+
+
+@pytest.fixture
+def copy_fixture(tmp_path: Path) -> CopyFixture:
+    """Copy ``tests/fixtures/<name>`` into a fresh temporary directory and return its path."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(FIXTURES / name, target, symlinks=True)
+        return target
+
+    return copy
+
+
+@pytest.fixture
+def retrieval_repo(copy_fixture: CopyFixture) -> Path:
+    """The Pagebot fixture repository with a few images added."""
+    root = copy_fixture("retrieval_repo")
+    for relative in RETRIEVAL_IMAGES:
+        image = root / relative
+        image.parent.mkdir(parents=True, exist_ok=True)
+        image.write_bytes(PNG_BYTES)
+    return root

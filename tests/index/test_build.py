@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from szrag.index import build_index, load_index, refresh_index
+from szrag.index import store
+from szrag.index.build import prepare_file
+from szrag.index.collect import Skip
+
+
+def _write(root: Path, relative: str, text: str) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_build_stores_files_chunks_tokens_and_metadata(retrieval_repo: Path) -> None:
+    with build_index(retrieval_repo) as index:
+        report = index.last_report
+        assert report.rebuilt and report.files == 10 and report.images == 5
+        meta = index.meta()
+        assert meta["schema_version"] == str(store.SCHEMA_VERSION)
+        assert meta["application"] == "szrag" and meta["complete"] == "1"
+        assert meta["profile"] == "default"
+        mode = index.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+        webhook = index.get_file("server/webhook.js")
+        assert webhook is not None
+        assert webhook.type == "javascript"
+        assert webhook.size == (retrieval_repo / "server/webhook.js").stat().st_size
+        assert len(webhook.sha256) == 64
+        assert {"verify", "github", "signature", "server", "webhook"} <= webhook.tokens
+        chunks = index.chunks("server/webhook.js")
+        assert [(chunk.start, chunk.end) for chunk in chunks] == [(1, 25)]
+        assert chunks[0].text.startswith('const crypto = require("crypto")')
+        docs = index.chunks("docs/architecture.md")
+        assert docs[0].heading == "Architecture"
+    assert (retrieval_repo / ".rag" / "index.db").is_file()
+
+
+def test_binary_huge_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
+    _write(tmp_path, "ok.md", "# fine\n")
+    (tmp_path / "blob.js").write_bytes(b"var a = 1;\x00\x01\x02")
+    (tmp_path / "latin.md").write_bytes("caf\u00e9 cr\u00e8me".encode("latin-1"))
+    (tmp_path / "big.md").write_text("x" * (1024 * 1024 + 1))
+    with build_index(tmp_path) as index:
+        report = index.last_report
+        reasons = {skip.path: skip.reason for skip in index.skipped()}
+        assert reasons["blob.js"] == "binary (contains NUL bytes)"
+        assert reasons["big.md"].startswith("too large")
+        assert [path for path in report.added] == ["latin.md", "ok.md"]
+        assert any("latin.md: not valid UTF-8" in warning for warning in report.warnings)
+        text = index.chunks("latin.md")[0].text
+        assert text == "caf\ufffd cr\ufffdme"
+    unreadable = prepare_file("dir.md", tmp_path, 1024)
+    assert isinstance(unreadable, Skip) and unreadable.reason.startswith("unreadable")
+    vanished = prepare_file("gone.md", tmp_path / "gone.md", 1024)
+    assert vanished == Skip("gone.md", "vanished while indexing")
+
+
+def test_refresh_rereads_only_what_changed(retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    with load_index(retrieval_repo) as index:
+        assert not index.last_report.changed_anything
+        generation = index.generation()
+        before = {chunk.id for chunk in index.chunks("server/auth.js")}
+
+        _write(retrieval_repo, "server/scheduler.js", "function changed() {}\n")
+        _write(retrieval_repo, "docs/new.md", "# New\n")
+        (retrieval_repo / "config/pagebot.conf").unlink()
+        report = refresh_index(index)
+        assert report.changed == ["server/scheduler.js"]
+        assert report.added == ["docs/new.md"]
+        assert report.removed == ["config/pagebot.conf"]
+        assert index.generation() != generation
+        assert {chunk.id for chunk in index.chunks("server/auth.js")} == before
+        assert index.chunks("server/scheduler.js")[0].text == "function changed() {}\n"
+
+        generation = index.generation()
+        again = refresh_index(index)
+        assert not again.changed_anything and index.generation() == generation
+
+
+def test_edit_keeping_size_and_mtime_is_detected(retrieval_repo: Path) -> None:
+    target = retrieval_repo / "server/auth.js"
+    with build_index(retrieval_repo) as index:
+        stat = target.stat()
+        original = target.read_text()
+        edited = original.replace("FIVE_MINUTES", "FIVE_MINUTEZ")
+        assert len(edited) == len(original)
+        target.write_text(edited)
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert target.stat().st_size == stat.st_size and target.stat().st_mtime_ns == stat.st_mtime_ns
+        report = refresh_index(index)
+        assert report.changed == ["server/auth.js"]
+        assert "FIVE_MINUTEZ" in index.chunks("server/auth.js")[0].text
+
+
+def test_touch_without_change_updates_stat_but_does_not_reparse(retrieval_repo: Path) -> None:
+    target = retrieval_repo / "server/auth.js"
+    with build_index(retrieval_repo) as index:
+        chunk_ids = [chunk.id for chunk in index.chunks("server/auth.js")]
+        os.utime(target, ns=(1_000_000_000, 2_000_000_000))
+        report = refresh_index(index)
+        assert report.touched == ["server/auth.js"] and not report.changed
+        assert [chunk.id for chunk in index.chunks("server/auth.js")] == chunk_ids
+        stored = index.get_file("server/auth.js")
+        assert stored is not None and stored.mtime_ns == 2_000_000_000
+        assert not refresh_index(index).changed_anything
+
+
+def test_verify_hashes_everything_and_finds_nothing_new(retrieval_repo: Path) -> None:
+    with build_index(retrieval_repo) as index:
+        report = refresh_index(index, verify=True)
+        assert not report.changed and not report.added and not report.removed
+
+
+def test_corrupt_index_is_set_aside_and_rebuilt(retrieval_repo: Path) -> None:
+    database = store.index_path(retrieval_repo)
+    database.parent.mkdir(parents=True)
+    database.write_bytes(b"this is not a database" * 100)
+    with load_index(retrieval_repo) as index:
+        assert index.last_report.rebuilt
+        assert any("unreadable" in warning for warning in index.last_report.warnings)
+        assert index.counts()["files"] == 10
+    kept = [path.name for path in database.parent.iterdir() if ".corrupt-" in path.name]
+    assert len(kept) == 1
+
+
+def test_foreign_database_is_kept_aside_not_overwritten(retrieval_repo: Path) -> None:
+    database = store.index_path(retrieval_repo)
+    database.parent.mkdir(parents=True)
+    foreign = sqlite3.connect(database)
+    foreign.execute("CREATE TABLE notes (body TEXT)")
+    foreign.execute("INSERT INTO notes VALUES ('precious')")
+    foreign.commit()
+    foreign.close()
+    with load_index(retrieval_repo) as index:
+        assert index.last_report.rebuilt
+        assert any("not a szrag index" in warning for warning in index.last_report.warnings)
+    aside = next(path for path in database.parent.iterdir() if ".foreign-" in path.name and path.suffix != "")
+    rows = sqlite3.connect(aside).execute("SELECT body FROM notes").fetchall()
+    assert rows == [("precious",)]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [("schema_version", "0", "schema version 0"), ("complete", "0", "an interrupted build")],
+)
+def test_older_or_interrupted_index_is_rebuilt(retrieval_repo: Path, key: str, value: str, reason: str) -> None:
+    with build_index(retrieval_repo) as index:
+        index.conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    with load_index(retrieval_repo) as index:
+        assert index.last_report.rebuilt
+        assert (index.last_report.reason or "").startswith(reason)
+        assert index.meta()[key] != value
+
+
+def test_reader_never_sees_a_half_written_refresh(retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    reader = store.connect(store.index_path(retrieval_repo))
+    reader.execute("BEGIN")
+    before = reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    for number in range(30):
+        _write(retrieval_repo, f"docs/extra{number}.md", f"# Extra {number}\n")
+    with load_index(retrieval_repo) as writer:
+        assert len(writer.last_report.added) == 30
+    # the reader's snapshot is unchanged until its transaction ends
+    assert reader.execute("SELECT count(*) FROM chunks").fetchone()[0] == before
+    reader.execute("COMMIT")
+    assert reader.execute("SELECT count(*) FROM chunks").fetchone()[0] == before + 30
+    reader.close()
+
+
+def _refresh_in_process(root: str) -> tuple[int, int]:
+    with load_index(root) as index:
+        return index.counts()["files"], index.counts()["chunks"]
+
+
+def test_two_processes_refreshing_at_once_do_not_corrupt(retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    for number in range(60):
+        _write(retrieval_repo, f"notes/n{number}.md", "\n".join(f"line {i}" for i in range(100)))
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        results = pool.map(_refresh_in_process, [str(retrieval_repo)] * 2)
+    assert results[0] == results[1] == (70, 10 + 60 * 3)
+    conn = store.connect(store.index_path(retrieval_repo))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    duplicates = conn.execute(
+        "SELECT count(*) FROM (SELECT file_id, seq FROM chunks GROUP BY file_id, seq HAVING count(*) > 1)"
+    ).fetchone()[0]
+    assert duplicates == 0
+    conn.close()

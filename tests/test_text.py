@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import pytest
+
+from szrag.text import (
+    create_chunks,
+    extract_file_references,
+    file_type,
+    heading_before,
+    normalise_path,
+    split_lines,
+    tokens,
+    words,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("getUserName", {"get", "user", "name"}),
+        ("server/lib/rag.js", {"server", "lib", "rag", "js"}),
+        ("snake_case-and.dots", {"snake", "case", "and", "dots"}),
+        ("a b c", set()),
+        ("How does X work? x2 x2", {"how", "does", "work", "x2"}),
+        ("HTTPServer", {"httpserver"}),
+        ("windows\\path\\file.md", {"windows", "path", "file", "md"}),
+    ],
+)
+def test_tokens(value: str, expected: set[str]) -> None:
+    assert tokens(value) == expected
+
+
+def test_words_are_distinct_lowercase_runs_in_order() -> None:
+    assert words("verifyGithubSignature(secret, secret) x-hub") == [
+        "verifygithubsignature",
+        "secret",
+        "x",
+        "hub",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("a/b.js", "javascript"),
+        ("a/b.MJS", "javascript"),
+        ("x.ts", "typescript"),
+        ("x.py", "python"),
+        ("README.md", "markdown"),
+        ("package.json", "json"),
+        (".github/workflows/ci.yml", "yaml"),
+        ("deploy.service", "config"),
+        (".env.example", "config"),
+        ("unknown.xyz", "text"),
+    ],
+)
+def test_file_type(path: str, kind: str) -> None:
+    assert file_type(path) == kind
+
+
+def test_chunks_are_overlapping_sixty_line_windows_every_forty() -> None:
+    content = "\n".join(f"line {number}" for number in range(1, 101))
+    chunks = create_chunks(content, "a.js")
+    assert [(chunk.start, chunk.end) for chunk in chunks] == [(1, 60), (41, 100), (81, 100)]
+    assert chunks[0].text.splitlines()[0] == "line 1"
+    assert chunks[1].text.splitlines()[-1] == "line 100"
+    assert {chunk.type for chunk in chunks} == {"javascript"}
+    assert all(chunk.heading is None for chunk in chunks)
+
+
+def test_chunks_split_crlf_and_keep_a_trailing_empty_line() -> None:
+    assert split_lines("a\r\nb\n") == ["a", "b", ""]
+    chunks = create_chunks("a\r\nb\n", "x.md")
+    assert [(chunk.start, chunk.end, chunk.text) for chunk in chunks] == [(1, 3, "a\nb\n")]
+
+
+def test_empty_file_gives_one_empty_chunk() -> None:
+    assert [(c.start, c.end, c.text) for c in create_chunks("", "x.js")] == [(1, 1, "")]
+
+
+def test_markdown_chunks_carry_the_nearest_heading_above_their_start() -> None:
+    lines = ["# Title", *["text"] * 45, "## Second", *["more"] * 40]
+    chunks = create_chunks("\n".join(lines), "doc.md")
+    assert chunks[0].heading == "Title"
+    assert chunks[1].heading == "Title"  # starts at line 41, before "## Second" on line 47
+    assert chunks[2].heading == "Second"
+
+
+def test_heading_ignores_deeply_indented_and_hashless_lines() -> None:
+    assert heading_before(["    # code, not a heading", "text"], 1) is None
+    assert heading_before(["   ### Three spaces ok  "], 0) == "Three spaces ok"
+
+
+def test_chunk_parameters_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        create_chunks("x", "a.md", chunk_step=0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "normal"),
+    [
+        ("`./Server/Rag.js`", "server/rag.js"),
+        ('"docs\\ARCH.md",', "docs/arch.md"),
+        ("(package.json).", "package.json"),
+    ],
+)
+def test_normalise_path(raw: str, normal: str) -> None:
+    assert normalise_path(raw) == normal
+
+
+def test_extract_file_references_prefers_the_longest_extension() -> None:
+    found = extract_file_references(
+        "Compare ./server/webhook.js with package.json and docs\\Security.md, then server/webhook.js",
+        frozenset({".js", ".json", ".md"}),
+    )
+    assert found == ["server/webhook.js", "package.json", "docs/security.md"]
+    assert extract_file_references("no files here", frozenset({".js"})) == []
