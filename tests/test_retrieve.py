@@ -26,7 +26,9 @@ JS = frozenset({".js", ".md", ".json"})
 
 
 def score(question: str, path: str, kind: str, text: str = "", heading: str | None = None) -> int:
-    return calculate_score(question, path=path, file_type=kind, text=text, heading=heading, extensions=JS)
+    return calculate_score(
+        question, path=path, file_type=kind, text=text, heading=heading, extensions=JS
+    )
 
 
 # --- every signal of the spec's table, one at a time -------------------------------------------
@@ -102,7 +104,10 @@ def test_signals_add_up() -> None:
 def test_default_rules_only_lift_chunks_that_matched() -> None:
     rules = ScoreRules.of(profile_named("default"))
     assert calculate_score("zzz", path="docs/a.md", file_type="markdown", text="", rules=rules) == 0
-    assert calculate_score("zzz", path="docs/a.md", file_type="markdown", text="zzz", rules=rules) == 5 + 25
+    assert (
+        calculate_score("zzz", path="docs/a.md", file_type="markdown", text="zzz", rules=rules)
+        == 5 + 25
+    )
     assert ScoreRules.of(SLACKZILLA) == SPEC_RULES
 
 
@@ -131,7 +136,9 @@ def test_exact_path_query_puts_that_file_first(index: Index) -> None:
     sources = retrieve("What does server/lib/systemd.js do?", index=index)
     assert sources[0].path == "server/lib/systemd.js"
     assert sources[0].score >= 1000
-    assert [source.path for source in sources] == ["server/lib/systemd.js"]  # 85% of 1000+ excludes the rest
+    assert [source.path for source in sources] == [
+        "server/lib/systemd.js"
+    ]  # 85% of 1000+ excludes the rest
 
 
 def test_identifier_query_finds_the_defining_file(index: Index) -> None:
@@ -142,7 +149,10 @@ def test_identifier_query_finds_the_defining_file(index: Index) -> None:
 def test_conceptual_query_finds_code_and_docs(index: Index) -> None:
     sources = retrieve("how does the deploy webhook verify signatures?", index=index)
     assert [source.path for source in sources] == ["server/webhook.js"]
-    broad = [source.path for source in retrieve("what is the architecture of the deploy flow", index=index)]
+    broad = [
+        source.path
+        for source in retrieve("what is the architecture of the deploy flow", index=index)
+    ]
     assert broad[0] == "docs/architecture.md"
 
 
@@ -158,7 +168,10 @@ def test_no_match_returns_nothing_by_default_but_docs_under_the_spec_profile(
 ) -> None:
     assert retrieve("qwxz vbnm", index=index) == []
     spec_paths = [source.path for source in retrieve("qwxz vbnm", index=spec_index)]
-    assert spec_paths == ["docs/architecture.md", "docs/security.md"]  # +25 each, the original's noise
+    assert spec_paths == [
+        "docs/architecture.md",
+        "docs/security.md",
+    ]  # +25 each, the original's noise
 
 
 def test_result_shape_threshold_and_one_chunk_per_file(tmp_path: Path) -> None:
@@ -167,7 +180,9 @@ def test_result_shape_threshold_and_one_chunk_per_file(tmp_path: Path) -> None:
     (tmp_path / "weak.md").write_text("nothing relevant here but alpha\n")
     with build_index(tmp_path) as opened:
         sources = retrieve("alpha guide", index=opened)
-    assert [source.path for source in sources] == ["guide.md"]  # one chunk of guide.md; weak.md < 85%
+    assert [source.path for source in sources] == [
+        "guide.md"
+    ]  # one chunk of guide.md; weak.md < 85%
     source = sources[0]
     assert set(source.to_dict()) == {"path", "start", "end", "type", "heading", "text", "score"}
     assert (source.start, source.end, source.heading) == (1, 60, "Guide")
@@ -225,7 +240,11 @@ def test_image_scores_direct_tokens_and_aliases() -> None:
 def test_retrieve_images_records_and_order(index: Index) -> None:
     images = retrieve_images("architecture diagram of the github workflow", index=index)
     assert [image.to_dict() for image in images] == [
-        {"path": "docs/images/architecture-diagram.png", "url": "/docs/images/architecture-diagram.png", "score": 20},
+        {
+            "path": "docs/images/architecture-diagram.png",
+            "url": "/docs/images/architecture-diagram.png",
+            "score": 20,
+        },
         {"path": "assets/git-workflow.gif", "url": "/assets/git-workflow.gif", "score": 16},
     ]
     assert retrieve_images("calculator", index=index)[0].path == "docs/images/calc-flow.jpg"

@@ -26,7 +26,19 @@ from typing import Any
 from szrag.errors import ConfigError
 
 SPEC_EXTENSIONS = frozenset(
-    {".js", ".jsx", ".mjs", ".json", ".md", ".css", ".html", ".yml", ".service", ".conf", ".example"}
+    {
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".json",
+        ".md",
+        ".css",
+        ".html",
+        ".yml",
+        ".service",
+        ".conf",
+        ".example",
+    }
 )
 SPEC_IGNORED_DIRECTORIES = frozenset(
     {".git", ".rag", "node_modules", "dist", "logs", "archive", ".vscode", "priv", "prompts"}

@@ -148,7 +148,9 @@ def text_score(query: Query, text_lower: str) -> int:
     return TEXT_TOKEN * sum(1 for token in query.tokens if token in text_lower)
 
 
-def topic_score(query: Query, path_lower: str, file_type: str, rules: ScoreRules = SPEC_RULES) -> int:
+def topic_score(
+    query: Query, path_lower: str, file_type: str, rules: ScoreRules = SPEC_RULES
+) -> int:
     """Bonuses from the kind of question and the kind of file."""
     score = DOCS_PATH if path_lower.startswith("docs/") else 0
     if file_type == "markdown" and any(phrase in query.lower for phrase in _HOW_PHRASES):
@@ -229,7 +231,9 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidat
     file_level: dict[int, tuple[int, int]] = {}
     path_only: list[int] = []
     for entry in entries.values():
-        matched = exact_path_score(query, entry.path_lower) + path_token_score(query, entry.path_tokens)
+        matched = exact_path_score(query, entry.path_lower) + path_token_score(
+            query, entry.path_tokens
+        )
         topic = topic_score(query, entry.path_lower, entry.type, rules)
         file_level[entry.id] = (matched, topic)
         if matched or (topic and not rules.bonuses_need_match):
@@ -247,7 +251,9 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidat
             continue
         score = matched + topic
         if score > 0:
-            ranked.append(_Candidate(chunk_id, entry.path, seq, start, end, entry.type, heading, score))
+            ranked.append(
+                _Candidate(chunk_id, entry.path, seq, start, end, entry.type, heading, score)
+            )
     ranked.sort(key=lambda item: (-item.score, item.path, item.seq))
     return ranked
 

@@ -134,6 +134,8 @@ def extract_file_references(question: str, extensions: frozenset[str]) -> list[s
     """Paths with a known extension mentioned in the question, normalised, first-seen order."""
     if not extensions:
         return []
-    names = "|".join(sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True))
+    names = "|".join(
+        sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True)
+    )
     pattern = re.compile(rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b", re.IGNORECASE)
     return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.index import build_index, load_index, refresh_index
-from szrag.index import store
+from szrag.index import build_index, load_index, refresh_index, store
 from szrag.index.build import prepare_file
 from szrag.index.collect import Skip
 
@@ -96,7 +95,9 @@ def test_edit_keeping_size_and_mtime_is_detected(retrieval_repo: Path) -> None:
         assert len(edited) == len(original)
         target.write_text(edited)
         os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        assert target.stat().st_size == stat.st_size and target.stat().st_mtime_ns == stat.st_mtime_ns
+        assert (
+            target.stat().st_size == stat.st_size and target.stat().st_mtime_ns == stat.st_mtime_ns
+        )
         report = refresh_index(index)
         assert report.changed == ["server/auth.js"]
         assert "FIVE_MINUTEZ" in index.chunks("server/auth.js")[0].text
@@ -144,7 +145,9 @@ def test_foreign_database_is_kept_aside_not_overwritten(retrieval_repo: Path) ->
     with load_index(retrieval_repo) as index:
         assert index.last_report.rebuilt
         assert any("not a szrag index" in warning for warning in index.last_report.warnings)
-    aside = next(path for path in database.parent.iterdir() if ".foreign-" in path.name and path.suffix != "")
+    aside = next(
+        path for path in database.parent.iterdir() if ".foreign-" in path.name and path.suffix != ""
+    )
     rows = sqlite3.connect(aside).execute("SELECT body FROM notes").fetchall()
     assert rows == [("precious",)]
 
@@ -153,7 +156,9 @@ def test_foreign_database_is_kept_aside_not_overwritten(retrieval_repo: Path) ->
     ("key", "value", "reason"),
     [("schema_version", "0", "schema version 0"), ("complete", "0", "an interrupted build")],
 )
-def test_older_or_interrupted_index_is_rebuilt(retrieval_repo: Path, key: str, value: str, reason: str) -> None:
+def test_older_or_interrupted_index_is_rebuilt(
+    retrieval_repo: Path, key: str, value: str, reason: str
+) -> None:
     with build_index(retrieval_repo) as index:
         index.conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
     with load_index(retrieval_repo) as index:

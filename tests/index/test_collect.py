@@ -52,7 +52,17 @@ def test_every_spec_extension_and_ignore_rule(tmp_path: Path) -> None:
         "feedback.json", "metrics.json", "package-lock.json", "prod.env", "x/.env",
     ):  # fmt: skip
         _write(tmp_path, name)
-    for directory in (".git", ".rag", "node_modules", "dist", "logs", "archive", ".vscode", "priv", "prompts"):
+    for directory in (
+        ".git",
+        ".rag",
+        "node_modules",
+        "dist",
+        "logs",
+        "archive",
+        ".vscode",
+        "priv",
+        "prompts",
+    ):
         _write(tmp_path, f"{directory}/hidden.js")
     paths = _paths(tmp_path, RepoConfig(profile=SLACKZILLA))
     assert paths == [

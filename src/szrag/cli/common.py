@@ -20,11 +20,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 root_option = click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     show_default=True,
     help="Repository root to index and query.",

@@ -11,7 +11,14 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from szrag.cli.common import console, err_console, handle_errors, json_option, print_json, root_option
+from szrag.cli.common import (
+    console,
+    err_console,
+    handle_errors,
+    json_option,
+    print_json,
+    root_option,
+)
 from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
 from szrag.index.build import Progress as ProgressCallback
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
@@ -96,10 +103,14 @@ def _print_report(index: Index, report: RefreshReport) -> None:
 @root_option
 @click.option("--rebuild", is_flag=True, help="Rebuild from scratch instead of refreshing.")
 @click.option("--verify", is_flag=True, help="Hash every file, not only those whose stat changed.")
-@click.option("--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile.")
+@click.option(
+    "--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile."
+)
 @json_option
 @handle_errors
-def index_command(root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool) -> None:
+def index_command(
+    root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool
+) -> None:
     """Build or refresh the index of a repository and report what changed."""
     with progress_bar(not as_json) as progress:
         if rebuild:
@@ -139,7 +150,10 @@ def retrieve_command(question: str, root: Path, limit: int, show_text: bool, as_
     table = Table("score", "source", "type", "section")
     for source in sources:
         table.add_row(
-            str(source.score), f"{source.path}:{source.start}-{source.end}", source.type, source.heading or ""
+            str(source.score),
+            f"{source.path}:{source.start}-{source.end}",
+            source.type,
+            source.heading or "",
         )
     console.print(table)
     if show_text:
@@ -151,7 +165,9 @@ def retrieve_command(question: str, root: Path, limit: int, show_text: bool, as_
 @click.command("images")
 @click.argument("question")
 @root_option
-@click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_IMAGE_LIMIT, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(1, 100), default=DEFAULT_IMAGE_LIMIT, show_default=True
+)
 @json_option
 @handle_errors
 def images_command(question: str, root: Path, limit: int, as_json: bool) -> None:

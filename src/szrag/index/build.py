@@ -26,7 +26,7 @@ from szrag.code import analyse_source, resolve_edges
 from szrag.config import RepoConfig, load_repo_config
 from szrag.errors import IndexStoreError
 from szrag.index import store
-from szrag.index.collect import Collection, CollectedFile, FileStat, Skip, collect
+from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
 from szrag.text import create_chunks, file_type, tokens, words
 
@@ -170,7 +170,9 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
         rows = []
         for path in wanted:
             conn.execute("DELETE FROM edges WHERE source = ?", (path,))
-            row = conn.execute("SELECT path, code FROM files WHERE path = ? AND code IS NOT NULL", (path,)).fetchone()
+            row = conn.execute(
+                "SELECT path, code FROM files WHERE path = ? AND code IS NOT NULL", (path,)
+            ).fetchone()
             if row:
                 rows.append(row)
     for path, code in rows:
@@ -213,7 +215,9 @@ def _full_build(
         report.added.append(prepared.path)
         report.chunks += len(prepared.chunks)
         if prepared.decode_errors:
-            report.warnings.append(f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced")
+            report.warnings.append(
+                f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced"
+            )
     _rebuild_edges(conn, None)
     store.replace_images(conn, _images_of(collection))
     report.skipped = collection.skipped + report.failed
@@ -273,14 +277,18 @@ def _apply_refresh(
             report.added.append(prepared.path)
         _write_prepared(conn, prepared)
         if prepared.decode_errors:
-            report.warnings.append(f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced")
+            report.warnings.append(
+                f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced"
+            )
     report.touched = touched_paths
     if report.added or report.removed:
         _rebuild_edges(conn, None)
     elif report.changed:
         _rebuild_edges(conn, report.changed)
     images = _images_of(collection)
-    if images != [tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")]:
+    if images != [
+        tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")
+    ]:
         store.replace_images(conn, images)
         report.touched.append("(images)")
     report.skipped = collection.skipped + report.failed
@@ -296,7 +304,9 @@ def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool)
     if candidates or removed:
         return True
     images = _images_of(collection)
-    return images != [tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")]
+    return images != [
+        tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")
+    ]
 
 
 class _WriteLock:
@@ -344,13 +354,13 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
             if attempt:
                 raise IndexStoreError(f"index {path}: {error}") from error
             moved = _set_aside(path, "corrupt")
-            warnings.append(f"index {path} was unreadable ({error}); moved to {moved.name} and rebuilt")
+            warnings.append(
+                f"index {path} was unreadable ({error}); moved to {moved.name} and rebuilt"
+            )
     raise AssertionError("unreachable")
 
 
-def _open(
-    root: Path, config: RepoConfig, *, force: bool, progress: Progress | None
-) -> Index:
+def _open(root: Path, config: RepoConfig, *, force: bool, progress: Progress | None) -> Index:
     root = root.resolve()
     if not root.is_dir():
         raise IndexStoreError(f"{root} is not a directory")
@@ -449,7 +459,11 @@ def load_index(
     built = index.last_report
     if built.rebuilt:
         counts = index.counts()
-        built.files, built.chunks, built.images = counts["files"], counts["chunks"], counts["images"]
+        built.files, built.chunks, built.images = (
+            counts["files"],
+            counts["chunks"],
+            counts["images"],
+        )
         return index
     if refresh:
         warnings = built.warnings

@@ -64,7 +64,7 @@ class Collection:
 class _IgnoreRules:
     """Gitignore-style rules collected on the way down, each anchored at its directory."""
 
-    layers: tuple[tuple[str, pathspec.PathSpec], ...] = ()
+    layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()
 
     def descend(self, directory: Path, prefix: str) -> _IgnoreRules:
         lines: list[str] = []
@@ -106,7 +106,9 @@ def collect(root: Path, config: RepoConfig) -> Collection:
     collection = Collection()
     root_stat = root.stat()
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-    for entry_path, relative, result in _walk(root, root, "", base_rules, config, collection, visited):
+    for entry_path, relative, result in _walk(
+        root, root, "", base_rules, config, collection, visited
+    ):
         name = entry_path.name
         ext = _extension(name)
         if name in profile.ignored_files:
@@ -143,7 +145,9 @@ def _walk(
         with os.scandir(directory) as iterator:
             entries = sorted(iterator, key=lambda item: item.name)
     except OSError as error:
-        collection.skipped.append(Skip(prefix.rstrip("/") or ".", f"unreadable directory ({error.strerror})"))
+        collection.skipped.append(
+            Skip(prefix.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
+        )
         return
     for entry in entries:
         relative = prefix + entry.name

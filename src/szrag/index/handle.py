@@ -101,7 +101,10 @@ class Index:
 
     def skipped(self) -> list[Skip]:
         """Files left out of the index on purpose, with the reason."""
-        return [Skip(*row) for row in self.conn.execute("SELECT path, reason FROM skipped ORDER BY path")]
+        return [
+            Skip(*row)
+            for row in self.conn.execute("SELECT path, reason FROM skipped ORDER BY path")
+        ]
 
     def dependencies(self, path: str) -> list[str]:
         """Files that ``path`` imports or refers to."""

@@ -123,7 +123,9 @@ def connect(path: Path) -> sqlite3.Connection:
 def check(conn: sqlite3.Connection) -> str | None:
     """Why this database cannot be used as is, or None when it can."""
     try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
         if not tables:
             return "empty"
         if "meta" not in tables:
@@ -196,7 +198,16 @@ def insert_file(
     conn.executemany(
         "INSERT INTO chunks(file_id, seq, start, end, type, heading, text, words) VALUES (?,?,?,?,?,?,?,?)",
         (
-            (file_id, seq, chunk.start, chunk.end, chunk.type, chunk.heading, chunk.text, chunk_words[seq])
+            (
+                file_id,
+                seq,
+                chunk.start,
+                chunk.end,
+                chunk.type,
+                chunk.heading,
+                chunk.text,
+                chunk_words[seq],
+            )
             for seq, chunk in enumerate(chunks)
         ),
     )

@@ -1,0 +1,120 @@
+"""How the server is exposed, read once from the environment into a frozen record.
+
+* ``SZRAG_API_TOKENS``: comma-separated bearer tokens accepted by the API (none: open API, which
+  is allowed on a loopback address only);
+* ``SZRAG_ADMIN_TOKEN``: the bearer token for ``/api/admin/*`` (none: admin routes refused);
+* ``SZRAG_CORS_ORIGINS``: comma-separated origins allowed to call the API from a browser
+  (none: no CORS headers, so other sites cannot read answers);
+* ``SZRAG_RATE_LIMIT``: questions per minute per identity (30; 0 turns the limit off);
+* ``SZRAG_RATE_BURST``: questions an identity may ask at once before the rate applies (10);
+* ``SZRAG_READ_RATE_LIMIT``: other API reads per minute per identity (300; 0: off);
+* ``SZRAG_REPO_URL``: repository browser base (``https://github.com/o/r/blob/main``) for links;
+* ``SZRAG_WATCH``: ``0`` turns the file watcher off (on by default);
+* ``SZRAG_WATCH_DEBOUNCE_MS``: how long changes are gathered before a refresh (400);
+* ``SLACK_SIGNING_SECRET``, ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN`` (Socket Mode).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from szrag.errors import ConfigError
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A token-bucket budget: ``per_minute`` refill rate and ``burst`` capacity; 0 means off."""
+
+    per_minute: float
+    burst: int
+
+    @property
+    def enabled(self) -> bool:
+        """Whether requests are limited at all."""
+        return self.per_minute > 0 and self.burst > 0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Tokens, limits, CORS, Slack and watcher settings of one server."""
+
+    api_tokens: frozenset[str] = frozenset()
+    admin_token: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    ask_rate: RateLimit = field(default_factory=lambda: RateLimit(30, 10))
+    read_rate: RateLimit = field(default_factory=lambda: RateLimit(300, 60))
+    max_body_bytes: int = MAX_BODY_BYTES
+    repo_url: str | None = None
+    slack_signing_secret: str | None = None
+    slack_bot_token: str | None = None
+    slack_app_token: str | None = None
+    watch: bool = True
+    watch_debounce_ms: int = 400
+    sse_ping_seconds: float = 15.0
+
+    @property
+    def auth_required(self) -> bool:
+        """Whether API requests must carry a bearer token."""
+        return bool(self.api_tokens)
+
+    @property
+    def slack_enabled(self) -> bool:
+        """Whether the Slack app is mounted (it needs a signing secret to verify requests)."""
+        return bool(self.slack_signing_secret)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
+        """Settings from ``environ`` (``os.environ`` when omitted); bad values raise ConfigError."""
+        env = os.environ if environ is None else environ
+        burst = int(_number(env, "SZRAG_RATE_BURST", 10, integer=True))
+        return cls(
+            api_tokens=frozenset(_list(env, "SZRAG_API_TOKENS")),
+            admin_token=_text(env, "SZRAG_ADMIN_TOKEN") or None,
+            cors_origins=tuple(_list(env, "SZRAG_CORS_ORIGINS")),
+            ask_rate=RateLimit(_number(env, "SZRAG_RATE_LIMIT", 30), burst),
+            read_rate=RateLimit(_number(env, "SZRAG_READ_RATE_LIMIT", 300), max(burst, 60)),
+            repo_url=(_text(env, "SZRAG_REPO_URL").rstrip("/") or None),
+            slack_signing_secret=_text(env, "SLACK_SIGNING_SECRET") or None,
+            slack_bot_token=_text(env, "SLACK_BOT_TOKEN") or None,
+            slack_app_token=_text(env, "SLACK_APP_TOKEN") or None,
+            watch=_flag(env, "SZRAG_WATCH", True),
+            watch_debounce_ms=int(_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
+        )
+
+
+def _text(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def _list(env: Mapping[str, str], name: str) -> list[str]:
+    return [item.strip() for item in _text(env, name).split(",") if item.strip()]
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = _text(env, name).lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be 1 or 0, not {raw!r}")
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
+    raw = _text(env, name)
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        raise ConfigError(f"{name} must be {kind}, not {raw!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name} must be 0 or more, not {raw!r}")
+    return value
