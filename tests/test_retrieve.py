@@ -7,7 +7,7 @@ import pytest
 
 from szrag.config import SLACKZILLA, profile_named
 from szrag.errors import QuestionError
-from szrag.index import Index, build_index
+from szrag.index import Index, build_index, refresh_index
 from szrag.retrieve import (
     MAX_SOURCE_LENGTH,
     SPEC_RULES,
@@ -250,3 +250,40 @@ def test_retrieve_images_records_and_order(index: Index) -> None:
     assert retrieve_images("calculator", index=index)[0].path == "docs/images/calc-flow.jpg"
     assert len(retrieve_images("dashboard logo calc architecture git", 2, index=index)) == 2
     assert retrieve_images("nothing matches", index=index) == []
+
+
+# --- the in-memory path ranks exactly like the SQLite path ---------------------------------------
+
+PARITY_QUESTIONS = (
+    "how does the deploy webhook verify signatures?",
+    "where is verifyGithubSignature implemented",
+    "What does server/lib/systemd.js do?",
+    "security of slack requests and csrf auth",
+    "architecture design flow of the scheduler",
+    "is it on",
+    "qwxz vbnm",
+    "README.md getting started",
+    "which file restarts the service? deploy",
+)
+
+
+@pytest.mark.parametrize("profile", ["default", "slackzilla"])
+def test_memory_search_matches_sqlite_search(retrieval_repo: Path, profile: str) -> None:
+    for number in range(12):  # more files and multi-chunk documents
+        lines = [
+            f"# Notes {number}",
+            *[f"deploy note {i} on signature {number}" for i in range(90)],
+        ]
+        (retrieval_repo / f"docs/notes{number}.md").write_text("\n".join(lines))
+    with build_index(retrieval_repo, profile=profile) as opened:
+        expected = {question: retrieve(question, 20, index=opened) for question in PARITY_QUESTIONS}
+        opened.keep_in_memory()
+        for question in PARITY_QUESTIONS:
+            assert retrieve(question, 20, index=opened) == expected[question], question
+        # a change to the index is picked up by the in-memory arrays
+        (retrieval_repo / "server/extra.js").write_text("function zebraCrossing() {}\n")
+        refresh_index(opened)
+        in_memory = retrieve("server extra zebra crossing", index=opened)
+        assert "server/extra.js" in [source.path for source in in_memory]
+        opened.keep_in_memory(False)
+        assert retrieve("server extra zebra crossing", index=opened) == in_memory

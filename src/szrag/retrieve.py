@@ -9,14 +9,17 @@ no real match returns nothing instead of documentation noise.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from szrag.config import Profile
 from szrag.errors import QuestionError
 from szrag.index import Index, load_index
+from szrag.index.memory import MemorySearch
 from szrag.text import extract_file_references, tokens
 
 DEFAULT_LIMIT = 8
@@ -148,19 +151,43 @@ def text_score(query: Query, text_lower: str) -> int:
     return TEXT_TOKEN * sum(1 for token in query.tokens if token in text_lower)
 
 
+@dataclass(frozen=True, slots=True)
+class Intents:
+    """What kind of question this is, as far as the type and topic bonuses care."""
+
+    how: bool
+    where: bool
+    topic_paths: tuple[tuple[str, ...], ...]  # path words of each topic the question is about
+
+    @classmethod
+    def of(cls, query: Query) -> Intents:
+        """Read the intents off the lowercased question."""
+        return cls(
+            how=any(phrase in query.lower for phrase in _HOW_PHRASES),
+            where=any(phrase in query.lower for phrase in _WHERE_PHRASES),
+            topic_paths=tuple(
+                path_words
+                for question_words, path_words in _TOPICS
+                if any(word in query.lower for word in question_words)
+            ),
+        )
+
+
+TOPIC_PATH_WORDS = tuple(sorted({word for _, path_words in _TOPICS for word in path_words}))
+
+
 def topic_score(
     query: Query, path_lower: str, file_type: str, rules: ScoreRules = SPEC_RULES
 ) -> int:
     """Bonuses from the kind of question and the kind of file."""
+    intents = Intents.of(query)
     score = DOCS_PATH if path_lower.startswith("docs/") else 0
-    if file_type == "markdown" and any(phrase in query.lower for phrase in _HOW_PHRASES):
+    if intents.how and file_type == "markdown":
         score += QUESTION_TYPE
-    if file_type in rules.where_types and any(phrase in query.lower for phrase in _WHERE_PHRASES):
+    if intents.where and file_type in rules.where_types:
         score += QUESTION_TYPE
-    for question_words, path_words in _TOPICS:
-        if any(word in query.lower for word in question_words) and any(
-            word in path_lower for word in path_words
-        ):
+    for path_words in intents.topic_paths:
+        if any(word in path_lower for word in path_words):
             score += TOPIC_PATH
     return score
 
@@ -258,14 +285,16 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidat
     return ranked
 
 
-def select_sources(ranked: Sequence[_Candidate], limit: int) -> list[_Candidate]:
+def select_sources(ranked: Iterable[_Candidate], limit: int) -> list[_Candidate]:
     """Chunks within 85% of the best score, one per file, at most ``limit``."""
-    if not ranked or limit <= 0:
-        return []
-    minimum = max(1, math.ceil(ranked[0].score * THRESHOLD_RATIO))
     chosen: list[_Candidate] = []
+    if limit <= 0:
+        return chosen
     paths: set[str] = set()
+    minimum = 0
     for candidate in ranked:
+        if not chosen and not paths:
+            minimum = max(1, math.ceil(candidate.score * THRESHOLD_RATIO))
         if candidate.score < minimum or len(chosen) >= limit:
             break
         if candidate.path in paths:
@@ -273,6 +302,59 @@ def select_sources(ranked: Sequence[_Candidate], limit: int) -> list[_Candidate]
         paths.add(candidate.path)
         chosen.append(candidate)
     return chosen
+
+
+def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> Iterator[_Candidate]:
+    """The same ranking as rank_chunks, computed over in-memory arrays."""
+    intents = Intents.of(query)
+    flags = search.flags
+    file_count = len(search.file_paths)
+    file_matched = np.zeros(file_count, dtype=np.int64)
+    for requested in query.requested:
+        number = search.file_by_lower.get(requested)
+        if number is not None:
+            file_matched[number] += EXACT_PATH
+    for token in query.tokens:
+        files = search.path_token_files.get(token)
+        if files is not None:
+            file_matched[files] += PATH_TOKEN
+    topic = DOCS_PATH * flags.docs.astype(np.int64)
+    if intents.how:
+        topic += QUESTION_TYPE * flags.markdown
+    if intents.where:
+        for kind in rules.where_types:
+            if kind in flags.types:
+                topic += QUESTION_TYPE * flags.types[kind]
+    for path_words in intents.topic_paths:
+        topic += TOPIC_PATH * np.logical_or.reduce(
+            [flags.path_contains[word] for word in path_words]
+        )
+    hits = np.zeros(search.chunk_count, dtype=np.int64)
+    heading = np.zeros(search.chunk_count, dtype=np.int64)
+    for token in query.tokens:
+        hits += search.chunks_containing(token)
+        chunks = search.heading_chunks.get(token)
+        if chunks is not None:
+            heading[chunks] += 1
+    matched = file_matched[search.chunk_files] + HEADING_TOKEN * heading + TEXT_TOKEN * hits
+    chunk_topic = topic[search.chunk_files]
+    if rules.bonuses_need_match:
+        chunk_topic = np.where(matched > 0, chunk_topic, 0)
+    score = matched + chunk_topic
+    positive = np.flatnonzero(score > 0)
+    for number in positive[np.argsort(-score[positive], kind="stable")]:
+        file_number = int(search.chunk_files[number])
+        seq, start, end, chunk_heading = search.chunk_rows[number]
+        yield _Candidate(
+            int(search.chunk_ids[number]),
+            search.file_paths[file_number],
+            seq,
+            start,
+            end,
+            search.file_types[file_number],
+            chunk_heading,
+            int(score[number]),
+        )
 
 
 def _require_question(question: str) -> str:
@@ -295,7 +377,10 @@ def retrieve(
         with load_index(root) as opened:
             return retrieve(clean, limit, index=opened)
     query = Query.parse(clean, index.config.extensions)
-    chosen = select_sources(rank_chunks(index, query, ScoreRules.of(index.config.profile)), limit)
+    rules = ScoreRules.of(index.config.profile)
+    search = index.memory_search(TOPIC_PATH_WORDS)
+    ranked = _rank_in_memory(search, query, rules) if search else rank_chunks(index, query, rules)
+    chosen = select_sources(ranked, limit)
     texts = _chunk_texts(index, [candidate.chunk_id for candidate in chosen])
     return [
         Source(

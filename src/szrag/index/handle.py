@@ -9,6 +9,7 @@ from pathlib import Path
 from szrag.config import RepoConfig
 from szrag.index import store
 from szrag.index.collect import Skip
+from szrag.index.memory import MemorySearch
 from szrag.text import tokens
 
 
@@ -57,6 +58,26 @@ class Index:
         self.last_report = RefreshReport()
         self._entries: list[FileEntry] | None = None
         self._entries_generation: str | None = None
+        self._memory_enabled = False
+        self._memory: MemorySearch | None = None
+
+    def keep_in_memory(self, enabled: bool = True) -> None:
+        """Serve retrieval from in-memory arrays (rebuilt when the index changes).
+
+        Worth it in processes that answer many questions; one-shot commands query SQLite.
+        """
+        self._memory_enabled = enabled
+        if not enabled:
+            self._memory = None
+
+    def memory_search(self, path_words: tuple[str, ...]) -> MemorySearch | None:
+        """The in-memory arrays for the current generation, or None when not kept in memory."""
+        if not self._memory_enabled:
+            return None
+        generation = self.generation()
+        if self._memory is None or self._memory.generation != generation:
+            self._memory = MemorySearch(self.conn, generation, path_words)
+        return self._memory
 
     @property
     def path(self) -> Path:

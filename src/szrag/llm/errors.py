@@ -108,9 +108,14 @@ def status_error(status: int, body: bytes, *, endpoint: str) -> ProviderFailure:
         kind, message = ProviderAuthError, f"the model provider {verb} (HTTP {status}){suffix}"
     elif status == 404:
         kind = ProviderNotFoundError
-        message = f"the model provider answered 404 for {endpoint}: check AI_URL and AI_MODEL{suffix}"
+        message = (
+            f"the model provider answered 404 for {endpoint}: check AI_URL and AI_MODEL{suffix}"
+        )
     elif status == 429:
-        kind, message = ProviderRateLimitError, f"the model provider is rate limiting requests{suffix}"
+        kind, message = (
+            ProviderRateLimitError,
+            f"the model provider is rate limiting requests{suffix}",
+        )
     elif status >= 500:
         kind, message = ProviderServerError, f"the model provider failed (HTTP {status}){suffix}"
     else:

@@ -1,0 +1,211 @@
+"""Records of code structure: what one file contains, and what the structure graph finds.
+
+A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read back with
+``from_dict``, which tolerates records written by older versions (missing keys are empty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+IMPORT_KINDS = ("import", "require", "dynamic", "reexport", "from", "module")
+DEFINITION_KINDS = ("function", "class", "method", "arrow")
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module: its specifier as written, line, local names and statement kind."""
+
+    source: str
+    line: int
+    names: tuple[str, ...] = ()
+    kind: str = "import"
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """One exported name and the line that exports it."""
+
+    name: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A function, class, method or arrow function with its line range (1-based, inclusive)."""
+
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    container: str | None = None  # the enclosing class of a method or field
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call in ``a.b.c`` form, its line, and the named function around it."""
+
+    name: str
+    line: int
+    function: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentVariable:
+    """A read of an environment variable: name and line, never the value."""
+
+    name: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """An HTTP route: method (GET ... ALL, USE for mounts), path, line and handler name."""
+
+    method: str
+    path: str
+    line: int
+    handler: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PathReference:
+    """A literal file path built from the file's own location, relative to its directory."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRecord:
+    """Everything the parser found in one file."""
+
+    language: str
+    partial: bool = False
+    imports: tuple[Import, ...] = ()
+    exports: tuple[Export, ...] = ()
+    functions: tuple[Definition, ...] = ()
+    calls: tuple[Call, ...] = ()
+    environment_variables: tuple[EnvironmentVariable, ...] = ()
+    routes: tuple[Route, ...] = ()
+    path_references: tuple[PathReference, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form stored in the index."""
+        record = asdict(self)
+        for item in record["imports"]:
+            item["names"] = list(item["names"])
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in record.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeRecord:
+        """A record from its stored JSON form; unknown keys are ignored."""
+
+        def items(key: str, kind: type[Any]) -> tuple[Any, ...]:
+            names = kind.__dataclass_fields__
+            return tuple(
+                kind(**{name: value for name, value in item.items() if name in names})
+                for item in data.get(key) or ()
+                if isinstance(item, dict)
+            )
+
+        imports = tuple(
+            Import(item.source, item.line, tuple(item.names), item.kind)
+            for item in items("imports", Import)
+        )
+        return cls(
+            language=str(data.get("language", "")),
+            partial=bool(data.get("partial", False)),
+            imports=imports,
+            exports=items("exports", Export),
+            functions=items("functions", Definition),
+            calls=items("calls", Call),
+            environment_variables=items("environment_variables", EnvironmentVariable),
+            routes=items("routes", Route),
+            path_references=items("path_references", PathReference),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """A definition that matches a question, with its score."""
+
+    file: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMatch:
+    """A route that matches a question, with its score."""
+
+    file: str
+    method: str
+    path: str
+    line: int
+    handler: str | None
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvReference:
+    """Where an environment variable is read."""
+
+    file: str
+    name: str
+    line: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return asdict(self)
+
+
+@dataclass
+class RecordBuilder:
+    """Collects the parts of a CodeRecord while a tree is walked, dropping exact repeats."""
+
+    language: str
+    imports: list[Import] = field(default_factory=list)
+    exports: list[Export] = field(default_factory=list)
+    functions: list[Definition] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    environment_variables: list[EnvironmentVariable] = field(default_factory=list)
+    routes: list[Route] = field(default_factory=list)
+    path_references: list[PathReference] = field(default_factory=list)
+
+    def build(self, partial: bool) -> CodeRecord:
+        """The finished record: each list in line order, repeats removed."""
+        return CodeRecord(
+            language=self.language,
+            partial=partial,
+            imports=_ordered(self.imports),
+            exports=_first_per_name(self.exports),
+            functions=_ordered(self.functions),
+            calls=_ordered(self.calls),
+            environment_variables=_ordered(self.environment_variables),
+            routes=_ordered(self.routes),
+            path_references=_ordered(self.path_references),
+        )
+
+
+def _ordered(items: list[Any]) -> tuple[Any, ...]:
+    return tuple(sorted(dict.fromkeys(items), key=lambda item: item.line))
+
+
+def _first_per_name(exports: list[Export]) -> tuple[Export, ...]:
+    first: dict[str, Export] = {}
+    for export in sorted(exports, key=lambda item: item.line):
+        first.setdefault(export.name, export)
+    return tuple(first.values())

@@ -1,0 +1,365 @@
+"""HTTP routes from route-registration calls, ``url.pathname`` checks and Python decorators.
+
+The query finds the candidates; the rules that need a look around the tree live here:
+which objects are routers, ``.route(path).get().post()`` chains, the method of a
+``url.pathname`` check read from nearby ``req.method`` conditions, and the keyword
+arguments of Flask, FastAPI and Django registrations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from szrag.code.model import Route
+from szrag.code.syntax import (
+    arguments_of,
+    callee_name,
+    dotted_name,
+    first_capture,
+    is_call,
+    keyword_argument,
+    line,
+    member_parts,
+    positional,
+    string_value,
+    text,
+)
+
+Captures = dict[str, list[Node]]
+
+ROLES = (
+    "route",
+    "route.chain",
+    "route.pathname",
+    "route.decorated",
+    "route.rule",
+    "route.mount",
+    "route.django",
+)
+HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "all", "options", "head"})
+_ROUTER_NAME = re.compile(r"(app|router|routes|server|api)$", re.IGNORECASE)
+# Calls inside a pathname branch that only write the response, never name its handler.
+_RESPONSE_OBJECTS = frozenset({"res", "response", "reply", "ctx", "console", "logger", "log"})
+
+
+def routes_of(captures: Captures, role: str) -> list[Route]:
+    """The routes one query match stands for (none when a rule rejects the candidate)."""
+    node = captures[role][0]
+    if role == "route":
+        return _registration(node, captures)
+    if role == "route.chain":
+        return list(_chain(node, captures))
+    if role == "route.pathname":
+        return _pathname_check(node, captures)
+    if role == "route.decorated":
+        return _decorated(captures)
+    if role == "route.rule":
+        return _url_rule(node)
+    if role == "route.mount":
+        return _mount(node, captures)
+    return _django(node, captures)
+
+
+def is_route_path(path: str | None) -> bool:
+    """True for what an Express-style router accepts as a literal path."""
+    return path is not None and (path.startswith("/") or path == "*")
+
+
+def is_router(obj: Node | None) -> bool:
+    """True when a call's object looks like an app or router (``app``, ``apiRouter`` ...)."""
+    name = dotted_name(obj)
+    return name is not None and _ROUTER_NAME.search(name.rsplit(".", 1)[-1]) is not None
+
+
+def handler_name(node: Node | None) -> str | None:
+    """The name of a route handler argument: ``handler``, ``auth.check``, a named function."""
+    if node is None:
+        return None
+    if node.type in ("function_expression", "function", "function_declaration"):
+        name = node.child_by_field_name("name")
+        return text(name) if name is not None else None
+    if is_call(node):
+        function = node.child_by_field_name("function")
+        return callee_name(function) if function is not None else None
+    return dotted_name(node)
+
+
+# ---- JavaScript ---------------------------------------------------------------------------
+
+
+def _registration(call: Node, captures: Captures) -> list[Route]:
+    method = first_capture(captures, "route.method")
+    path = string_value(first_capture(captures, "route.path"))
+    args = arguments_of(call)
+    # app.get("port") reads a setting: a route has a path and at least one handler.
+    if method is None or not is_route_path(path) or len(args) < 2:
+        return []
+    if not is_router(first_capture(captures, "route.object")):
+        return []
+    assert path is not None
+    return [Route(text(method).upper(), path, line(call), handler_name(args[-1]))]
+
+
+def _chain(route_call: Node, captures: Captures) -> Iterator[Route]:
+    """router.route("/x").get(a).post(b): one route per chained method."""
+    path = string_value(first_capture(captures, "route.path"))
+    if not is_route_path(path):
+        return
+    assert path is not None
+    current = route_call
+    while True:
+        member = current.parent
+        call = member.parent if member is not None else None
+        if member is None or call is None or call.type != "call_expression":
+            return
+        obj, method = member_parts(member)
+        if obj is None or obj.id != current.id or method not in HTTP_METHODS:
+            return
+        args = arguments_of(call)
+        property_node = member.child_by_field_name("property")
+        at = line(property_node) if property_node is not None else line(call)
+        yield Route(method.upper(), path, at, handler_name(args[-1]) if args else None)
+        current = call
+
+
+def _is_pathname(node: Node | None) -> bool:
+    if node is None:
+        return False
+    if node.type == "identifier":
+        return text(node) == "pathname"
+    return member_parts(node)[1] == "pathname"
+
+
+def _pathname_check(check: Node, captures: Captures) -> list[Route]:
+    if not _is_pathname(first_capture(captures, "route.subject")):
+        return []
+    listed = first_capture(captures, "route.paths")
+    candidates = (
+        [string_value(item) for item in listed.named_children]
+        if listed is not None
+        else [string_value(first_capture(captures, "route.path"))]
+    )
+    found = [path for path in candidates if path and path.startswith("/")]
+    if not found:
+        return []
+    methods, handler = infer_method(check)
+    return [Route(method, path, line(check), handler) for path in found for method in methods]
+
+
+def infer_method(check: Node) -> tuple[list[str], str | None]:
+    """Methods a pathname check serves, from nearby ``req.method`` conditions, and its handler.
+
+    In order: a method test in the same condition (``req.method === "POST" && ...``); tests
+    at the top of the branch the check guards (``if (req.method !== "POST") return ...``
+    or one ``if`` per method); an enclosing ``if`` on the method. Otherwise ALL.
+    """
+    condition = _condition_root(check)
+    methods = _method_literals(condition, ("===", "=="))
+    branch = _branch_of(condition)
+    if not methods and branch is not None:
+        methods = _branch_methods(branch)
+    if not methods:
+        methods = _enclosing_methods(condition)
+    handler = _first_handler_call(branch) if branch is not None else None
+    return (methods or ["ALL"]), handler
+
+
+def _condition_root(node: Node) -> Node:
+    """Climb from a check through &&, ||, ! and parentheses to the whole condition."""
+    current = node
+    while (parent := current.parent) is not None:
+        if parent.type == "parenthesized_expression" or parent.type == "unary_expression":
+            current = parent
+        elif parent.type == "binary_expression" and _operator(parent) in ("&&", "||"):
+            current = parent
+        else:
+            break
+    return current
+
+
+def _operator(node: Node) -> str:
+    operator = node.child_by_field_name("operator")
+    return text(operator) if operator is not None else ""
+
+
+def _branch_of(condition: Node) -> Node | None:
+    """The statement an ``if`` runs when ``condition`` holds."""
+    parent = condition.parent
+    if parent is not None and parent.type == "if_statement":
+        return parent.child_by_field_name("consequence")
+    return None
+
+
+def _is_method_subject(node: Node | None) -> bool:
+    if node is None:
+        return False
+    if node.type == "identifier":
+        return text(node) == "method"
+    return member_parts(node)[1] == "method"
+
+
+def _method_literals(node: Node, operators: tuple[str, ...]) -> list[str]:
+    """Methods compared with ``req.method`` anywhere inside ``node``."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "binary_expression" and _operator(current) in operators:
+            left = current.child_by_field_name("left")
+            right = current.child_by_field_name("right")
+            for subject, literal in ((left, right), (right, left)):
+                value = string_value(literal)
+                if _is_method_subject(subject) and value:
+                    found.append(value.upper())
+        stack.extend(reversed(current.named_children))
+    return list(dict.fromkeys(found))
+
+
+def _statements(branch: Node) -> list[Node]:
+    if branch.type == "statement_block":
+        return [child for child in branch.named_children if child.type != "comment"]
+    return [branch]
+
+
+def _branch_methods(branch: Node) -> list[str]:
+    methods: list[str] = []
+    for statement in _statements(branch):
+        if statement.type == "if_statement":
+            condition = statement.child_by_field_name("condition")
+            if condition is not None:
+                methods += _method_literals(condition, ("!==", "!="))  # guard clause
+                methods += _method_literals(condition, ("===", "=="))  # one branch per method
+        elif statement.type == "switch_statement" and _is_method_subject(
+            _unwrap(statement.child_by_field_name("value"))
+        ):
+            body = statement.child_by_field_name("body")
+            for case in body.named_children if body is not None else ():
+                value = string_value(case.child_by_field_name("value"))
+                if case.type == "switch_case" and value:
+                    methods.append(value.upper())
+    return list(dict.fromkeys(methods))
+
+
+def _unwrap(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count:
+        node = node.named_child(0)
+    return node
+
+
+def _enclosing_methods(condition: Node) -> list[str]:
+    """Methods tested by an ``if`` whose branch contains the check."""
+    child = condition
+    parent = condition.parent
+    while parent is not None:
+        if parent.type == "if_statement":
+            consequence = parent.child_by_field_name("consequence")
+            test = parent.child_by_field_name("condition")
+            if consequence is not None and consequence.id == child.id and test is not None:
+                methods = _method_literals(test, ("===", "=="))
+                if methods:
+                    return methods
+        if parent.type in ("function_declaration", "function_expression", "arrow_function", "method_definition"):
+            return []
+        child, parent = parent, parent.parent
+    return []
+
+
+def _first_handler_call(branch: Node) -> str | None:
+    """The first statement-level call of a branch that is not a response write."""
+    for statement in _statements(branch):
+        expression = statement.named_child(0) if statement.named_child_count else None
+        expression = _unwrap(expression)
+        if expression is not None and expression.type == "await_expression":
+            expression = expression.named_child(0)
+        if statement.type not in ("expression_statement", "return_statement") or not is_call(expression):
+            continue
+        assert expression is not None
+        function = expression.child_by_field_name("function")
+        name = callee_name(function) if function is not None else None
+        if name and name.split(".")[0] not in _RESPONSE_OBJECTS:
+            return name
+    return None
+
+
+# ---- Python -------------------------------------------------------------------------------
+
+
+def _string_list(node: Node | None) -> list[str]:
+    if node is None or node.type not in ("list", "tuple", "set"):
+        return []
+    return [value.upper() for item in node.named_children if (value := string_value(item))]
+
+
+def _decorated(captures: Captures) -> list[Route]:
+    method = first_capture(captures, "route.method")
+    handler = first_capture(captures, "route.handler")
+    args_node = first_capture(captures, "route.args")
+    if method is None or args_node is None:
+        return []
+    args = [child for child in args_node.named_children if child.type != "comment"]
+    given = positional(args)
+    path = string_value(given[0]) if given else None
+    if path is None:
+        path = string_value(keyword_argument(args, "path") or keyword_argument(args, "rule"))
+    # FastAPI allows "" under a router prefix; anything else must be an absolute path.
+    if path is None or not (path == "" or path.startswith("/")):
+        return []
+    name = text(method)
+    methods = (
+        _string_list(keyword_argument(args, "methods")) or ["GET"]
+        if name in ("route", "api_route")
+        else [name.upper()]
+    )
+    at = line(method)
+    handler_text = text(handler) if handler is not None else None
+    return [Route(item, path, at, handler_text) for item in methods]
+
+
+def _url_rule(call: Node) -> list[Route]:
+    """Flask: app.add_url_rule("/x", "endpoint", view, methods=[...])."""
+    args = arguments_of(call)
+    given = positional(args)
+    path = string_value(given[0]) if given else string_value(keyword_argument(args, "rule"))
+    if not is_route_path(path):
+        return []
+    assert path is not None
+    view = keyword_argument(args, "view_func") or (given[2] if len(given) > 2 else None)
+    endpoint = string_value(given[1]) if len(given) > 1 else None
+    handler = handler_name(view) or endpoint
+    methods = _string_list(keyword_argument(args, "methods")) or ["GET"]
+    return [Route(method, path, line(call), handler) for method in methods]
+
+
+def _mount(call: Node, captures: Captures) -> list[Route]:
+    """include_router(prefix=), register_blueprint(url_prefix=), mount(path, app): USE."""
+    method = first_capture(captures, "route.method")
+    args = arguments_of(call)
+    given = positional(args)
+    kind = text(method) if method is not None else ""
+    if kind == "mount":
+        path = string_value(given[0]) if given else None
+        target = given[1] if len(given) > 1 else keyword_argument(args, "app")
+    else:
+        path = string_value(keyword_argument(args, "prefix" if kind == "include_router" else "url_prefix"))
+        target = given[0] if given else None
+    if not is_route_path(path):
+        return []
+    assert path is not None
+    return [Route("USE", path, line(call), handler_name(target))]
+
+
+def _django(call: Node, captures: Captures) -> list[Route]:
+    """path("users/<int:pk>/", view) / re_path(...); include("app.urls") mounts."""
+    path = string_value(first_capture(captures, "route.path"))
+    view = first_capture(captures, "route.view")
+    if path is None or view is None:
+        return []
+    function = view.child_by_field_name("function") if is_call(view) else None
+    if function is not None and dotted_name(function) == "include":
+        included = arguments_of(view)
+        first = included[0] if included else None
+        return [Route("USE", path, line(call), string_value(first) or handler_name(first))]
+    return [Route("ALL", path, line(call), handler_name(view))]

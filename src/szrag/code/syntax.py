@@ -1,0 +1,163 @@
+"""Small readers over tree-sitter nodes shared by every language.
+
+Node type names of the JavaScript/TypeScript and Python grammars do not collide
+(``member_expression`` vs ``attribute``), so one helper can serve both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+_NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "property_identifier",
+        "private_property_identifier",
+        "shorthand_property_identifier",
+        "type_identifier",
+        "this",
+        "super",
+    }
+)
+_MEMBER_TYPES = frozenset({"member_expression", "attribute"})
+_WRAPPER_TYPES = frozenset({"non_null_expression", "parenthesized_expression", "await_expression"})
+_PYTHON_STRING_PREFIX = frozenset("rRbBuU")
+
+
+def text(node: Node) -> str:
+    """The source text of a node."""
+    return (node.text or b"").decode("utf-8", errors="replace")
+
+
+def line(node: Node) -> int:
+    """The 1-based line a node starts on."""
+    return node.start_point.row + 1
+
+
+def end_line(node: Node) -> int:
+    """The 1-based line a node ends on."""
+    return node.end_point.row + 1
+
+
+def string_value(node: Node | None) -> str | None:
+    """The value of a string literal without interpolation, or None for anything else."""
+    if node is None:
+        return None
+    if node.type == "string":
+        if any(child.type == "interpolation" for child in node.children):
+            return None  # a Python f-string with fields
+        start = node.child(0)
+        if start is not None and start.type == "string_start":
+            prefix = text(start).rstrip("\"'")
+            if not set(prefix) <= _PYTHON_STRING_PREFIX:
+                return None
+            parts = [text(child) for child in node.children if child.type == "string_content"]
+            return "".join(parts)
+        return text(node)[1:-1]
+    if node.type == "template_string":
+        if any(child.type == "template_substitution" for child in node.children):
+            return None
+        return text(node)[1:-1]
+    return None
+
+
+def dotted_name(node: Node | None) -> str | None:
+    """``a.b.c`` for a chain of names (member access, attributes, string subscripts)."""
+    parts: list[str] = []
+    current = node
+    while current is not None:
+        kind = current.type
+        if kind in _NAME_TYPES:
+            parts.append(text(current))
+            return ".".join(reversed(parts))
+        if kind in _WRAPPER_TYPES and current.named_child_count == 1:
+            current = current.named_child(0)
+        elif kind in _MEMBER_TYPES:
+            member = current.child_by_field_name(_member_field(kind))
+            if member is None:
+                return None
+            parts.append(text(member))
+            current = current.child_by_field_name("object")
+        elif kind == "subscript_expression":
+            key = string_value(current.child_by_field_name("index"))
+            if key is None:
+                return None
+            parts.append(key)
+            current = current.child_by_field_name("object")
+        else:
+            return None
+    return None
+
+
+def _member_field(kind: str) -> str:
+    return "property" if kind == "member_expression" else "attribute"
+
+
+def callee_name(node: Node) -> str | None:
+    """The name of a called expression; for ``f().then`` only the trailing ``then``."""
+    name = dotted_name(node)
+    if name is not None:
+        return name
+    # The chain starts with something that has no name (a call, an array ...): keep the
+    # trailing named members, as the original parser does.
+    parts: list[str] = []
+    current: Node | None = node
+    while current is not None and current.type in _MEMBER_TYPES:
+        member = current.child_by_field_name(_member_field(current.type))
+        if member is None:
+            break
+        parts.append(text(member))
+        current = current.child_by_field_name("object")
+    return ".".join(reversed(parts)) or None
+
+
+def ancestors(node: Node) -> Iterator[Node]:
+    """The parents of a node, nearest first."""
+    current = node.parent
+    while current is not None:
+        yield current
+        current = current.parent
+
+
+def arguments_of(call: Node) -> list[Node]:
+    """The named argument nodes of a call (comments excluded)."""
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return []
+    return [child for child in args.named_children if child.type != "comment"]
+
+
+def keyword_argument(args: list[Node], name: str) -> Node | None:
+    """The value of Python keyword argument ``name`` among ``args``."""
+    for arg in args:
+        if arg.type == "keyword_argument":
+            key = arg.child_by_field_name("name")
+            if key is not None and text(key) == name:
+                return arg.child_by_field_name("value")
+    return None
+
+
+def positional(args: list[Node]) -> list[Node]:
+    """The positional arguments among ``args``."""
+    return [arg for arg in args if arg.type not in ("keyword_argument", "dictionary_splat", "list_splat")]
+
+
+def member_parts(node: Node) -> tuple[Node | None, str | None]:
+    """(object, member name) of ``a.b`` / ``a?.b`` / Python ``a.b``; (None, None) otherwise."""
+    if node.type not in _MEMBER_TYPES:
+        return None, None
+    member = node.child_by_field_name(_member_field(node.type))
+    return node.child_by_field_name("object"), text(member) if member is not None else None
+
+
+def is_call(node: Node | None) -> bool:
+    """True for a call expression of either language."""
+    return node is not None and node.type in ("call_expression", "call")
+
+
+def first_capture(captures: dict[str, list[Node]], key: str) -> Node | None:
+    """The first node captured under ``key`` in a query match."""
+    nodes = captures.get(key)
+    return nodes[0] if nodes else None

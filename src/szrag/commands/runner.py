@@ -1,0 +1,200 @@
+"""Running a command: look it up, check the allowlist, call the handler under a timeout,
+collect its responses, and tell observers (audit log, metrics) how it went.
+
+Async handlers are cancelled when the time is up and see ``CancelledError`` at their current
+``await``; a subprocess started with ``run_process`` is killed with them. A sync handler runs
+in a worker thread, which Python cannot interrupt: the runner stops waiting for it and any
+later ``respond()`` raises, so nothing it says after the deadline is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from szrag.commands.allowlist import Allowlist
+from szrag.commands.errors import (
+    CommandFailed,
+    CommandInputError,
+    CommandNotAllowed,
+    CommandTimeout,
+    MissingHandler,
+    NoResponse,
+    UnknownCommand,
+    error_kind,
+)
+from szrag.commands.model import (
+    CommandContext,
+    CommandOutcome,
+    CommandResult,
+    CommandSpec,
+    Handler,
+    Identity,
+    Response,
+)
+from szrag.commands.registry import CommandRegistry, default_registry, normalise_command_id
+from szrag.errors import CommandError
+
+if TYPE_CHECKING:
+    from szrag.runtime import Runtime
+
+log = logging.getLogger("szrag.commands")
+
+DEFAULT_TIMEOUT = 10.0
+MAX_TEXT_CHARS = 4000
+
+Observer = Callable[[CommandOutcome], None]
+"""Told about every execution, successful or not (audit log, metrics)."""
+
+
+def _is_async(handler: Handler) -> bool:
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)
+    )
+
+
+async def _call(handler: Handler, context: CommandContext) -> None:
+    if _is_async(handler):
+        await handler(context)  # type: ignore[misc]
+        return
+    result = await asyncio.to_thread(handler, context)
+    if inspect.isawaitable(result):
+        await result
+
+
+@dataclass
+class CommandRunner:
+    """Runs commands of one registry under one allowlist, reporting to observers."""
+
+    registry: CommandRegistry = field(default_factory=default_registry)
+    allowlist: Allowlist | None = None  # None: any command (a person asked for it directly)
+    observers: Sequence[Observer] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    root: Path = field(default_factory=lambda: Path("."))
+    runtime: Runtime | None = None
+
+    def resolve(self, command_id: str) -> CommandSpec:
+        """The command that would run, or the reason it cannot."""
+        spec = self.registry.get(command_id)
+        if spec is None:
+            hint = self.registry.suggestions(command_id)
+            suffix = f"; did you mean {', '.join(hint)}?" if hint else "; `help` lists them"
+            raise UnknownCommand(f"unknown command {command_id.strip()!r}{suffix}")
+        if self.allowlist is not None and not self.allowlist.allows(spec.id):
+            raise CommandNotAllowed(
+                f"command {spec.id!r} is not on the allowlist "
+                f"(allowed: {self.allowlist.describe()})"
+            )
+        if spec.handler is None:
+            raise MissingHandler(f"command {spec.id!r} is registered without a handler")
+        return spec
+
+    async def run(
+        self,
+        command_id: str,
+        text: str = "",
+        identity: Identity | None = None,
+        *,
+        source: str = "host",
+        timeout: float | None = None,
+    ) -> CommandResult:
+        """Run one command and return its responses; failures raise CommandError subclasses."""
+        started = time.perf_counter()
+        identity = identity or Identity.local()
+        text = (text or "").strip()
+        spec: CommandSpec | None = None
+        responses: tuple[Response, ...] = ()
+        status, message = "ok", ""
+        failure: BaseException | None = None
+        try:
+            if len(text) > MAX_TEXT_CHARS:
+                raise CommandInputError(f"command input is longer than {MAX_TEXT_CHARS} characters")
+            spec = self.resolve(command_id)
+            limit = timeout if timeout is not None else spec.timeout or self.timeout
+            responses = await self._execute(spec, text, identity, limit)
+            if not responses:
+                raise NoResponse(f"{spec.name} finished without a response")
+            return CommandResult(id=spec.id, command=spec.name, responses=responses)
+        except CommandError as error:
+            status, message, failure = error_kind(error), error.message, error
+            raise
+        except asyncio.CancelledError:
+            status, message = "cancelled", "the caller cancelled the command"
+            raise
+        finally:
+            outcome = CommandOutcome(
+                command_id=spec.id if spec else normalise_command_id(command_id),
+                text=text,
+                identity=identity,
+                source=source,
+                status=status,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                responses=len(responses),
+                message=message,
+                sensitive=bool(spec and spec.sensitive),
+                error=failure,
+            )
+            self._notify(outcome)
+
+    async def _execute(
+        self, spec: CommandSpec, text: str, identity: Identity, limit: float
+    ) -> tuple[Response, ...]:
+        assert spec.handler is not None
+        context = CommandContext(
+            spec, text, identity, self.registry, root=self.root, runtime=self.runtime
+        )
+        try:
+            async with asyncio.timeout(limit) as scope:
+                await _call(spec.handler, context)
+        except TimeoutError as error:
+            if scope.expired():
+                raise CommandTimeout(
+                    f"{spec.name} did not finish within {limit:g} s and was cancelled"
+                ) from None
+            raise CommandFailed(f"{spec.name} failed: timed out inside the handler") from error
+        except CommandError:
+            raise
+        except Exception as error:
+            raise CommandFailed(f"{spec.name} failed: {type(error).__name__}: {error}") from error
+        finally:
+            responses = context.close()
+        if scope.expired():  # the handler swallowed its cancellation
+            raise CommandTimeout(f"{spec.name} did not finish within {limit:g} s and was cancelled")
+        return responses
+
+    def _notify(self, outcome: CommandOutcome) -> None:
+        for observer in self.observers:
+            try:
+                observer(outcome)
+            except Exception:
+                log.exception("command observer %r failed", observer)
+
+
+async def run_command(
+    command_id: str,
+    text: str = "",
+    identity: Identity | None = None,
+    *,
+    registry: CommandRegistry | None = None,
+    allowlist: Allowlist | None = None,
+    observers: Sequence[Observer] = (),
+    timeout: float | None = None,
+    source: str = "host",
+    root: Path | str = ".",
+    runtime: Runtime | None = None,
+) -> CommandResult:
+    """Run a command of ``registry`` (default: built-ins and plugins) with ``identity``."""
+    runner = CommandRunner(
+        registry=registry or default_registry(),
+        allowlist=allowlist,
+        observers=observers,
+        root=Path(root),
+        runtime=runtime,
+    )
+    return await runner.run(command_id, text, identity, source=source, timeout=timeout)

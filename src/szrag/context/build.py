@@ -1,0 +1,237 @@
+"""build_codebase_context: the files, symbols, routes and variables a question is about.
+
+Retrieved files and the code files whose path or tokens match the question are the direct
+files; symbol and route matches add theirs. The best direct files are relationship roots
+whose dependencies and dependants join with lower scores. Each selected file then gives a
+code entry: its structure, plus the source lines of the symbols that matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from szrag.code.graph import (
+    extract_environment_variables,
+    find_environment_variable,
+    find_routes,
+    find_symbols,
+    get_code_context,
+    get_dependants,
+    get_dependencies,
+)
+from szrag.code.model import EnvReference, SymbolMatch
+from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
+from szrag.errors import QuestionError
+from szrag.index import Index
+from szrag.index.store import StoredChunk, StoredFile
+from szrag.retrieve import Source
+from szrag.text import CODE_TYPES, tokens
+
+RETRIEVED_BASE_SCORE = 1000
+PATH_TOKEN_SCORE = 30
+FILE_TOKEN_SCORE = 2
+PATH_MENTION_SCORE = 150
+MAX_CANDIDATES = 12
+MAX_RELATIONSHIP_ROOTS = 8
+DEPENDENCY_PENALTY = 120
+MIN_DEPENDENCY_SCORE = 100
+DEPENDANT_PENALTY = 150
+MIN_DEPENDANT_SCORE = 90
+MAX_CODE_CONTEXTS = 20
+
+_RELATION_RANK = {DIRECT: 0, DEPENDENCY: 1, DEPENDANT: 2}
+
+
+# --- scoring: small pure functions --------------------------------------------------------
+
+
+def retrieved_score(source: Source) -> int:
+    """A retrieved file is a direct root well above any structural match: 1000 + its score."""
+    return RETRIEVED_BASE_SCORE + source.score
+
+
+def mentions_path(question: str, path: str) -> bool:
+    """True when the question names the file's repository path (any case, either slash)."""
+    return path.lower() in question.lower().replace("\\", "/")
+
+
+def candidate_score(
+    question: str, query_tokens: frozenset[str], path: str, file_tokens: frozenset[str]
+) -> int:
+    """30 per question token in the path, 2 per token in the file, 150 for naming the path."""
+    score = PATH_TOKEN_SCORE * len(query_tokens & tokens(path))
+    score += FILE_TOKEN_SCORE * len(query_tokens & file_tokens)
+    if mentions_path(question, path):
+        score += PATH_MENTION_SCORE
+    return score
+
+
+def dependency_score(root_score: int) -> int:
+    """A root's dependency: the root's score minus 120, at least 100."""
+    return max(root_score - DEPENDENCY_PENALTY, MIN_DEPENDENCY_SCORE)
+
+
+def dependant_score(root_score: int) -> int:
+    """A root's dependant: the root's score minus 150, at least 90."""
+    return max(root_score - DEPENDANT_PENALTY, MIN_DEPENDANT_SCORE)
+
+
+def best_first(scores: dict[str, int]) -> list[str]:
+    """Paths by descending score, ties by path, so the order never depends on dict order."""
+    return sorted(scores, key=lambda path: (-scores[path], path))
+
+
+# --- selection ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Selection:
+    """Files chosen so far: the best score and the closest relation each was reached by."""
+
+    scores: dict[str, int] = field(default_factory=dict)
+    relations: dict[str, str] = field(default_factory=dict)
+
+    def offer(self, path: str, score: int, relation: str) -> None:
+        if score > self.scores.get(path, score - 1):
+            self.scores[path] = score
+        current = self.relations.get(path)
+        if current is None or _RELATION_RANK[relation] < _RELATION_RANK[current]:
+            self.relations[path] = relation
+
+    def with_relation(self, relation: str) -> dict[str, int]:
+        return {path: score for path, score in self.scores.items() if self.relations[path] == relation}
+
+
+def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
+    """The best 12 code files with a positive candidate score, best first."""
+    query_tokens = frozenset(tokens(question))
+    scored = {
+        file.path: candidate_score(question, query_tokens, file.path, file.tokens)
+        for file in files
+        if file.type in CODE_TYPES
+    }
+    positive = {path: score for path, score in scored.items() if score > 0}
+    return [(path, positive[path]) for path in best_first(positive)[:MAX_CANDIDATES]]
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _variables_in(files: Sequence[str], stored: dict[str, StoredFile]) -> list[EnvReference]:
+    found: list[EnvReference] = []
+    for path in files:
+        record = stored[path].code if path in stored else None
+        for variable in (record or {}).get("environment_variables") or ():
+            if isinstance(variable, dict) and "name" in variable:
+                found.append(EnvReference(path, str(variable["name"]), int(variable.get("line", 0))))
+    return found
+
+
+# --- code entries -------------------------------------------------------------------------
+
+
+def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch]) -> str:
+    """The lines of every chunk overlapping a symbol's range, each line once, in runs.
+
+    Chunks overlap by design (60 lines every 40), and two symbols may share a chunk; lines
+    are keyed by number so none is repeated, and each contiguous run gets its own header.
+    """
+    lines: dict[int, str] = {}
+    for symbol in symbols:
+        end = max(symbol.end_line, symbol.line)
+        for chunk in chunks:
+            if chunk.start <= end and chunk.end >= symbol.line:
+                for offset, line in enumerate(chunk.text.split("\n")):
+                    lines.setdefault(chunk.start + offset, line)
+    runs: list[list[int]] = []
+    for number in sorted(lines):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return "\n\n".join(
+        f"SOURCE ({run[0]}-{run[-1]}):\n" + "\n".join(lines[number] for number in run) for run in runs
+    )
+
+
+def code_entry(
+    index: Index, path: str, score: int, relation: str, symbols: Sequence[SymbolMatch]
+) -> CodeEntry | None:
+    """One file's structural context plus its matching symbols' source, or None if empty."""
+    parts = [get_code_context(path, index)]
+    if symbols:
+        parts.append(symbol_source(index.chunks(path), symbols))
+    body = "\n\n".join(part for part in parts if part)
+    if not body:
+        return None
+    return CodeEntry(
+        path=path,
+        score=score,
+        relation=relation,
+        symbols=_unique(symbol.name for symbol in symbols),
+        text=f"CODE: {path} ({relation})\n{body}",
+    )
+
+
+# --- the whole --------------------------------------------------------------------------
+
+
+def build_codebase_context(
+    question: str, index: Index, retrieved_sources: Sequence[Source] = ()
+) -> CodebaseContext:
+    """The codebase context of ``question`` around the files retrieval already found."""
+    clean = str(question or "").strip()
+    if not clean:
+        raise QuestionError("the question is empty: ask something about the repository")
+    stored = {file.path: file for file in index.files()}
+    selection = _Selection()
+    for source in retrieved_sources:
+        selection.offer(source.path, retrieved_score(source), DIRECT)
+    for path, score in code_candidates(clean, stored.values()):
+        selection.offer(path, score, DIRECT)
+    symbols = tuple(find_symbols(clean, index))
+    routes = tuple(find_routes(clean, index))
+    for match in (*symbols, *routes):
+        selection.offer(match.file, match.score, DIRECT)
+
+    direct = best_first(selection.with_relation(DIRECT))
+    dependencies: list[str] = []
+    dependants: list[str] = []
+    for root in direct[:MAX_RELATIONSHIP_ROOTS]:
+        root_score = selection.scores[root]
+        for path in get_dependencies(root, index):
+            dependencies.append(path)
+            selection.offer(path, dependency_score(root_score), DEPENDENCY)
+        for path in get_dependants(root, index):
+            dependants.append(path)
+            selection.offer(path, dependant_score(root_score), DEPENDANT)
+
+    files = best_first(selection.scores)
+    named = [ref for name in extract_environment_variables(clean) for ref in find_environment_variable(name, index)]
+    variables = tuple(dict.fromkeys([*named, *_variables_in(files, stored)]))
+
+    entries: list[CodeEntry] = []
+    for path in files:
+        if len(entries) >= MAX_CODE_CONTEXTS:
+            break
+        if path not in stored:
+            continue  # a retrieved path that is no longer indexed
+        own = [symbol for symbol in symbols if symbol.file == path]
+        entry = code_entry(index, path, selection.scores[path], selection.relations[path], own)
+        if entry is not None:
+            entries.append(entry)
+
+    return CodebaseContext(
+        symbols=symbols,
+        routes=routes,
+        files=tuple(files),
+        dependencies=_unique(dependencies),
+        dependants=_unique(dependants),
+        environment_variables=variables,
+        code=tuple(entries),
+        direct_files=tuple(path for path in files if selection.relations[path] == DIRECT),
+        related_files=tuple(path for path in files if selection.relations[path] != DIRECT),
+        scores={path: selection.scores[path] for path in files},
+    )

@@ -1,0 +1,265 @@
+"""The token-budgeted packer: what of the repository knowledge reaches the model.
+
+Retrieved sources, the structural summary and the code entries become ranked chunks. Each
+chunk's text is redacted first, then counted; chunks are taken in priority order while they
+fit the remaining budget, never truncated, and a key seen once is not taken again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from szrag.context.model import CodebaseContext, CodeEntry
+from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
+from szrag.redact import redact_text
+from szrag.retrieve import Source
+
+MAX_CONTEXT_TOKENS = 4000
+SOURCE_BASE_SCORE = 1000
+STRUCTURE_SCORE = 180
+KIND_BONUS: Mapping[str, int] = {"code": 250, "structure": 100, "source": 0}
+SIZE_PENALTY_DIVISOR = 20
+MAX_SIZE_PENALTY = 100
+SEPARATOR = "\n\n"
+# Included chunks are written sources first, as the original prompt put them, then the
+# structural summary, then code; priority decides the order within each kind.
+KIND_ORDER = ("source", "structure", "code")
+
+INCLUDED = "included"
+DUPLICATE = "duplicate"
+OVER_BUDGET = "over budget"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextChunk:
+    """One candidate piece of the model's repository context; ``key`` identifies its content."""
+
+    key: str
+    kind: str
+    score: float
+    text: str
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PackedChunk:
+    """How the packer judged one chunk: its priority, size and whether it went in."""
+
+    key: str
+    kind: str
+    path: str | None
+    score: float
+    priority: float
+    tokens: int
+    status: str
+    redactions: int
+
+    @property
+    def included(self) -> bool:
+        """True when the chunk is part of the packed text."""
+        return self.status == INCLUDED
+
+
+@dataclass(frozen=True, slots=True)
+class PackedContext:
+    """The packed context text and what it is made of."""
+
+    text: str
+    tokens: int
+    budget: int
+    files: tuple[str, ...]
+    code_contexts: int
+    redactions: int
+    redaction_kinds: tuple[str, ...]
+    tokenizer: str
+    chunks: tuple[PackedChunk, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record (the chunk list included)."""
+        data = asdict(self)
+        data["files"] = list(self.files)
+        data["redaction_kinds"] = list(self.redaction_kinds)
+        data["chunks"] = [asdict(chunk) for chunk in self.chunks]
+        return data
+
+    def metadata(self) -> dict[str, Any]:
+        """Summary figures for an activity record: no text, no chunk list."""
+        return {
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "tokenizer": self.tokenizer,
+            "files": list(self.files),
+            "code_contexts": self.code_contexts,
+            "chunks": sum(1 for chunk in self.chunks if chunk.included),
+            "skipped": sum(1 for chunk in self.chunks if not chunk.included),
+            "redactions": self.redactions,
+            "redaction_kinds": list(self.redaction_kinds),
+        }
+
+
+def size_penalty(tokens: int) -> float:
+    """One point per 20 tokens, at most 100: long chunks yield to short ones of equal score."""
+    return min(tokens / SIZE_PENALTY_DIVISOR, MAX_SIZE_PENALTY)
+
+
+def chunk_priority(kind: str, score: float, text: str) -> float:
+    """The spec's getChunkPriority: score + kind bonus - size penalty.
+
+    The penalty always uses the spec's estimate, so the order of chunks does not depend on
+    which tokenizer measures the budget.
+    """
+    return score + KIND_BONUS.get(kind, 0) - size_penalty(estimate_token_count(text))
+
+
+def format_source(source: Source) -> str:
+    """A retrieved source as the model sees it: FILE/LINES/TYPE[/SECTION] then the text."""
+    header = [f"FILE: {source.path}", f"LINES: {source.start}-{source.end}", f"TYPE: {source.type}"]
+    if source.heading:
+        header.append(f"SECTION: {source.heading}")
+    return "\n".join(header) + "\n" + source.text
+
+
+def source_chunk(source: Source) -> ContextChunk:
+    """A retrieved source as a chunk scored 1000 + its retrieval score."""
+    return ContextChunk(
+        key=f"source:{source.path}:{source.start}-{source.end}",
+        kind="source",
+        score=SOURCE_BASE_SCORE + source.score,
+        text=format_source(source),
+        path=source.path,
+    )
+
+
+def structure_chunk(context: CodebaseContext) -> ContextChunk | None:
+    """The structural summary as a chunk scored 180, or None when there is nothing to say."""
+    text = context.structure_text()
+    if not text:
+        return None
+    return ContextChunk(key="structure", kind="structure", score=STRUCTURE_SCORE, text=text)
+
+
+def code_chunk(entry: CodeEntry) -> ContextChunk:
+    """A code entry as a chunk scored with its context score."""
+    return ContextChunk(
+        key=f"code:{entry.path}", kind="code", score=entry.score, text=entry.text, path=entry.path
+    )
+
+
+def context_chunks(sources: Iterable[Source], context: CodebaseContext | None) -> list[ContextChunk]:
+    """Every candidate chunk: sources, then the structural summary, then code entries."""
+    chunks = [source_chunk(source) for source in sources]
+    if context is not None:
+        summary = structure_chunk(context)
+        if summary is not None:
+            chunks.append(summary)
+        chunks.extend(code_chunk(entry) for entry in context.code)
+    return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    chunk: ContextChunk
+    text: str
+    tokens: int
+    priority: float
+    redactions: int
+    kinds: tuple[str, ...]
+
+
+def _measure(chunk: ContextChunk, counter: TokenCounter) -> _Measured:
+    # Redact before counting: the budget is spent on the text the model will see.
+    redaction = redact_text(chunk.text)
+    return _Measured(
+        chunk=chunk,
+        text=redaction.text,
+        tokens=counter(redaction.text),
+        priority=chunk_priority(chunk.kind, chunk.score, redaction.text),
+        redactions=redaction.count,
+        kinds=redaction.kinds,
+    )
+
+
+def pack_chunks(
+    chunks: Sequence[ContextChunk],
+    *,
+    budget: int = MAX_CONTEXT_TOKENS,
+    counter: TokenCounter | None = None,
+) -> PackedContext:
+    """Take chunks by priority while they fit ``budget`` tokens; skip repeated keys.
+
+    Ties in priority keep the input order (the sort is stable), so the result is the same
+    for the same input. A chunk that does not fit is skipped whole, and smaller chunks after
+    it may still fill the remaining budget.
+    """
+    if budget < 0:
+        raise ValueError(f"the token budget must not be negative (got {budget})")
+    measure = counter if counter is not None else load_counter()
+    ranked = sorted((_measure(chunk, measure) for chunk in chunks), key=lambda item: -item.priority)
+    seen: set[str] = set()
+    used = 0
+    judged: list[PackedChunk] = []
+    taken: list[_Measured] = []
+    for item in ranked:
+        if item.chunk.key in seen:
+            status = DUPLICATE
+        elif item.tokens > budget - used:
+            status = OVER_BUDGET
+        else:
+            status = INCLUDED
+            used += item.tokens
+            taken.append(item)
+        seen.add(item.chunk.key)
+        judged.append(_judgement(item, status))
+    return _assemble(taken, judged, used, budget, measure.name)
+
+
+def _judgement(item: _Measured, status: str) -> PackedChunk:
+    return PackedChunk(
+        key=item.chunk.key,
+        kind=item.chunk.kind,
+        path=item.chunk.path,
+        score=item.chunk.score,
+        priority=item.priority,
+        tokens=item.tokens,
+        status=status,
+        redactions=item.redactions if status == INCLUDED else 0,
+    )
+
+
+def _assemble(
+    taken: list[_Measured], judged: list[PackedChunk], used: int, budget: int, tokenizer: str
+) -> PackedContext:
+    ordered = sorted(taken, key=lambda item: _kind_rank(item.chunk.kind))  # stable: priority kept
+    files = dict.fromkeys(item.chunk.path for item in ordered if item.chunk.path)
+    return PackedContext(
+        text=SEPARATOR.join(item.text for item in ordered),
+        tokens=used,
+        budget=budget,
+        files=tuple(path for path in files if path),
+        code_contexts=sum(1 for item in taken if item.chunk.kind == "code"),
+        redactions=sum(item.redactions for item in taken),
+        redaction_kinds=tuple(sorted({kind for item in taken for kind in item.kinds})),
+        tokenizer=tokenizer,
+        chunks=tuple(judged),
+    )
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def pack_repository_context(
+    sources: Sequence[Source],
+    context: CodebaseContext | None,
+    *,
+    budget: int = MAX_CONTEXT_TOKENS,
+    counter: TokenCounter | None = None,
+) -> PackedContext:
+    """The repository context for the model: sources and codebase context within ``budget``.
+
+    ``counter`` defaults to the configured tokenizer (``SZRAG_TOKENIZER``, the spec's
+    estimate when unset). ``context`` may be None when codebase expansion was skipped.
+    """
+    return pack_chunks(context_chunks(sources, context), budget=budget, counter=counter)

@@ -1,0 +1,145 @@
+"""Token counting for the context budget: the spec's estimate, or a real BPE encoding.
+
+The estimate is the original's: one token per four characters, rounded up. An exact count
+uses a tiktoken encoding when ``SZRAG_TOKENIZER`` names one. tiktoken downloads encoding
+files on first use; with no network (or no tiktoken) loading gives up within a timeout and
+the estimate is used instead, with a warning. A cached encoding file (``TIKTOKEN_CACHE_DIR``)
+or an installed offline copy registered as ``<name>_offline`` is used without any network.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from szrag.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+TOKENIZER_SETTING = "SZRAG_TOKENIZER"
+ESTIMATE_NAME = "estimate"
+ENCODINGS = ("cl100k_base", "o200k_base")
+TOKENIZERS = (ESTIMATE_NAME, *ENCODINGS)
+CHARS_PER_TOKEN = 4
+LOAD_TIMEOUT = 10.0  # seconds a first download may take before we settle for the estimate
+
+
+def estimate_token_count(text: str) -> int:
+    """One token per four characters, rounded up (the spec's estimateTokenCount)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounter:
+    """A named way of counting tokens; ``note`` says why a fallback was used."""
+
+    name: str
+    count: Callable[[str], int]
+    exact: bool = False
+    note: str | None = None
+
+    def __call__(self, text: str) -> int:
+        return self.count(text)
+
+
+ESTIMATE = TokenCounter(ESTIMATE_NAME, estimate_token_count)
+
+
+class _EncodingUnavailable(Exception):
+    """The encoding could not be loaded (no tiktoken, no network, bad data)."""
+
+
+def _call_with_timeout(function: Callable[[], Any], timeout: float) -> Any:
+    """``function()`` in a daemon thread; a call still running after ``timeout`` is abandoned.
+
+    tiktoken's download has no timeout of its own, so a network that drops packets would
+    otherwise hang the question. The abandoned thread cannot block interpreter exit.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as error:  # handed back to the caller below
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, name="szrag-tokenizer-load", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise _EncodingUnavailable(f"loading took longer than {timeout:g}s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _load_encoding(name: str, timeout: float) -> Any:
+    """The tiktoken encoding ``name``, preferring an installed offline copy."""
+    try:
+        import tiktoken
+    except ImportError as error:
+        raise _EncodingUnavailable("tiktoken is not installed") from error
+    offline = f"{name}_offline"
+    chosen = offline if offline in tiktoken.list_encoding_names() else name
+    try:
+        return _call_with_timeout(lambda: tiktoken.get_encoding(chosen), timeout)
+    except _EncodingUnavailable:
+        raise
+    except Exception as error:  # network, hash mismatch, corrupt cache: all mean "not here"
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        raise _EncodingUnavailable(f"{type(error).__name__}: {first_line}"[:200]) from error
+
+
+def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
+    """An exact counter over a tiktoken ``Encoding`` (special-token text counts as text)."""
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    return TokenCounter(name or str(encoding.name), count, exact=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _counter_for(name: str, timeout: float) -> TokenCounter:
+    if name == ESTIMATE_NAME:
+        return ESTIMATE
+    try:
+        encoding = _load_encoding(name, timeout)
+    except _EncodingUnavailable as error:
+        note = f"{name} unavailable ({error}); using the 4-characters-per-token estimate"
+        log.warning("tokenizer %s", note)
+        return TokenCounter(ESTIMATE_NAME, estimate_token_count, note=note)
+    return encoding_counter(encoding, name)
+
+
+def configured_tokenizer(environ: Mapping[str, str] | None = None) -> str:
+    """The tokenizer named by ``SZRAG_TOKENIZER`` (``estimate`` when unset)."""
+    env = os.environ if environ is None else environ
+    value = env.get(TOKENIZER_SETTING, "").strip().lower()
+    return value or ESTIMATE_NAME
+
+
+def load_counter(name: str | None = None, *, timeout: float = LOAD_TIMEOUT) -> TokenCounter:
+    """The counter for ``name`` (default: the configured one), loaded once per process.
+
+    An unknown name is a configuration error; a known encoding that cannot be loaded falls
+    back to the estimate with a warning, and the fallback is remembered so later calls do
+    not wait again.
+    """
+    chosen = (name or configured_tokenizer()).strip().lower()
+    if chosen not in TOKENIZERS:
+        raise ConfigError(
+            f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}): choose one of {', '.join(TOKENIZERS)}"
+        )
+    return _counter_for(chosen, timeout)
+
+
+def forget_counters() -> None:
+    """Drop loaded counters, so the next load tries again (after a network or setting change)."""
+    _counter_for.cache_clear()

@@ -1,0 +1,232 @@
+"""The OpenAI-compatible chat-completions client: one streamed request, retried when worth it.
+
+Requests ask for a stream and for usage. A 429 or 5xx answer is retried a bounded number of
+times with exponential backoff (a ``Retry-After`` header is honoured, up to the configured cap);
+every other failure becomes the matching :mod:`szrag.llm.errors` class at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import logging
+import math
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from szrag.llm.errors import (
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    StreamCutError,
+    status_error,
+)
+from szrag.llm.stream import (
+    MarkerFilter,
+    ModelReply,
+    ReplyBuilder,
+    StreamEvent,
+    TextDelta,
+    read_events,
+)
+from szrag.settings import Settings
+
+log = logging.getLogger("szrag.llm")
+
+Sleep = Callable[[float], Awaitable[None]]
+OnText = Callable[[str], Awaitable[None] | None]
+Message = Mapping[str, Any]
+
+
+def request_body(
+    model: str, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The JSON body of one streamed chat-completions request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [dict(message) for message in messages],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if tools:
+        body["tools"] = [dict(tool) for tool in tools]
+        body["tool_choice"] = "auto"
+    return body
+
+
+def is_retryable(status: int) -> bool:
+    """Whether an HTTP status is worth another attempt (rate limits, server failures)."""
+    return status == 429 or status >= 500
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date)."""
+    if not value or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        seconds = moment.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def backoff_delay(attempt: int, settings: Settings, retry_after: float | None = None) -> float:
+    """The wait before retry number ``attempt`` (0-based), never above the configured cap."""
+    delay = retry_after if retry_after is not None else settings.retry_delay * (2**attempt)
+    return min(delay, settings.retry_max_delay)
+
+
+class ChatClient:
+    """Sends chat-completions requests to the configured provider and reads the replies."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.settings = settings
+        self._http_client = http_client
+        self._sleep = sleep
+
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions URL requests go to."""
+        return self.settings.endpoint
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        on_text: OnText | None = None,
+    ) -> ModelReply:
+        """One request, read to the end; ``on_text`` sees the answer text as it arrives."""
+        builder = ReplyBuilder()
+        shown = MarkerFilter()
+        async with contextlib.aclosing(self.events(messages, tools=tools)) as events:
+            async for event in events:
+                builder.add(event)
+                if on_text is not None and isinstance(event, TextDelta):
+                    await _call(on_text, shown.feed(event.text))
+        if on_text is not None:
+            await _call(on_text, shown.flush())
+        names = {_tool_name(tool) for tool in tools or ()}
+        return builder.build(tool_names=names - {""})
+
+    async def events(
+        self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The typed events of one request's reply, in the order they arrive."""
+        body = request_body(self.settings.ai_model, messages, tools)
+        async with self._client() as client:
+            response = await self._open(client, body)
+            try:
+                async for event in read_events(response):
+                    yield event
+            except httpx.TimeoutException:
+                raise ProviderTimeoutError(
+                    f"the model provider sent nothing for {self.settings.read_timeout:g} seconds",
+                ) from None
+            except httpx.TransportError as error:
+                raise StreamCutError(
+                    f"the connection to the model provider broke mid-reply ({_describe(error)})"
+                ) from None
+            finally:
+                await response.aclose()
+
+    @contextlib.asynccontextmanager
+    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._http_client is not None:
+            yield self._http_client
+            return
+        async with httpx.AsyncClient() as client:
+            yield client
+
+    def _timeout(self) -> httpx.Timeout:
+        connect = self.settings.connect_timeout
+        return httpx.Timeout(self.settings.read_timeout, connect=connect, pool=connect)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream, application/json"}
+        if self.settings.ai_api_key:
+            headers["Authorization"] = f"Bearer {self.settings.ai_api_key}"
+        return headers
+
+    async def _open(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+        """A response with a success status, after any retries; failures raise."""
+        attempt = 0
+        while True:
+            request = client.build_request(
+                "POST", self.endpoint, json=body, headers=self._headers(), timeout=self._timeout()
+            )
+            response = await self._send(client, request)
+            if response.is_success:
+                return response
+            detail = await response.aread()
+            await response.aclose()
+            if not is_retryable(response.status_code) or attempt >= self.settings.retries:
+                raise status_error(response.status_code, detail, endpoint=self.endpoint)
+            wait = backoff_delay(
+                attempt, self.settings, retry_after_seconds(response.headers.get("retry-after"))
+            )
+            log.info(
+                "model provider answered %d; retry %d of %d in %.2fs",
+                response.status_code,
+                attempt + 1,
+                self.settings.retries,
+                wait,
+            )
+            await self._sleep(wait)
+            attempt += 1
+
+    async def _send(self, client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectTimeout:
+            raise ProviderTimeoutError(
+                f"could not connect to the model provider at {self.endpoint} within "
+                f"{self.settings.connect_timeout:g} seconds"
+            ) from None
+        except httpx.TimeoutException:
+            raise ProviderTimeoutError(
+                f"the model provider at {self.endpoint} did not answer within "
+                f"{self.settings.read_timeout:g} seconds"
+            ) from None
+        except httpx.ConnectError as error:
+            raise ProviderConnectionError(
+                f"could not connect to the model provider at {self.endpoint} ({_describe(error)}):"
+                " check AI_URL"
+            ) from None
+        except httpx.TransportError as error:
+            raise ProviderConnectionError(
+                f"the connection to the model provider at {self.endpoint} failed"
+                f" ({_describe(error)})"
+            ) from None
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    function = tool.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _describe(error: Exception) -> str:
+    return str(error) or type(error).__name__
+
+
+async def _call(callback: OnText, text: str) -> None:
+    if not text:
+        return
+    result = callback(text)
+    if result is not None:
+        await result

@@ -1,0 +1,325 @@
+"""The tool loop: ask the model, run the tools it calls, ask again, at most three tool rounds.
+
+Each request that offers tools may come back with tool calls. The assistant's text and calls go
+into the history, every call runs through the executor (calls of one round concurrently, results
+kept in call order) and each result is appended as a ``tool`` message that starts with
+``LIVE API DATA (current runtime evidence)``. After :data:`MAX_TOOL_ROUNDS` rounds of tool calls,
+the TOOL-CALL-LIMIT prompt is appended as a system message and one last request is sent without
+tools. If no request produced answer text, :func:`build_ai_fallback` writes an answer from the
+intermediate text and the tool results.
+
+Streaming: ``on_token(text, round)`` receives answer text as it arrives, with the 1-based number
+of the request it belongs to. Text of a round that ends in tool calls is *intermediate*: right
+after such a round, before any tool runs, a ``reasoning`` activity with metadata
+``{"round": n, "kind": "intermediate", "text": ...}`` is recorded, so a face can set that text
+apart. The final answer is the text of the last round (or the fallback), returned complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from szrag.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
+from szrag.llm.client import ChatClient, Message
+from szrag.llm.stream import ModelReply, ToolCall
+
+log = logging.getLogger("szrag.llm")
+
+MAX_TOOL_ROUNDS = 3
+LIVE_DATA_LABEL = "LIVE API DATA (current runtime evidence)"
+CHARS_PER_TOKEN = 4
+MAX_REASONING_CHARS = 4000
+MAX_FALLBACK_RESULT_CHARS = 1500
+
+ToolExecutor = Callable[[str, str], Awaitable[str]]
+"""Runs one tool: ``await executor(name, arguments_json)`` gives the result text."""
+
+OnToken = Callable[[str, int], Awaitable[None] | None]
+"""Told each piece of answer text with the number of the request it belongs to."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: one token per four characters, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one or more requests; ``estimated`` when any count was guessed."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output together."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{input, output, total, estimated}``."""
+        return {
+            "input": self.input_tokens,
+            "output": self.output_tokens,
+            "total": self.total_tokens,
+            "estimated": self.estimated,
+        }
+
+
+def messages_text(messages: Sequence[Message]) -> str:
+    """The text a request sends: every message's content and tool-call arguments."""
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {}) if isinstance(call, Mapping) else {}
+            parts.append(f"{function.get('name', '')}{function.get('arguments', '')}")
+    return "\n".join(parts)
+
+
+def reply_text(reply: ModelReply) -> str:
+    """The text a reply produced: answer, reasoning and tool calls."""
+    calls = "".join(f"{call.name}{call.arguments}" for call in reply.tool_calls)
+    return reply.text + reply.reasoning + calls
+
+
+def request_usage(messages: Sequence[Message], reply: ModelReply) -> Usage:
+    """The provider's counts for one request, estimating any it did not report."""
+    reported = reply.usage
+    input_tokens = reported.input_tokens if reported else None
+    output_tokens = reported.output_tokens if reported else None
+    return Usage(
+        input_tokens if input_tokens is not None else estimate_tokens(messages_text(messages)),
+        output_tokens if output_tokens is not None else estimate_tokens(reply_text(reply)),
+        estimated=input_tokens is None or output_tokens is None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool call of some round and the text it produced."""
+
+    round: int
+    call: ToolCall
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResult:
+    """What the loop produced: the answer and how it came about."""
+
+    answer: str
+    response_rounds: int
+    tool_rounds: int
+    usage: Usage
+    fallback: bool = False
+    limit_reached: bool = False
+    intermediate: tuple[str, ...] = ()
+    outcomes: tuple[ToolOutcome, ...] = field(default=())
+
+
+def tool_message(call: ToolCall, text: str) -> dict[str, Any]:
+    """The history entry carrying one tool result, labelled as live runtime evidence."""
+    return {"role": "tool", "tool_call_id": call.id, "content": f"{LIVE_DATA_LABEL}\n{text}"}
+
+
+def assistant_message(reply: ModelReply) -> dict[str, Any]:
+    """The history entry for an assistant turn that called tools."""
+    return {
+        "role": "assistant",
+        "content": reply.text,
+        "tool_calls": [call.to_message() for call in reply.tool_calls],
+    }
+
+
+def tool_failure(name: str, message: str) -> str:
+    """The result text given to the model when a tool call could not run."""
+    return json.dumps({"ok": False, "tool": name, "error": message}, ensure_ascii=False)
+
+
+def build_ai_fallback(intermediate: Sequence[str], outcomes: Sequence[ToolOutcome]) -> str:
+    """A local answer for when the model gave none: its intermediate text and the live data."""
+    lines = ["The model did not produce a final answer."]
+    texts = [text.strip() for text in intermediate if text.strip()]
+    if texts:
+        lines += ["", "What the model wrote while gathering evidence:", *texts]
+    if outcomes:
+        lines += ["", f"{LIVE_DATA_LABEL} gathered before it stopped:"]
+        for outcome in outcomes:
+            lines.append(f"- {outcome.call.name}: {_preview(outcome.text)}")
+    if not texts and not outcomes:
+        lines.append("Ask again, or rephrase the question with exact file or function names.")
+    return "\n".join(lines)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= MAX_FALLBACK_RESULT_CHARS:
+        return flat
+    return flat[: MAX_FALLBACK_RESULT_CHARS - 1] + "…"
+
+
+class ToolLoop:
+    """Runs one conversation with the model through up to ``max_rounds`` rounds of tool calls."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        limit_prompt: str,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        executor: ToolExecutor | None = None,
+        recorder: ActivityRecorder | None = None,
+        on_token: OnToken | None = None,
+        max_rounds: int = MAX_TOOL_ROUNDS,
+    ) -> None:
+        self.client = client
+        self.limit_prompt = limit_prompt
+        self.tools = list(tools or ()) if executor is not None else []
+        self.executor = executor
+        self.recorder = recorder or ActivityRecorder()
+        self.on_token = on_token
+        self.max_rounds = max_rounds
+
+    async def run(self, messages: Sequence[Message]) -> LoopResult:
+        """Ask until the model answers without tools; ProviderError propagates."""
+        history: list[Message] = [dict(message) for message in messages]
+        usage = Usage()
+        intermediate: list[str] = []
+        outcomes: list[ToolOutcome] = []
+        tool_rounds = 0
+        limit_reached = False
+        number = 0
+        answer = ""
+        while True:
+            number += 1
+            offer = bool(self.tools) and tool_rounds < self.max_rounds
+            if self.tools and not offer:
+                limit_reached = True
+                history.append({"role": "system", "content": self.limit_prompt})
+                await self.recorder.record(
+                    "ai",
+                    COMPLETED,
+                    f"Tool-call limit of {self.max_rounds} rounds reached; asking for a final answer",
+                    metadata={"round": number, "maxToolRounds": self.max_rounds},
+                )
+            reply = await self._request(history, number, offer)
+            usage += request_usage(history, reply)
+            if not (offer and reply.tool_calls):
+                answer = reply.text
+                break
+            tool_rounds += 1
+            if reply.text:
+                intermediate.append(reply.text)
+                await self.recorder.record(
+                    "reasoning",
+                    COMPLETED,
+                    f"Intermediate text from round {number} (tool calls follow)",
+                    metadata={"round": number, "kind": "intermediate", "text": reply.text},
+                )
+            history.append(assistant_message(reply))
+            texts = await self._run_tools(reply.tool_calls, number)
+            for call, text in zip(reply.tool_calls, texts, strict=True):
+                history.append(tool_message(call, text))
+                outcomes.append(ToolOutcome(number, call, text))
+        fallback = not answer
+        if fallback:
+            answer = build_ai_fallback(intermediate, outcomes)
+            await self.recorder.record(
+                "ai",
+                FAILED,
+                "The model gave no final answer; answering from what was gathered",
+                metadata={"round": number, "fallback": True},
+            )
+        return LoopResult(
+            answer=answer,
+            response_rounds=number,
+            tool_rounds=tool_rounds,
+            usage=usage,
+            fallback=fallback,
+            limit_reached=limit_reached,
+            intermediate=tuple(intermediate),
+            outcomes=tuple(outcomes),
+        )
+
+    async def _request(self, history: Sequence[Message], number: int, offer: bool) -> ModelReply:
+        pair = new_id()
+        model = self.client.settings.ai_model
+        await self.recorder.record(
+            "ai",
+            STARTED,
+            f"Asking {model} (request {number})",
+            activity_id=pair,
+            metadata={"round": number, "model": model, "tools": len(self.tools) if offer else 0},
+        )
+
+        async def on_text(text: str) -> None:
+            if self.on_token is not None:
+                result = self.on_token(text, number)
+                if result is not None:
+                    await result
+
+        reply = await self.client.complete(
+            history, tools=self.tools if offer else None, on_text=on_text
+        )
+        if reply.reasoning:
+            await self.recorder.record(
+                "reasoning",
+                COMPLETED,
+                f"Model reasoning in request {number}",
+                metadata={
+                    "round": number,
+                    "kind": "model",
+                    "text": reply.reasoning[:MAX_REASONING_CHARS],
+                },
+            )
+        calls = [call.name for call in reply.tool_calls] if offer else []
+        message = f"Model asked for tools: {', '.join(calls)}" if calls else "Model answered"
+        await self.recorder.record(
+            "ai",
+            COMPLETED,
+            message,
+            activity_id=pair,
+            metadata={
+                "round": number,
+                "toolCalls": calls,
+                "finishReason": reply.finish_reason,
+                "characters": len(reply.text),
+            },
+        )
+        return reply
+
+    async def _run_tools(self, calls: Sequence[ToolCall], number: int) -> list[str]:
+        """Every call of one round, run together; results in call order."""
+        return list(await asyncio.gather(*(self._run_tool(call, number) for call in calls)))
+
+    async def _run_tool(self, call: ToolCall, number: int) -> str:
+        if call.error is not None or self.executor is None:
+            reason = call.error or "no tool executor is configured"
+            await self.recorder.record(
+                "tool",
+                FAILED,
+                f"{call.name} was not run: {reason}",
+                metadata={"round": number, "tool": call.name, "arguments": call.arguments},
+            )
+            return tool_failure(call.name, reason)
+        try:
+            return await self.executor(call.name, call.arguments)
+        except Exception as error:  # a failing tool is evidence for the model, not a crash
+            log.warning("tool %s failed: %s", call.name, error, exc_info=True)
+            return tool_failure(call.name, str(error) or type(error).__name__)

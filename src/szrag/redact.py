@@ -1,0 +1,264 @@
+"""Secret redaction: credentials in text are replaced with ``[REDACTED:kind]`` markers.
+
+Two families of rules run in order:
+
+1. *Formats* that are secrets wherever they appear: PEM private key blocks (whole block,
+   also when a chunk boundary cuts it), Slack tokens and webhook URLs, GitHub, OpenAI,
+   Anthropic, Stripe, Google and AWS keys, JWTs, bearer credentials and passwords in URLs.
+2. *Assignments* to secret-named keys (``password``, ``api_key``, ``token``, ``secret``,
+   ``client_secret``, ``private_key``, ``access_key``, ``auth`` ...) in the forms code and
+   configuration use: ``KEY = "value"``, ``key: value``, ``"key": "value"``, ``KEY=value``.
+   Only literal values are secrets: ``token = tokens(question)`` or
+   ``password_field = form.password`` are code and stay as they are.
+
+The rules aim at precision: a false positive hides code from the model, a false negative
+leaks a credential, and both are tested.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MARKER = "[REDACTED:{kind}]"
+_MARKER_PREFIX = "[REDACTED:"
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """Text with its secrets replaced, how many were replaced and of which kinds."""
+
+    text: str
+    count: int
+    kinds: tuple[str, ...]
+
+
+def marker(kind: str) -> str:
+    """The replacement written in place of a secret of ``kind``."""
+    return MARKER.format(kind=kind)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A pattern whose ``secret`` group (or whole match) is replaced when ``keep`` allows."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    keep: Callable[[re.Match[str]], bool] | None = None
+    needle: str | None = None  # a substring the text must contain for the rule to run
+
+
+def _has_template(value: str) -> bool:
+    return any(mark in value for mark in ("${", "{{", "%(", "<%", "$(")) or value.startswith("$")
+
+
+def _has_digit_or_mixed_case(value: str) -> bool:
+    """Random credentials nearly always have a digit or both cases; prose does not."""
+    return any(char.isdigit() for char in value) or (value != value.lower() and value != value.upper())
+
+
+# Formats: each is a secret wherever it appears. Order matters: whole PEM blocks first,
+# then the longer prefixes (sk-ant- before sk-). A PEM marker only counts when key material
+# (base64, or an encrypted key's headers) follows it, so code that merely mentions the
+# marker string is left alone.
+_PEM_BODY = r"(?:\\[nr]|\s)+(?:[A-Za-z0-9+/=]{16,}|Proc-Type:)"
+_FORMAT_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?=" + _PEM_BODY + r")"
+            r"(?:.*?-----END (?P=label)-----|.*\Z)",
+            re.DOTALL,
+        ),
+        needle="PRIVATE KEY",
+    ),
+    # The tail of a block whose BEGIN line fell in an earlier chunk.
+    _Rule(
+        "private_key",
+        re.compile(
+            r"\A(?:(?!-----BEGIN ).)*?[A-Za-z0-9+/=]{16,}(?:\\[nr]|\s)+"
+            r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+            re.DOTALL,
+        ),
+        needle="PRIVATE KEY",
+    ),
+    _Rule(
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"),
+    ),
+    _Rule("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}")),
+    _Rule("slack_token", re.compile(r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}")),
+    _Rule("github_token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{36,255}\b")),
+    _Rule("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,255}\b")),
+    _Rule("anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}")),
+    _Rule(
+        "openai_key",
+        re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+        keep=lambda match: _has_digit_or_mixed_case(match.group()),
+    ),
+    _Rule("stripe_key", re.compile(r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}")),
+    _Rule("stripe_key", re.compile(r"(?<![\w-])whsec_[A-Za-z0-9]{20,}")),
+    _Rule("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])")),
+    _Rule("aws_access_key_id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    _Rule(
+        "aws_secret_access_key",
+        re.compile(
+            r"(?i:aws_?secret_?access_?key)[\"']?\s*(?:=|:|=>)\s*[\"']?"
+            r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+    ),
+    _Rule(
+        "jwt",
+        re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ),
+    _Rule(
+        "bearer_token",
+        re.compile(r"\b[Bb]earer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
+        keep=lambda match: _has_digit_or_mixed_case(match.group("secret")),
+    ),
+    _Rule(
+        "url_password",
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'`]+:(?P<secret>[^\s/@\"'`]+)@"),
+        keep=lambda match: not _has_template(match.group("secret")),
+    ),
+)
+
+# Assignments to secret-named keys.
+_SECRET_WORDS = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "token", "secret", "auth", "apikey", "authorization"}
+)
+_SECRET_PAIRS = frozenset(
+    {("api", "key"), ("secret", "key"), ("private", "key"), ("access", "key"), ("client", "secret")}
+)
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_KEY_WORD = re.compile(r"[a-z0-9]+")
+
+
+def is_secret_name(key: str) -> bool:
+    """True when a key names a secret: its last word (or last two) is a secret word.
+
+    ``DB_PASSWORD``, ``slackBotToken``, ``api-key``, ``client_secret`` are secret names;
+    ``password_field``, ``token_type``, ``max_tokens`` are not.
+    """
+    words = _KEY_WORD.findall(_CAMEL.sub(r"\1_\2", key).lower())
+    if not words:
+        return False
+    return words[-1] in _SECRET_WORDS or tuple(words[-2:]) in _SECRET_PAIRS
+
+
+_KEY = r"[A-Za-z_][\w.\-]*"
+_QUOTED_ASSIGNMENT = re.compile(
+    r"(?:(?P<q>[\"'])(?P<qkey>" + _KEY + r")(?P=q)|(?<![\w.\-$\"'`])(?P<key>" + _KEY + r"))"
+    r"[ \t]*(?::[ \t]*[\w\[\]|.,< >]{1,60}?[ \t]*(?==))?"  # an optional type annotation
+    r"(?:=>|:=|=(?!=)|:)[ \t]*(?:[rRbBuU]{1,2})?"
+    r"(?P<quote>[\"'`])(?P<secret>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
+)
+_UNQUOTED_EQUALS = re.compile(
+    r"^(?P<indent>[ \t]*)(?:export[ \t]+)?(?P<key>" + _KEY + r")(?P<before>[ \t]*)=(?!=)[ \t]*"
+    r"(?P<secret>[^\s\"'`#][^\s#]*)[ \t]*(?:#.*)?$",
+    re.MULTILINE,
+)
+_UNQUOTED_COLON = re.compile(
+    r"^[ \t]*(?:-[ \t]+)?(?:(?P<q>[\"'])(?P<qkey>" + _KEY + r")(?P=q)|(?P<key>" + _KEY + r"))"
+    r"[ \t]*:[ \t]+(?P<secret>[^\s\"'`#][^#\n]*?)[ \t]*(?:#.*)?$",
+    re.MULTILINE,
+)
+
+_CODE_WORDS = frozenset(
+    {
+        "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off",
+        "str", "string", "int", "integer", "bytes", "bool", "boolean", "float", "number",
+        "any", "unknown", "object", "optional", "secretstr", "text", "required",
+    }
+)  # fmt: skip
+_DOTTED_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$")
+_TYPE_NAME = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
+_CODE_CHARACTERS = frozenset("()[]{}<>;")
+
+
+def _looks_like_code(value: str, key: str) -> bool:
+    """True when an unquoted value is an expression, a reference or a type, not a literal."""
+    stripped = value.strip()
+    return (
+        not stripped
+        or stripped.lower() in _CODE_WORDS
+        or stripped == key
+        or stripped.startswith(("$", "@", "%", "&", "*", "!", "|", ">", _MARKER_PREFIX))
+        or stripped.endswith((",", ";", "{", "\\"))
+        or any(char in _CODE_CHARACTERS for char in stripped)
+        or any(char.isspace() for char in stripped)  # prose, or an expression with operators
+        or "=>" in stripped
+        or bool(_DOTTED_NAME.match(stripped))
+        or bool(_TYPE_NAME.match(stripped))
+        or _has_template(stripped)
+    )
+
+
+def _plain_literal(value: str) -> bool:
+    """True when a quoted value is a real literal worth hiding (not empty, a template or a marker)."""
+    return bool(value.strip()) and not _has_template(value) and _MARKER_PREFIX not in value
+
+
+def _keep_quoted(match: re.Match[str]) -> bool:
+    key = match.group("qkey") or match.group("key")
+    return is_secret_name(key) and _plain_literal(match.group("secret"))
+
+
+def _keep_unquoted_equals(match: re.Match[str]) -> bool:
+    key, value = match.group("key"), match.group("secret")
+    if not is_secret_name(key) or _looks_like_code(value, key):
+        return False
+    # `password = fallback_password` (spaced or indented) is code referring to a variable;
+    # `.env` files write `PASSWORD=hunter2` unindented and unspaced.
+    spaced = bool(match.group("before")) or bool(match.group("indent"))
+    return not (spaced and _IDENTIFIER.match(value))
+
+
+def _keep_unquoted_colon(match: re.Match[str]) -> bool:
+    key = match.group("qkey") or match.group("key")
+    return is_secret_name(key) and not _looks_like_code(match.group("secret"), key)
+
+
+_ASSIGNMENT_RULES: tuple[_Rule, ...] = (
+    _Rule("secret_value", _QUOTED_ASSIGNMENT, _keep_quoted),
+    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_unquoted_equals),
+    _Rule("secret_value", _UNQUOTED_COLON, _keep_unquoted_colon),
+)
+
+RULES: tuple[_Rule, ...] = _FORMAT_RULES + _ASSIGNMENT_RULES
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
+
+
+def _apply(rule: _Rule, text: str, found: list[str]) -> str:
+    if rule.needle is not None and rule.needle not in text:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        whole = match.group()
+        has_group = "secret" in rule.pattern.groupindex
+        secret = match.group("secret") if has_group else whole
+        if secret.startswith(_MARKER_PREFIX) or (rule.keep is not None and not rule.keep(match)):
+            return whole  # already redacted, or not a secret after all
+        found.append(rule.kind)
+        if not has_group:
+            return marker(rule.kind)
+        start, end = match.span("secret")
+        offset = match.start()
+        return whole[: start - offset] + marker(rule.kind) + whole[end - offset :]
+
+    return rule.pattern.sub(replace, text)
+
+
+def redact_text(text: str) -> Redaction:
+    """``text`` with every secret replaced by ``[REDACTED:kind]``, and what was replaced."""
+    found: list[str] = []
+    for rule in RULES:
+        text = _apply(rule, text, found)
+    return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:kind]``."""
+    return redact_text(text).text

@@ -1,0 +1,167 @@
+"""What the live tools read about the running application.
+
+``Runtime`` is the interface: status, metrics, logs, errors and release information, each a
+JSON-ready dict (or an awaitable of one). ``ProcessRuntime`` is the default, backed by this
+process: uptime, versions, the indexed repository's Git head and index statistics,
+deployment fields from the environment (DEPLOY_ENV, GIT_SHA, RELEASE), command and tool
+counters, a ring buffer of the ``szrag`` logger's records (plus the tail of ``log_file`` or
+``SZRAG_LOG_FILE`` when set), caught exceptions, and the release history file.
+
+A host replaces any part by subclassing ``ProcessRuntime`` and overriding a method, or by
+passing its own object with the same methods to the tool adapter.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Awaitable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from szrag.commands.model import CommandOutcome
+from szrag.runtime.errorlog import ErrorLog, ErrorRecord
+from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
+from szrag.runtime.metrics import Metrics
+from szrag.runtime.release import read_release_info
+from szrag.runtime.status import deployment_fields, process_status
+
+LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"
+MAX_READ = 100  # entries any one read returns, whatever the caller asks
+
+JSONResult = dict[str, Any] | Awaitable[dict[str, Any]]
+
+
+class Runtime(Protocol):
+    """The runtime data the live tools read; methods may be sync or async."""
+
+    def status(self) -> JSONResult:
+        """Current status and deployment data."""
+        ...
+
+    def metrics(self) -> JSONResult:
+        """Current counters."""
+        ...
+
+    def logs(self, limit: int = 10, level: str | None = None) -> JSONResult:
+        """The latest log entries, oldest first."""
+        ...
+
+    def errors(self, limit: int = 10, include_stack: bool = False) -> JSONResult:
+        """The latest caught errors, newest first."""
+        ...
+
+    def release_info(self, version: str | None = None) -> JSONResult:
+        """Version and release notes, optionally of one version."""
+        ...
+
+
+class ProcessRuntime:
+    """The default runtime: this process, the repository at ``root`` and its index."""
+
+    def __init__(
+        self,
+        root: Path | str = ".",
+        *,
+        log_file: Path | str | None = None,
+        environ: Mapping[str, str] | None = None,
+        log_capacity: int = 500,
+        error_capacity: int = 100,
+        logger: str = "szrag",
+    ) -> None:
+        self.root = Path(root)
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        configured = log_file or self.environ.get(LOG_FILE_VARIABLE) or None
+        self.log_file = Path(configured) if configured else None
+        self.started = time.time()
+        self._started_monotonic = time.monotonic()
+        self.log_buffer = LogBuffer(log_capacity)
+        self.error_log = ErrorLog(error_capacity)
+        self.counters = Metrics()
+        self._logger = logging.getLogger(logger)
+
+    def attach(self) -> ProcessRuntime:
+        """Start collecting the logger's records and logged exceptions; returns self."""
+        for handler in (self.log_buffer, self.error_log):
+            if handler not in self._logger.handlers:
+                self._logger.addHandler(handler)
+        return self
+
+    def detach(self) -> None:
+        """Stop collecting log records."""
+        self._logger.removeHandler(self.log_buffer)
+        self._logger.removeHandler(self.error_log)
+
+    def __enter__(self) -> ProcessRuntime:
+        return self.attach()
+
+    def __exit__(self, *exc: object) -> None:
+        self.detach()
+
+    # Reads ---------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """Process, repository, index and deployment facts."""
+        return process_status(
+            self.root,
+            started=self.started,
+            started_monotonic=self._started_monotonic,
+            environ=self.environ,
+        )
+
+    def metrics(self) -> dict[str, Any]:
+        """Command and tool counters since start."""
+        return self.counters.snapshot()
+
+    def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
+        """The latest buffered entries and, when configured, the log file's last lines."""
+        limit = max(0, min(limit, MAX_READ))
+        entries: list[LogEntry] = self.log_buffer.entries(limit, level)
+        result: dict[str, Any] = {"entries": [entry.to_dict() for entry in entries]}
+        if self.log_file is not None:
+            try:
+                lines = tail_lines(self.log_file, limit)
+                result["file"] = {
+                    "path": str(self.log_file),
+                    "entries": [parse_log_line(line) for line in lines],
+                }
+            except OSError as error:
+                result["file"] = {"path": str(self.log_file), "error": error.strerror or str(error)}
+        return result
+
+    def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
+        """The latest caught errors, newest first."""
+        limit = max(0, min(limit, MAX_READ))
+        records: list[ErrorRecord] = self.error_log.entries(limit)
+        return {"errors": [record.to_dict(include_stack=include_stack) for record in records]}
+
+    def release_info(self, version: str | None = None) -> dict[str, Any]:
+        """Versions and release notes from the repository's history file."""
+        return read_release_info(self.root, version, deployment=deployment_fields(self.environ))
+
+    # Writes (observers) ----------------------------------------------------------------
+
+    def record_command(self, outcome: CommandOutcome) -> None:
+        """Count a command execution (pass as an observer of the command runner)."""
+        self.counters.record_command(outcome)
+
+    def record_tool(self, name: str, status: str, duration_ms: float) -> None:
+        """Count a live tool call."""
+        self.counters.record_tool(name, status, duration_ms)
+
+    def record_error(self, error: BaseException, where: str = "") -> ErrorRecord:
+        """Keep a caught exception for getErrors."""
+        return self.error_log.record(error, where)
+
+
+__all__ = [
+    "ErrorLog",
+    "ErrorRecord",
+    "LogBuffer",
+    "LogEntry",
+    "Metrics",
+    "ProcessRuntime",
+    "Runtime",
+    "read_release_info",
+]

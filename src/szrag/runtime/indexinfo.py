@@ -1,0 +1,76 @@
+"""Facts read from a repository's index without building or refreshing it.
+
+Live tools run under a short time limit, so they open the SQLite file read-only and report
+what is there; building the index is the job of ``szrag index`` and the answer path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from szrag.errors import IndexStoreError
+from szrag.index import store
+
+
+@contextlib.contextmanager
+def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the index of ``root``; IndexStoreError when it is unusable."""
+    path = store.index_path(root)
+    if not path.is_file():
+        raise IndexStoreError(f"no index at {path}; run `szrag index` first")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error as error:
+        raise IndexStoreError(f"index {path}: {error}") from error
+    try:
+        problem = store.check(conn)
+        if problem is not None:
+            raise IndexStoreError(f"index {path} is not usable: {problem}")
+        yield conn
+    except sqlite3.Error as error:
+        raise IndexStoreError(f"index {path}: {error}") from error
+    finally:
+        conn.close()
+
+
+def index_statistics(root: Path) -> dict[str, Any]:
+    """Row counts and meta facts of the index, or why there is none."""
+    try:
+        with open_read_only(root) as conn:
+            meta = store.read_meta(conn)
+            counts = store.counts(conn)
+    except IndexStoreError as error:
+        return {"available": False, "reason": error.message}
+    return {
+        "available": True,
+        "schemaVersion": meta.get("schema_version"),
+        "generatedAt": meta.get("generated_at"),
+        "profile": meta.get("profile"),
+        **counts,
+    }
+
+
+def _routes_of(path: str, code: Any) -> Iterator[dict[str, Any]]:
+    if not isinstance(code, dict):
+        return
+    for route in code.get("routes") or []:
+        if not isinstance(route, dict) or not isinstance(route.get("path"), str):
+            continue
+        yield {
+            "method": str(route.get("method") or "ANY").upper(),
+            "path": route["path"],
+            "file": path,
+            "line": route.get("line") if isinstance(route.get("line"), int) else None,
+            "handler": route.get("handler") if isinstance(route.get("handler"), str) else None,
+        }
+
+
+def read_routes(root: Path) -> list[dict[str, Any]]:
+    """Every route the index detected, by path, method and file."""
+    with open_read_only(root) as conn:
+        routes = [route for f in store.iter_files(conn) for route in _routes_of(f.path, f.code)]
+    return sorted(routes, key=lambda r: (r["path"], r["method"], r["file"], r["line"] or 0))

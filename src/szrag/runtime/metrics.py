@@ -1,0 +1,90 @@
+"""Counters of the running process: commands executed, who ran them, how long they took,
+and live tool calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from szrag.commands.model import CommandOutcome
+from szrag.runtime.logs import iso_time
+
+UNKNOWN_COMMAND = "(unknown)"  # attempts of unregistered ids share one counter
+
+
+@dataclass
+class _Timing:
+    """Count, failures and latency of one command or tool."""
+
+    count: int = 0
+    failures: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    last_ms: float = 0.0
+    last_status: str = ""
+
+    def add(self, ok: bool, status: str, duration_ms: float) -> None:
+        self.count += 1
+        self.failures += 0 if ok else 1
+        self.total_ms += duration_ms
+        self.max_ms = max(self.max_ms, duration_ms)
+        self.last_ms = duration_ms
+        self.last_status = status
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "failures": self.failures,
+            "averageMs": round(self.total_ms / self.count, 3) if self.count else 0.0,
+            "maxMs": round(self.max_ms, 3),
+            "lastMs": round(self.last_ms, 3),
+            "lastStatus": self.last_status,
+        }
+
+
+class Metrics:
+    """Thread-safe counters, read as one JSON snapshot."""
+
+    def __init__(self) -> None:
+        self.started = time.time()
+        self._lock = threading.Lock()
+        self._commands: dict[str, _Timing] = {}
+        self._tools: dict[str, _Timing] = {}
+        self._sources: dict[str, int] = {}
+        self._users: set[str] = set()
+        self._channels: set[str] = set()
+
+    def record_command(self, outcome: CommandOutcome) -> None:
+        """Count one command execution (an observer of the command runner)."""
+        key = UNKNOWN_COMMAND if outcome.status == "unknown_command" else outcome.command_id
+        with self._lock:
+            self._commands.setdefault(key, _Timing()).add(
+                outcome.ok, outcome.status, outcome.duration_ms
+            )
+            self._sources[outcome.source] = self._sources.get(outcome.source, 0) + 1
+            self._users.add(f"{outcome.identity.team_id}/{outcome.identity.user_id}")
+            self._channels.add(f"{outcome.identity.team_id}/{outcome.identity.channel_id}")
+
+    def record_tool(self, name: str, status: str, duration_ms: float) -> None:
+        """Count one live tool call."""
+        with self._lock:
+            self._tools.setdefault(name, _Timing()).add(status == "completed", status, duration_ms)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every counter as JSON."""
+        with self._lock:
+            executed = sum(timing.count for timing in self._commands.values())
+            failed = sum(timing.failures for timing in self._commands.values())
+            return {
+                "since": iso_time(self.started),
+                "commandsExecuted": executed,
+                "commandsSucceeded": executed - failed,
+                "commandsFailed": failed,
+                "uniqueUsers": len(self._users),
+                "uniqueChannels": len(self._channels),
+                "bySource": dict(sorted(self._sources.items())),
+                "commands": {key: self._commands[key].to_dict() for key in sorted(self._commands)},
+                "toolCalls": {key: self._tools[key].to_dict() for key in sorted(self._tools)},
+            }

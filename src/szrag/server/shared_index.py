@@ -1,0 +1,84 @@
+"""One index for the whole server, readable from any thread.
+
+An sqlite3 connection belongs to the thread that opened it, while a server answers on its event
+loop, in worker threads and in the watcher's refresh thread. :class:`SharedIndex` is an
+:class:`~szrag.index.Index` whose ``conn`` is opened lazily once per thread, so every thread
+reads through its own connection: WAL mode lets those readers run while the watcher's refresh
+writes, and each sees either the old index or the new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import cast
+
+from szrag.config import RepoConfig
+from szrag.errors import IndexStoreError
+from szrag.index import Index, load_index
+from szrag.index import store
+
+
+class SharedIndex(Index):
+    """An Index with one SQLite connection per thread, all closed together."""
+
+    def __init__(self, root: Path, config: RepoConfig) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        super().__init__(root, config, cast(sqlite3.Connection, None))
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+        return conn
+
+    @conn.setter
+    def conn(self, value: sqlite3.Connection) -> None:
+        if value is not None:
+            raise AttributeError("a SharedIndex opens its own connections")
+
+    def _open(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise IndexStoreError("the index is closed")
+            # check_same_thread=False only so close() can close every thread's connection;
+            # each connection is still used by the thread that opened it alone.
+            conn = sqlite3.connect(
+                store.index_path(self.root),
+                timeout=store.BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {store.BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._connections.append(conn)
+            return conn
+
+    @property
+    def connection_count(self) -> int:
+        """How many threads have opened a connection."""
+        with self._lock:
+            return len(self._connections)
+
+    def close(self) -> None:
+        """Close every thread's connection; later use raises IndexStoreError."""
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+
+def open_shared_index(root: Path | str) -> SharedIndex:
+    """Build or refresh the index of ``root`` now, then share it across threads."""
+    with load_index(root) as index:
+        resolved, config = index.root, index.config
+    return SharedIndex(resolved, config)

@@ -1,0 +1,175 @@
+"""Keep the index fresh while the server runs, so a question never waits for a freshness scan.
+
+A background task watches the repository with watchfiles (inotify and friends). Changes are
+gathered for a short debounce window, then ``refresh_index`` runs in one dedicated thread: it
+re-reads only what changed and commits in one transaction, so readers keep answering from the
+previous index meanwhile. The index's own directory is ignored (its writes would loop). Where
+the platform cannot watch (no inotify slots left, say), it falls back to a periodic refresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+from watchfiles import DefaultFilter, awatch
+
+from szrag.index import Index, RefreshReport, refresh_index
+from szrag.index.store import INDEX_DIRECTORY
+
+log = logging.getLogger("szrag.server.watcher")
+
+FALLBACK_INTERVAL_SECONDS = 30.0
+
+Refresher = Callable[[Index], RefreshReport]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchState:
+    """What the watcher has done: refresh count, the last one's time and outcome."""
+
+    running: bool = False
+    mode: str = "off"
+    refreshes: int = 0
+    last_refresh: float | None = None
+    last_changed: int = 0
+    last_elapsed: float = 0.0
+    last_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as JSON-ready values."""
+        return {
+            "running": self.running,
+            "mode": self.mode,
+            "refreshes": self.refreshes,
+            "lastRefresh": self.last_refresh,
+            "lastChanged": self.last_changed,
+            "lastElapsedMs": round(self.last_elapsed * 1000, 1),
+            "lastError": self.last_error,
+        }
+
+
+class RepositoryFilter(DefaultFilter):
+    """watchfiles' usual ignores plus the index directory."""
+
+    ignore_dirs = (*DefaultFilter.ignore_dirs, INDEX_DIRECTORY)
+
+
+def changed_count(report: RefreshReport) -> int:
+    """How many files a refresh wrote (added, changed, removed or touched)."""
+    return len(report.added) + len(report.changed) + len(report.removed) + len(report.touched)
+
+
+class IndexWatcher:
+    """A background task that refreshes ``index`` shortly after files change."""
+
+    def __init__(
+        self,
+        index: Index,
+        *,
+        debounce_ms: int = 400,
+        refresher: Refresher = refresh_index,
+        fallback_interval: float = FALLBACK_INTERVAL_SECONDS,
+    ) -> None:
+        self.index = index
+        self.debounce_ms = max(1, debounce_ms)
+        self.state = WatchState()
+        self._refresher = refresher
+        self._fallback_interval = fallback_interval
+        # One thread for every refresh: writes never overlap and reuse one connection.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-refresh")
+        self._stop = anyio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._refreshed = asyncio.Condition()
+
+    @property
+    def root(self) -> Path:
+        """The watched directory."""
+        return self.index.root
+
+    def start(self) -> None:
+        """Start watching in the running event loop."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="szrag-index-watcher")
+
+    async def stop(self) -> None:
+        """Stop watching and wait for a refresh in progress to finish."""
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._executor.shutdown(wait=True)
+        self.state = replace(self.state, running=False)
+
+    async def refresh(self) -> RefreshReport | None:
+        """Refresh now in the refresh thread; a failure is logged and kept in ``state``."""
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        try:
+            report = await loop.run_in_executor(self._executor, self._refresher, self.index)
+        except Exception as error:
+            log.warning("index refresh failed: %s", error)
+            self.state = replace(self.state, last_error=str(error))
+            return None
+        changed = changed_count(report)
+        self.state = replace(
+            self.state,
+            refreshes=self.state.refreshes + 1,
+            last_refresh=time.time(),
+            last_changed=changed,
+            last_elapsed=time.perf_counter() - started,
+            last_error=None,
+        )
+        if changed:
+            log.info("index refreshed: %d file(s) in %.0f ms", changed, self.state.last_elapsed * 1000)
+        async with self._refreshed:
+            self._refreshed.notify_all()
+        return report
+
+    async def wait_for_refresh(self, timeout: float) -> bool:
+        """Wait until the next refresh completes; False on timeout."""
+        try:
+            async with self._refreshed:
+                await asyncio.wait_for(self._refreshed.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _run(self) -> None:
+        self.state = replace(self.state, running=True, mode="watch")
+        try:
+            await self._watch()
+        except (OSError, RuntimeError) as error:
+            # watchfiles reports exhausted inotify watches and the like as these.
+            log.warning("cannot watch %s (%s); refreshing every %.0f s", self.root, error, self._fallback_interval)
+            self.state = replace(self.state, mode="poll", last_error=str(error))
+            await self._poll()
+
+    async def _watch(self) -> None:
+        changes_seen = awatch(
+            self.root,
+            watch_filter=RepositoryFilter(),
+            debounce=self.debounce_ms,
+            step=min(50, self.debounce_ms),
+            stop_event=self._stop,
+            ignore_permission_denied=True,
+        )
+        async for _changes in changes_seen:
+            await self.refresh()
+
+    async def _poll(self) -> None:
+        while not self._stop.is_set():
+            with anyio.move_on_after(self._fallback_interval):
+                await self._stop.wait()
+            if not self._stop.is_set():
+                await self.refresh()

@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+import pytest
+
+from szrag.redact import KINDS, Redaction, is_secret_name, marker, redact, redact_text
+
+PEM_BODY = "MIIEowIBAAKCAQEAfakeFAKEfake0123456789\nFAKEfakeFAKEfake0123456789abcdefABCDEF"
+RSA_BLOCK = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+
+# (text, the secret inside it, the kind it is redacted as)
+SECRETS: list[tuple[str, str, str]] = [
+    ('bot = "xoxb-2048-4096-FAKEfakeFAKEfake1234"', "xoxb-2048-4096-FAKEfakeFAKEfake1234", "slack_token"),
+    ("xoxp-1111-2222-3333-fakefakefake", "xoxp-1111-2222-3333-fakefakefake", "slack_token"),
+    ("app xapp-1-A0FAKE00-1234-fakefake0123", "xapp-1-A0FAKE00-1234-fakefake0123", "slack_token"),
+    (
+        "post to https://hooks.slack.com/services/TFAKE000/BFAKE000/fakeFAKEfake0000 now",
+        "https://hooks.slack.com/services/TFAKE000/BFAKE000/fakeFAKEfake0000",
+        "slack_webhook",
+    ),
+    (
+        "gh = ghp_FAKEfake0123456789FAKEfake0123456789",
+        "ghp_FAKEfake0123456789FAKEfake0123456789",
+        "github_token",
+    ),
+    (
+        "gho_FAKEfake0123456789FAKEfake0123456789",
+        "gho_FAKEfake0123456789FAKEfake0123456789",
+        "github_token",
+    ),
+    (
+        "github_pat_11FAKE0000_fakeFAKEfake0123456789abcdef",
+        "github_pat_11FAKE0000_fakeFAKEfake0123456789abcdef",
+        "github_token",
+    ),
+    ("key sk-FAKEfake0123456789FAKEfake", "sk-FAKEfake0123456789FAKEfake", "openai_key"),
+    ("sk-proj-FAKEfake0123456789FAKEfake_x", "sk-proj-FAKEfake0123456789FAKEfake_x", "openai_key"),
+    (
+        "sk-ant-api03-FAKEfake0123456789FAKEfake",
+        "sk-ant-api03-FAKEfake0123456789FAKEfake",
+        "anthropic_key",
+    ),
+    ("id AKIAFAKE0123456789AB here", "AKIAFAKE0123456789AB", "aws_access_key_id"),
+    ("ASIAFAKE0123456789AB", "ASIAFAKE0123456789AB", "aws_access_key_id"),
+    (
+        "aws_secret_access_key = FAKEfake0123456789FAKEfake0123456789FAKE",
+        "FAKEfake0123456789FAKEfake0123456789FAKE",
+        "aws_secret_access_key",
+    ),
+    (
+        '"AWS_SECRET_ACCESS_KEY": "FAKE/ake0123456789FAKEfake0123456789+AKE"',
+        "FAKE/ake0123456789FAKEfake0123456789+AKE",
+        "aws_secret_access_key",
+    ),
+    (
+        "maps AIzaFAKEfake0123456789FAKEfake012345678 ok",
+        "AIzaFAKEfake0123456789FAKEfake012345678",
+        "google_api_key",
+    ),
+    ("sk_live_FAKEfake0123456789", "sk_live_FAKEfake0123456789", "stripe_key"),
+    ("rk_test_FAKEfake0123456789", "rk_test_FAKEfake0123456789", "stripe_key"),
+    ("whsec_FAKEfake0123456789FAKEfake", "whsec_FAKEfake0123456789FAKEfake", "stripe_key"),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlIn0.FAKEfakeSignature0123",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlIn0.FAKEfakeSignature0123",
+        "jwt",
+    ),
+    ("Authorization: Bearer FAKEfake0123456789token", "FAKEfake0123456789token", "bearer_token"),
+    ("curl -H 'bearer abcdef0123456789abcdef'", "abcdef0123456789abcdef", "bearer_token"),
+    ("postgres://app:FakePass123@db:5432/app", "FakePass123", "url_password"),
+    (RSA_BLOCK, PEM_BODY.splitlines()[0], "private_key"),
+    # values assigned to secret-named keys, in code and configuration forms
+    ('PASSWORD = "correct horse"', "correct horse", "secret_value"),
+    ("db_password = 'hunter2'", "hunter2", "secret_value"),
+    ('const apiKey = "plain-api-key"', "plain-api-key", "secret_value"),
+    ('{"client_secret": "plain-client-secret"}', "plain-client-secret", "secret_value"),
+    ("{ api_key: `plain-template-free` }", "plain-template-free", "secret_value"),
+    ('connect(password="kwarg-secret")', "kwarg-secret", "secret_value"),
+    ('password: str = "annotated-secret"', "annotated-secret", "secret_value"),
+    ('token := "go-style-secret"', "go-style-secret", "secret_value"),
+    ("'private_key' => 'php-style-secret'", "php-style-secret", "secret_value"),
+    ("x-api-key: header-secret-value", "header-secret-value", "secret_value"),
+    ("database:\n  password: s3cr3t-yaml", "s3cr3t-yaml", "secret_value"),
+    ("- token: list-item-secret", "list-item-secret", "secret_value"),
+    ("DB_PASSWORD=hunter2", "hunter2", "secret_value"),
+    ("export SECRET_TOKEN=env-token-value", "env-token-value", "secret_value"),
+    ("SLACK_SIGNING_SECRET=abc123def456", "abc123def456", "secret_value"),
+    ("access_key = 'plain-access-key'", "plain-access-key", "secret_value"),
+    ('auth = "user:pass"', "user:pass", "secret_value"),
+    ("passwd: 'x9'", "x9", "secret_value"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS)
+def test_each_secret_is_replaced_by_a_marker_of_its_kind(text: str, secret: str, kind: str) -> None:
+    result = redact_text(text)
+    assert secret not in result.text
+    assert marker(kind) in result.text
+    assert result.count == 1
+    assert result.kinds == (kind,)
+
+
+# Ordinary code and prose: nothing here is a secret.
+ORDINARY = [
+    "token = tokens(question)",
+    "    token = tokens(question)",
+    "password_field = form.password",
+    "password = form.password",
+    "const password = request.body.password;",
+    "token: str",
+    "    password: Optional[str] = None",
+    "api_key: str | None = None",
+    "def login(password: str) -> bool:",
+    "auth: AuthConfig",
+    "password = fallback_password",
+    "    password=db_password",
+    'if token == "expected":',
+    "if (password === '') return",
+    'password = ""',
+    "const url = `Bearer ${process.env.AI_API_KEY}`",
+    'headers = {"Authorization": f"Bearer {key}"}',
+    'token = "${SLACK_BOT_TOKEN}"',
+    "password: {{ vault_password }}",
+    "PASSWORD=$(cat /run/secrets/db)",
+    "AI_API_KEY=",
+    "- token: the access token the client sends",
+    "token_type = 'bearer'",
+    "max_tokens = 4000",
+    "secret_name = 'prod/db'",
+    "  auth:",
+    '  "auth": {',
+    "password: null",
+    "token: true",
+    "{ token: token }",
+    "  token: token,",
+    "the bearer of responsibilities",
+    'if pem.startswith("-----BEGIN PRIVATE KEY-----"):',
+    'END = "-----END PRIVATE KEY-----"',
+    "sk-loading-placeholder-big",
+    "git@github.com:org/repo.git",
+    "https://example.org/path?token",
+    "https://user@example.org/",
+    "skeleton_key = build()",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_code_is_left_alone(text: str) -> None:
+    assert redact_text(text) == Redaction(text=text, count=0, kinds=())
+
+
+def test_several_secrets_are_counted_and_kinds_listed_once_sorted() -> None:
+    text = (
+        "SLACK_BOT_TOKEN=xoxb-2048-4096-FAKEfakeFAKEfake1234\n"
+        "SLACK_APP_TOKEN=xapp-1-A0FAKE00-1234-fakefake0123\n"
+        'password = "hunter2"\n'
+    )
+    result = redact_text(text)
+    assert result.count == 3
+    assert result.kinds == ("secret_value", "slack_token")
+    # the format rule won: the key keeps its name, the value is not counted twice
+    assert "SLACK_BOT_TOKEN=[REDACTED:slack_token]" in result.text
+
+
+def test_redaction_is_idempotent() -> None:
+    once = redact("\n".join(text for text, _, _ in SECRETS))
+    again = redact_text(once)
+    assert again.text == once
+    assert again.count == 0
+
+
+def test_a_private_key_block_is_removed_whole_and_the_code_around_it_kept() -> None:
+    text = f"before = 1\n{RSA_BLOCK}\nafter = 2"
+    assert redact(text) == "before = 1\n[REDACTED:private_key]\nafter = 2"
+
+
+def test_a_private_key_with_escaped_newlines_in_json_is_removed() -> None:
+    body = PEM_BODY.replace("\n", "\\n")
+    text = f'"private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n",'
+    assert redact(text) == '"private_key": "[REDACTED:private_key]\\n",'
+
+
+def test_a_private_key_cut_by_a_chunk_boundary_is_removed_on_both_sides() -> None:
+    head = f"key = '''\n-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}"
+    tail = f"{PEM_BODY}\n-----END EC PRIVATE KEY-----\n'''\nuse(key)"
+    assert redact(head) == "key = '''\n[REDACTED:private_key]"
+    assert redact(tail) == "[REDACTED:private_key]\n'''\nuse(key)"
+
+
+def test_an_encrypted_private_key_block_is_removed() -> None:
+    text = (
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00FF\n\n"
+        f"{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+    )
+    assert redact(text) == "[REDACTED:private_key]"
+
+
+def test_a_public_key_is_not_a_secret() -> None:
+    text = f"-----BEGIN PUBLIC KEY-----\n{PEM_BODY}\n-----END PUBLIC KEY-----"
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("password", True),
+        ("DB_PASSWORD", True),
+        ("slackBotToken", True),
+        ("api-key", True),
+        ("apiKey", True),
+        ("APIKEY", True),
+        ("client_secret", True),
+        ("self.private_key", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("Authorization", True),
+        ("pwd", True),
+        ("password_field", False),
+        ("token_type", False),
+        ("max_tokens", False),
+        ("secret_name", False),
+        ("keyboard", False),
+        ("author", False),
+        ("oauth_url", False),
+    ],
+)
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+def test_every_kind_is_listed() -> None:
+    assert set(KINDS) == {kind for _, _, kind in SECRETS}
+
+
+def test_text_without_secrets_is_returned_unchanged_and_empty_text_works() -> None:
+    assert redact_text("") == Redaction("", 0, ())
+    prose = "The gateway forwards payments; see docs/architecture.md for the flow."
+    assert redact(prose) == prose
