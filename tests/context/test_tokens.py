@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tiktoken
+
+from szrag.context.tokens import (
+    ESTIMATE,
+    TOKENIZER_SETTING,
+    TokenCounter,
+    configured_tokenizer,
+    encoding_counter,
+    estimate_token_count,
+    forget_counters,
+    load_counter,
+)
+from szrag.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters() -> Iterator[None]:
+    forget_counters()
+    yield
+    forget_counters()
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2), ("x" * 400, 100), ("x" * 401, 101)],
+)
+def test_the_estimate_is_one_token_per_four_characters_rounded_up(text: str, tokens: int) -> None:
+    assert estimate_token_count(text) == tokens
+
+
+def test_estimate_is_the_default_and_needs_nothing_loaded() -> None:
+    assert configured_tokenizer({}) == "estimate"
+    assert load_counter() is ESTIMATE
+    assert load_counter("estimate")("abcdefgh") == 2
+    assert not ESTIMATE.exact
+
+
+def test_the_setting_chooses_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert configured_tokenizer({TOKENIZER_SETTING: " O200K_BASE "}) == "o200k_base"
+    monkeypatch.setenv(TOKENIZER_SETTING, "estimate")
+    assert load_counter() is ESTIMATE
+
+
+def test_an_unknown_tokenizer_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="unknown tokenizer 'gpt2'"):
+        load_counter("gpt2")
+    monkeypatch.setenv(TOKENIZER_SETTING, "words")
+    with pytest.raises(ConfigError, match="SZRAG_TOKENIZER"):
+        load_counter()
+
+
+def byte_encoding() -> tiktoken.Encoding:
+    """A real tiktoken encoding built locally: one token per UTF-8 byte, no merges."""
+    return tiktoken.Encoding(
+        name="bytes",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks={bytes([value]): value for value in range(256)},
+        special_tokens={"<|endoftext|>": 256},
+    )
+
+
+def test_an_encoding_counter_counts_exactly_with_the_encoding() -> None:
+    counter = encoding_counter(byte_encoding())
+    assert counter.exact and counter.name == "bytes"
+    assert counter("abc") == 3
+    assert counter("é") == 2  # two UTF-8 bytes
+    # special-token text in a repository file is counted as text, never rejected
+    assert counter("<|endoftext|>") == len("<|endoftext|>")
+
+
+def _offline_copy(name: str) -> bool:
+    return f"{name}_offline" in tiktoken.list_encoding_names()
+
+
+@pytest.fixture
+def no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty tiktoken cache and a proxy on a closed local port: downloads fail at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("no_network")
+def test_offline_an_encoding_falls_back_to_the_estimate_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    if _offline_copy("o200k_base"):
+        pytest.skip("an offline copy of o200k_base is installed")
+    with caplog.at_level(logging.WARNING, logger="szrag.context.tokens"):
+        counter = load_counter("o200k_base")
+    assert counter.name == "estimate" and not counter.exact
+    assert counter.note is not None and "o200k_base unavailable" in counter.note
+    assert counter("abcdefgh") == 2
+    assert any("o200k_base unavailable" in record.getMessage() for record in caplog.records)
+    # the fallback is remembered: no second attempt, no second warning
+    caplog.clear()
+    assert load_counter("o200k_base") is counter
+    assert not caplog.records
+
+
+@pytest.fixture
+def silent_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A proxy on 127.0.0.1 that accepts connections and never answers: a hanging network."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    stop.set()
+    thread.join()
+    for connection in accepted:  # lets the abandoned download fail and its thread end
+        connection.close()
+    server.close()
+
+
+@pytest.mark.usefixtures("silent_proxy")
+def test_a_hanging_download_is_abandoned_after_the_timeout() -> None:
+    if _offline_copy("o200k_base"):
+        pytest.skip("an offline copy of o200k_base is installed")
+    started = time.monotonic()
+    counter = load_counter("o200k_base", timeout=0.3)
+    assert time.monotonic() - started < 3
+    assert counter.name == "estimate"
+    assert counter.note is not None and "longer than 0.3s" in counter.note
+
+
+def test_a_cached_encoding_file_is_used_without_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: None
+) -> None:
+    if not _offline_copy("cl100k_base"):
+        pytest.skip("no offline copy of cl100k_base installed")
+    counter = load_counter("cl100k_base")
+    assert counter.exact and counter.name == "cl100k_base"
+    assert counter("hello world") == 2
+
+
+def test_counters_are_callable_records() -> None:
+    words = TokenCounter("words", lambda text: len(text.split()))
+    assert words("a b c") == 3 and not words.exact and words.note is None

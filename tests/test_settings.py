@@ -1,0 +1,98 @@
+"""Settings from the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from szrag.errors import ConfigError
+from szrag.settings import (
+    DEFAULT_AI_MODEL,
+    DEFAULT_AI_URL,
+    Settings,
+    chat_completions_url,
+    load_settings,
+)
+
+
+def test_defaults_follow_the_spec() -> None:
+    settings = Settings.from_env({})
+
+    assert settings.ai_url == DEFAULT_AI_URL == "https://ai.hackclub.com/proxy/v1"
+    assert settings.ai_model == DEFAULT_AI_MODEL == "openai/gpt-6-luna"
+    assert settings.ai_api_key is None
+    assert not settings.has_key
+    assert settings.endpoint == "https://ai.hackclub.com/proxy/v1/chat/completions"
+
+
+def test_values_are_read_and_trimmed() -> None:
+    settings = Settings.from_env(
+        {
+            "AI_URL": " http://localhost:11434/v1/ ",
+            "AI_MODEL": "llama3",
+            "AI_API_KEY": " secret ",
+            "SZRAG_AI_CONNECT_TIMEOUT": "1.5",
+            "SZRAG_AI_READ_TIMEOUT": "30",
+            "SZRAG_AI_RETRIES": "0",
+            "SZRAG_AI_RETRY_DELAY": "0",
+            "SZRAG_AI_RETRY_MAX_DELAY": "2",
+        }
+    )
+
+    assert settings == Settings(
+        ai_url="http://localhost:11434/v1/",
+        ai_model="llama3",
+        ai_api_key="secret",
+        connect_timeout=1.5,
+        read_timeout=30.0,
+        retries=0,
+        retry_delay=0.0,
+        retry_max_delay=2.0,
+    )
+    assert settings.endpoint == "http://localhost:11434/v1/chat/completions"
+
+
+def test_blank_values_mean_the_default() -> None:
+    settings = Settings.from_env({"AI_URL": "", "AI_MODEL": "  ", "AI_API_KEY": " "})
+
+    assert (settings.ai_url, settings.ai_model, settings.ai_api_key) == (
+        DEFAULT_AI_URL,
+        DEFAULT_AI_MODEL,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint"),
+    [
+        ("https://x.test/v1", "https://x.test/v1/chat/completions"),
+        ("https://x.test/v1/", "https://x.test/v1/chat/completions"),
+        ("https://x.test/v1/chat/completions", "https://x.test/v1/chat/completions"),
+        ("https://x.test/v1/chat/completions/", "https://x.test/v1/chat/completions"),
+    ],
+)
+def test_chat_completions_url(url: str, endpoint: str) -> None:
+    assert chat_completions_url(url) == endpoint
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "needle"),
+    [
+        ("SZRAG_AI_READ_TIMEOUT", "soon", "must be a number"),
+        ("SZRAG_AI_READ_TIMEOUT", "0", "greater than 0"),
+        ("SZRAG_AI_CONNECT_TIMEOUT", "-1", "greater than 0"),
+        ("SZRAG_AI_RETRIES", "1.5", "whole number"),
+        ("SZRAG_AI_RETRIES", "-1", "0 or more"),
+        ("SZRAG_AI_RETRY_DELAY", "nan", "0 or more"),
+    ],
+)
+def test_bad_numbers_are_config_errors(name: str, value: str, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle) as caught:
+        Settings.from_env({name: value})
+
+    assert name in caught.value.message
+
+
+def test_load_settings_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AI_MODEL", "from-env")
+
+    assert load_settings().ai_model == "from-env"
