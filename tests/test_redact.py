@@ -9,7 +9,11 @@ RSA_BLOCK = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE 
 
 # (text, the secret inside it, the kind it is redacted as)
 SECRETS: list[tuple[str, str, str]] = [
-    ('bot = "xoxb-2048-4096-FAKEfakeFAKEfake1234"', "xoxb-2048-4096-FAKEfakeFAKEfake1234", "slack_token"),
+    (
+        'bot = "xoxb-2048-4096-FAKEfakeFAKEfake1234"',
+        "xoxb-2048-4096-FAKEfakeFAKEfake1234",
+        "slack_token",
+    ),
     ("xoxp-1111-2222-3333-fakefakefake", "xoxp-1111-2222-3333-fakefakefake", "slack_token"),
     ("app xapp-1-A0FAKE00-1234-fakefake0123", "xapp-1-A0FAKE00-1234-fakefake0123", "slack_token"),
     (

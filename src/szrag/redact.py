@@ -55,7 +55,9 @@ def _has_template(value: str) -> bool:
 
 def _has_digit_or_mixed_case(value: str) -> bool:
     """Random credentials nearly always have a digit or both cases; prose does not."""
-    return any(char.isdigit() for char in value) or (value != value.lower() and value != value.upper())
+    return any(char.isdigit() for char in value) or (
+        value != value.lower() and value != value.upper()
+    )
 
 
 # Formats: each is a secret wherever it appears. Order matters: whole PEM blocks first,
@@ -77,7 +79,7 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
     _Rule(
         "private_key",
         re.compile(
-            r"\A(?:(?!-----BEGIN ).)*?[A-Za-z0-9+/=]{16,}(?:\\[nr]|\s)+"
+            r"\A(?:(?!-----BEGIN ).)*?(?<![A-Za-z0-9+/=])[A-Za-z0-9+/=]{16,}+(?:\\[nr]|\s)++"
             r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
             re.DOTALL,
         ),
@@ -85,7 +87,9 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"),
+        re.compile(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"
+        ),
     ),
     _Rule("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}")),
     _Rule("slack_token", re.compile(r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}")),
@@ -100,7 +104,10 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
     _Rule("stripe_key", re.compile(r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}")),
     _Rule("stripe_key", re.compile(r"(?<![\w-])whsec_[A-Za-z0-9]{20,}")),
     _Rule("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])")),
-    _Rule("aws_access_key_id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    _Rule(
+        "aws_access_key_id",
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    ),
     _Rule(
         "aws_secret_access_key",
         re.compile(
@@ -126,7 +133,17 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
 
 # Assignments to secret-named keys.
 _SECRET_WORDS = frozenset(
-    {"password", "passwd", "pwd", "passphrase", "token", "secret", "auth", "apikey", "authorization"}
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "token",
+        "secret",
+        "auth",
+        "apikey",
+        "authorization",
+    }
 )
 _SECRET_PAIRS = frozenset(
     {("api", "key"), ("secret", "key"), ("private", "key"), ("access", "key"), ("client", "secret")}
@@ -197,7 +214,7 @@ def _looks_like_code(value: str, key: str) -> bool:
 
 
 def _plain_literal(value: str) -> bool:
-    """True when a quoted value is a real literal worth hiding (not empty, a template or a marker)."""
+    """True when a quoted value is a literal worth hiding: not empty, a template or a marker."""
     return bool(value.strip()) and not _has_template(value) and _MARKER_PREFIX not in value
 
 

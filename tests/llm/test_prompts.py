@@ -75,7 +75,7 @@ def test_user_message_carries_question_knowledge_images_and_command() -> None:
         " Where is the hash command? ",
         repository_context="### src/hash.js:1-20\nfunction hash() {}",
         images=[{"path": "docs/flow.png", "url": "/docs/flow.png", "score": 10}],
-        command={"id": "hash", "command": "sha256 hi", "responses": ["digest: abc"]},
+        command={"id": "hash", "command": "sha256 hi", "responses": [{"text": "digest: abc"}]},
     )
 
     assert message.startswith("<question>\nWhere is the hash command?\n</question>")

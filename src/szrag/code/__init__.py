@@ -2,7 +2,11 @@
 
 ``analyse_source(path, text)`` returns the JSON-ready code record the index stores for a
 file, or None when the file is not code szrag can parse. ``resolve_edges(path, record,
-known_paths)`` turns a record's imports and path references into dependency edges.
+known_paths)`` turns a record's imports and path references into dependency edges. The
+graph functions (``find_symbols``, ``find_routes`` ...) read both back from an open index.
+
+Language knowledge lives in ``szrag/queries/<language>-structure.scm``; ``extract`` walks
+the query matches, ``routes`` and ``paths`` hold the few rules a query cannot express.
 """
 
 from __future__ import annotations
@@ -10,16 +14,43 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from szrag.code import extract, resolve
+from szrag.code.graph import (
+    extract_environment_variables,
+    find_environment_variable,
+    find_routes,
+    find_symbols,
+    get_code_context,
+    get_dependants,
+    get_dependencies,
+)
+from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+
+__all__ = [
+    "CodeRecord",
+    "EnvReference",
+    "RouteMatch",
+    "SymbolMatch",
+    "analyse_source",
+    "extract_environment_variables",
+    "find_environment_variable",
+    "find_routes",
+    "find_symbols",
+    "get_code_context",
+    "get_dependants",
+    "get_dependencies",
+    "resolve_edges",
+]
+
 
 def analyse_source(path: str, text: str) -> dict[str, Any] | None:
     """The code record of one file, or None when no parser handles it."""
-    del path, text
-    return None
+    record = extract.analyse(path, text)
+    return record.to_dict() if record is not None else None
 
 
 def resolve_edges(
     path: str, record: dict[str, Any], known_paths: Collection[str]
 ) -> list[tuple[str, str]]:
     """(target path, kind) dependency edges of one file; kind is "import" or "path"."""
-    del path, record, known_paths
-    return []
+    return resolve.resolve_edges(path, record, known_paths)

@@ -202,7 +202,8 @@ def _import(state: Extraction, captures: Captures, role: str) -> None:
 
 
 def _clause_names(clause: Node | None) -> tuple[str, ...]:
-    """Local names bound by an ES import clause."""
+    """Names of an ES import clause: the local default and namespace names, named imports as
+    the module exports them."""
     if clause is None:
         return ()
     names: list[str] = []
@@ -213,10 +214,9 @@ def _clause_names(clause: Node | None) -> tuple[str, ...]:
             names.extend(text(item) for item in child.named_children if item.type == "identifier")
         elif child.type == "named_imports":
             for specifier in child.named_children:
-                if specifier.type == "import_specifier":
-                    bound = specifier.child_by_field_name("alias") or specifier.child_by_field_name("name")
-                    if bound is not None:
-                        names.append(text(bound))
+                name = specifier.child_by_field_name("name")
+                if specifier.type == "import_specifier" and name is not None:
+                    names.append(string_value(name) if name.type == "string" else text(name))
     return tuple(names)
 
 
@@ -237,15 +237,12 @@ def _reexport_names(statement: Node) -> tuple[str, ...]:
 
 
 def _from_names(statement: Node) -> tuple[str, ...]:
-    """Local names bound by a Python ``from ... import ...``."""
+    """Names a Python ``from ... import ...`` takes from the module (before any ``as``)."""
     names: list[str] = []
     for child in statement.children_by_field_name("name"):
-        if child.type == "aliased_import":
-            alias = child.child_by_field_name("alias")
-            if alias is not None:
-                names.append(text(alias))
-        else:
-            names.append(text(child))
+        name = child.child_by_field_name("name") if child.type == "aliased_import" else child
+        if name is not None:
+            names.append(text(name))
     if any(child.type == "wildcard_import" for child in statement.children):
         names.append("*")
     return tuple(names)

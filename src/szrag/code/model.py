@@ -15,7 +15,11 @@ DEFINITION_KINDS = ("function", "class", "method", "arrow")
 
 @dataclass(frozen=True, slots=True)
 class Import:
-    """One imported module: its specifier as written, line, local names and statement kind."""
+    """One imported module: specifier as written, line, names and statement kind.
+
+    Names are those taken from the module (``from m import a as b`` gives ``a``); a default,
+    namespace, ``require`` or whole-module import gives its local name instead.
+    """
 
     source: str
     line: int

@@ -100,7 +100,9 @@ class _Selection:
             self.relations[path] = relation
 
     def with_relation(self, relation: str) -> dict[str, int]:
-        return {path: score for path, score in self.scores.items() if self.relations[path] == relation}
+        return {
+            path: score for path, score in self.scores.items() if self.relations[path] == relation
+        }
 
 
 def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
@@ -125,7 +127,9 @@ def _variables_in(files: Sequence[str], stored: dict[str, StoredFile]) -> list[E
         record = stored[path].code if path in stored else None
         for variable in (record or {}).get("environment_variables") or ():
             if isinstance(variable, dict) and "name" in variable:
-                found.append(EnvReference(path, str(variable["name"]), int(variable.get("line", 0))))
+                found.append(
+                    EnvReference(path, str(variable["name"]), int(variable.get("line", 0)))
+                )
     return found
 
 
@@ -152,7 +156,8 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
         else:
             runs.append([number])
     return "\n\n".join(
-        f"SOURCE ({run[0]}-{run[-1]}):\n" + "\n".join(lines[number] for number in run) for run in runs
+        f"SOURCE ({run[0]}-{run[-1]}):\n" + "\n".join(lines[number] for number in run)
+        for run in runs
     )
 
 
@@ -209,7 +214,11 @@ def build_codebase_context(
             selection.offer(path, dependant_score(root_score), DEPENDANT)
 
     files = best_first(selection.scores)
-    named = [ref for name in extract_environment_variables(clean) for ref in find_environment_variable(name, index)]
+    named = [
+        ref
+        for name in extract_environment_variables(clean)
+        for ref in find_environment_variable(name, index)
+    ]
     variables = tuple(dict.fromkeys([*named, *_variables_in(files, stored)]))
 
     entries: list[CodeEntry] = []

@@ -147,7 +147,9 @@ def code_chunk(entry: CodeEntry) -> ContextChunk:
     )
 
 
-def context_chunks(sources: Iterable[Source], context: CodebaseContext | None) -> list[ContextChunk]:
+def context_chunks(
+    sources: Iterable[Source], context: CodebaseContext | None
+) -> list[ContextChunk]:
     """Every candidate chunk: sources, then the structural summary, then code entries."""
     chunks = [source_chunk(source) for source in sources]
     if context is not None:

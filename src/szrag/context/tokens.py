@@ -105,7 +105,7 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
     return TokenCounter(name or str(encoding.name), count, exact=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _counter_for(name: str, timeout: float) -> TokenCounter:
     if name == ESTIMATE_NAME:
         return ESTIMATE
@@ -135,7 +135,8 @@ def load_counter(name: str | None = None, *, timeout: float = LOAD_TIMEOUT) -> T
     chosen = (name or configured_tokenizer()).strip().lower()
     if chosen not in TOKENIZERS:
         raise ConfigError(
-            f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}): choose one of {', '.join(TOKENIZERS)}"
+            f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}):"
+            f" choose one of {', '.join(TOKENIZERS)}"
         )
     return _counter_for(chosen, timeout)
 

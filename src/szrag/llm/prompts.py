@@ -81,9 +81,17 @@ def command_text(command: Mapping[str, Any]) -> str:
     if not responses and not command.get("error"):
         lines.append("The command produced no response.")
     for number, response in enumerate(responses, 1):
-        text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
-        lines.append(f"Response {number}:\n{text}")
+        lines.append(f"Response {number}:\n{response_text(response)}")
     return "\n".join(lines)
+
+
+def response_text(response: Any) -> str:
+    """One command response as text: a string, the ``text`` of a record, or its JSON."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, Mapping) and isinstance(response.get("text"), str):
+        return str(response["text"])
+    return json.dumps(response, ensure_ascii=False, default=str)
 
 
 def _images_text(images: Sequence[Mapping[str, Any]]) -> str:

@@ -1,0 +1,225 @@
+"""The structure graph over an open index: symbols, routes, dependencies, environment variables.
+
+Scores follow the original service: a symbol earns 100 when the question names it in full
+and 20 for each question token among the tokens of its name; a route earns 100 when the
+question contains its path and 20 for each question token among its method and path tokens.
+Dependencies and dependants come from the index's stored edges, never from a rescan.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import weakref
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+from szrag.errors import PathError
+from szrag.text import tokens
+
+if TYPE_CHECKING:  # szrag.index imports szrag.code while it loads
+    from szrag.index import Index
+
+FULL_NAME = 100
+NAME_TOKEN = 20
+ROUTE_PATH = 100
+ROUTE_TOKEN = 20
+
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+_records_cache: weakref.WeakKeyDictionary[Index, tuple[str, list[tuple[str, CodeRecord]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# ---- scoring (pure) -----------------------------------------------------------------------
+
+
+def names_in(question_lower: str, name: str) -> bool:
+    """True when ``name`` occurs in the question as a whole word (``get`` not in ``target``)."""
+    lowered = re.escape(name.lower())
+    return re.search(rf"(?<![\w$]){lowered}(?![\w$])", question_lower) is not None
+
+
+def symbol_score(question_lower: str, question_tokens: set[str], name: str) -> int:
+    """100 for the full name in the question plus 20 per question token in the name."""
+    full = FULL_NAME if name and names_in(question_lower, name) else 0
+    return full + NAME_TOKEN * len(question_tokens & tokens(name))
+
+
+def path_in(question_lower: str, path: str) -> bool:
+    """True when a route path stands in the question on its own (``/`` not in ``and/or``)."""
+    lowered = re.escape(path.lower())
+    return bool(path) and re.search(rf"(?<![\w/]){lowered}(?![\w/-])", question_lower) is not None
+
+
+def route_score(question_lower: str, question_tokens: set[str], method: str, path: str) -> int:
+    """100 for the route path in the question plus 20 per question token in method and path."""
+    exact = ROUTE_PATH if path_in(question_lower, path) else 0
+    return exact + ROUTE_TOKEN * len(question_tokens & tokens(f"{method} {path}"))
+
+
+def extract_environment_variables(question: str) -> list[str]:
+    """Names in the question that look like environment variables, first-seen order."""
+    return list(dict.fromkeys(_ENV_NAME.findall(question)))
+
+
+# ---- queries over the index ---------------------------------------------------------------
+
+
+def code_records(index: Index) -> list[tuple[str, CodeRecord]]:
+    """(path, record) of every parsed file, cached until the index changes."""
+    generation = index.generation()
+    cached = _records_cache.get(index)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    records = [
+        (stored.path, CodeRecord.from_dict(stored.code)) for stored in index.files() if stored.code
+    ]
+    _records_cache[index] = (generation, records)
+    return records
+
+
+def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
+    """Functions, classes and methods the question points at, best first."""
+    lowered, query = question.lower(), tokens(question)
+    matches = [
+        SymbolMatch(path, item.name, item.kind, item.line, item.end_line, score)
+        for path, record in code_records(index)
+        for item in record.functions
+        if (score := symbol_score(lowered, query, item.name)) > 0
+    ]
+    return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+
+
+def find_routes(question: str, index: Index) -> list[RouteMatch]:
+    """Routes the question points at, best first."""
+    lowered, query = question.lower(), tokens(question)
+    matches = [
+        RouteMatch(path, item.method, item.path, item.line, item.handler, score)
+        for path, record in code_records(index)
+        for item in record.routes
+        if (score := route_score(lowered, query, item.method, item.path)) > 0
+    ]
+    return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+
+
+def all_routes(index: Index) -> list[RouteMatch]:
+    """Every route in the index (score 0), by file and line."""
+    return [
+        RouteMatch(path, item.method, item.path, item.line, item.handler, 0)
+        for path, record in code_records(index)
+        for item in record.routes
+    ]
+
+
+def find_environment_variable(name: str, index: Index) -> list[EnvReference]:
+    """Every read of environment variable ``name`` (case-insensitive), by file and line."""
+    wanted = name.strip().lower()
+    return [
+        EnvReference(path, item.name, item.line)
+        for path, record in code_records(index)
+        for item in record.environment_variables
+        if item.name.lower() == wanted
+    ]
+
+
+def indexed_path(path: str | Path, index: Index) -> str:
+    """``path`` as the index stores it (relative, POSIX); PathError when it is not indexed."""
+    raw = str(path).strip().replace("\\", "/")
+    if not raw:
+        raise PathError("no path given")
+    if PurePosixPath(raw).is_absolute():
+        try:
+            raw = Path(raw).resolve().relative_to(index.root.resolve()).as_posix()
+        except ValueError:
+            raise PathError(f"{path} is outside the indexed root {index.root}") from None
+    relative = posixpath.normpath(raw)
+    if relative == ".." or relative.startswith("../"):
+        raise PathError(f"{path} is outside the indexed root {index.root}")
+    if index.get_file(relative) is None:
+        raise PathError(f"{relative} is not in the index of {index.root}")
+    return relative
+
+
+def get_dependencies(path: str | Path, index: Index) -> list[str]:
+    """Files that ``path`` imports or refers to, from the stored edges."""
+    return index.dependencies(indexed_path(path, index))
+
+
+def get_dependants(path: str | Path, index: Index) -> list[str]:
+    """Files that import ``path``, from the stored edges."""
+    return index.dependants(indexed_path(path, index))
+
+
+# ---- code context -------------------------------------------------------------------------
+
+
+def _section(title: str, lines: Iterable[str]) -> str | None:
+    items = list(dict.fromkeys(lines))
+    return f"{title}:\n" + "\n".join(f"- {item}" for item in items) if items else None
+
+
+def _symbol_ranges(record: CodeRecord, path: str, symbol: str | SymbolMatch) -> list[tuple[int, int]]:
+    if isinstance(symbol, SymbolMatch):
+        return [(symbol.line, symbol.end_line)] if symbol.file == path else []
+    return [(item.line, item.end_line) for item in record.functions if item.name == symbol]
+
+
+def splice(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, int, str]]:
+    """Join overlapping line windows ``(start, text)`` into runs of distinct lines.
+
+    Returns ``(first, last, text)`` per run of consecutive lines, each line once.
+    """
+    lines: dict[int, str] = {}
+    for start, text in chunks:
+        for offset, content in enumerate(text.split("\n")):
+            lines.setdefault(start + offset, content)
+    runs: list[tuple[int, int, str]] = []
+    for number in sorted(lines):
+        if runs and runs[-1][1] == number - 1:
+            first, _last, text = runs[-1]
+            runs[-1] = (first, number, f"{text}\n{lines[number]}")
+        else:
+            runs.append((number, number, lines[number]))
+    return runs
+
+
+def _source_sections(index: Index, path: str, ranges: list[tuple[int, int]]) -> Iterator[str]:
+    overlapping = [
+        (chunk.start, chunk.text)
+        for chunk in index.chunks(path)
+        if any(chunk.start <= end and chunk.end >= start for start, end in ranges)
+    ]
+    for first, last, text in splice(overlapping):
+        yield f"SOURCE ({first}-{last}):\n{text}"
+
+
+def get_code_context(path: str | Path, index: Index, symbol: str | SymbolMatch | None = None) -> str:
+    """A file's structure as text, and with ``symbol`` the source chunks around it.
+
+    Sections (only those with content): IMPORTS, FUNCTIONS ``name (start-end)``, ROUTES
+    ``METHOD path (line)``, ENVIRONMENT VARIABLES ``NAME (line)``, then SOURCE blocks of the
+    chunks overlapping the symbol's lines, spliced so overlapping chunks repeat no line.
+    Files without a code record give an empty string.
+    """
+    relative = indexed_path(path, index)
+    stored = index.get_file(relative)
+    if stored is None or not stored.code:
+        return ""
+    record = CodeRecord.from_dict(stored.code)
+    sections = [
+        _section("IMPORTS", (item.source for item in record.imports)),
+        _section("FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)),
+        _section("ROUTES", (f"{item.method} {item.path} ({item.line})" for item in record.routes)),
+        _section(
+            "ENVIRONMENT VARIABLES",
+            (f"{item.name} ({item.line})" for item in record.environment_variables),
+        ),
+    ]
+    if symbol is not None:
+        ranges = _symbol_ranges(record, relative, symbol)
+        if ranges:
+            sections.extend(_source_sections(index, relative, ranges))
+    return "\n\n".join(section for section in sections if section)

@@ -1,0 +1,138 @@
+"""Finding a command to run in a question (the spec's inferCommandInvocation).
+
+* A ``/sz-<name>`` mention that names a registered command runs it with the text after the
+  name, an optional leading word ``command`` removed (``run the /sz-ping command``).
+* A request to hash a password with an iteration count (``hash the password hunter2 with
+  PBKDF2 and 100000 iterations using sha256``), with or without ``/sz-hash``, becomes
+  ``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]``. The digest is the first one the question
+  names, sha512 otherwise, as in the spec. Unlike the spec, the algorithm is always PBKDF2:
+  the spec falls back to ``sha256``, which builds input no hash command can read, since an
+  iteration count only means something to a key-derivation function.
+* ``is_command_oriented`` tells whether the question asks to run, execute, use, call or
+  invoke a command, so the answer path can skip codebase expansion.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from szrag.commands import hashing
+from szrag.commands.registry import CommandRegistry
+
+DEFAULT_PBKDF2_DIGEST = "sha512"
+
+_SLASH = re.compile(r"(?<![\w/-])/sz-([a-z0-9][a-z0-9_-]*)", re.IGNORECASE)
+_LEADING_COMMAND = re.compile(r"^(?:the\s+)?command\b[\s:,-]*", re.IGNORECASE)
+_VERBS = r"run|runs|running|ran|execute|executes|executing|executed|use|uses|using|" + (
+    r"call|calls|calling|invoke|invokes|invoking|trigger|triggering"
+)
+_ORIENTED = re.compile(
+    rf"\b(?:{_VERBS})\b[^.?!\n]*?(?:\bcommands?\b|/sz-[a-z0-9])", re.IGNORECASE
+)
+_QUOTES = "\"'`"
+
+_HASH_VERB = re.compile(r"\b(?:hash|hashes|hashing|hashed|pbkdf2|derive)\b", re.IGNORECASE)
+_SECRET_WORD = r"(?:password|passphrase|passwd|pass\s+phrase)"
+_LINK = r"(?:\s+(?:is|of|as)\b\s*|\s*[=:]\s*|\s+)"
+_QUOTED_SECRET = re.compile(
+    rf"\b{_SECRET_WORD}{_LINK}(?P<q>[\"'`])(?P<value>.+?)(?P=q)", re.IGNORECASE
+)
+_BARE_SECRET = re.compile(rf"\b{_SECRET_WORD}{_LINK}(?P<value>[^\s\"'`]+)", re.IGNORECASE)
+_QUOTED_SALT = re.compile(rf"\bsalt{_LINK}(?P<q>[\"'`])(?P<value>.+?)(?P=q)", re.IGNORECASE)
+_BARE_SALT = re.compile(rf"\bsalt{_LINK}(?P<value>[^\s\"'`]+)", re.IGNORECASE)
+_ITERATIONS = re.compile(
+    r"(?P<a>\d[\d,_]*k?)\s*(?:iterations?|rounds?)\b"
+    r"|\b(?:iterations?|rounds?)(?:\s+count)?\s*(?:of|=|:|to)?\s*(?P<b>\d[\d,_]*k?)\b",
+    re.IGNORECASE,
+)
+_DIGEST = re.compile(
+    r"\b(sha3[-_]?(?:224|256|384|512)|sha3|sha-?(?:1|224|256|384|512)|md5|blake2[bs]?)\b",
+    re.IGNORECASE,
+)
+# Words that follow "password" in prose without being one ("hash the password with ...").
+_NOT_A_PASSWORD = frozenset(
+    "a an and are as at by for from hash hashed hashing in into is it iterations of on or "
+    "please the then this that to using via when where which while with".split()
+)
+_TRAILING_PUNCTUATION = ".,;:?)"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A command found in a question, its input, and whether the question is about running it."""
+
+    id: str
+    text: str
+    command_oriented: bool
+
+
+def is_command_oriented(question: str) -> bool:
+    """True when the question asks to run, execute, use, call or invoke a command."""
+    return bool(_ORIENTED.search(question))
+
+
+def _secret(question: str, quoted: re.Pattern[str], bare: re.Pattern[str]) -> str | None:
+    match = quoted.search(question)
+    if match:
+        return match.group("value")
+    for match in bare.finditer(question):
+        value = match.group("value").rstrip(_TRAILING_PUNCTUATION)
+        if value and value.lower() not in _NOT_A_PASSWORD:
+            return value
+    return None
+
+
+def _iterations(question: str) -> str | None:
+    match = _ITERATIONS.search(question)
+    if not match:
+        return None
+    return (match.group("a") or match.group("b")).replace(",", "").replace("_", "")
+
+
+def _digest(question: str) -> str:
+    for match in _DIGEST.finditer(question):
+        name = hashing.digest_name(match.group(1))
+        if name is not None and name in hashing.PBKDF2_DIGESTS:
+            return name.replace("_", "-")
+    return DEFAULT_PBKDF2_DIGEST
+
+
+def hash_invocation_text(question: str) -> str | None:
+    """``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]`` from a password-hashing request, or None."""
+    password = _secret(question, _QUOTED_SECRET, _BARE_SECRET)
+    iterations = _iterations(question)
+    if password is None or iterations is None:
+        return None
+    parts = ["pbkdf2", _digest(question), iterations, shlex.quote(password)]
+    salt = _secret(question, _QUOTED_SALT, _BARE_SALT)
+    if salt is not None:
+        parts.append(shlex.quote(salt))
+    return " ".join(parts)
+
+
+def _text_after(question: str, match: re.Match[str]) -> str:
+    rest = question[match.end() :]
+    before = question[match.start() - 1] if match.start() > 0 else ""
+    if before in _QUOTES and before in rest:  # `/sz-calc 2+2` quoted as a whole
+        rest = rest[: rest.index(before)]
+    rest = _LEADING_COMMAND.sub("", rest.strip())
+    return rest.strip().rstrip("?").strip()
+
+
+def infer_command_invocation(question: str, registry: CommandRegistry) -> Invocation | None:
+    """The command a question asks for, with its input; None when it names none."""
+    oriented = is_command_oriented(question)
+    slash = next((m for m in _SLASH.finditer(question) if registry.get(m.group(1)) is not None), None)
+    hash_spec = registry.get("hash")
+    names_hash = slash is not None and registry.get(slash.group(1)) is hash_spec
+    if hash_spec is not None and (names_hash or (slash is None and _HASH_VERB.search(question))):
+        text = hash_invocation_text(question)
+        if text is not None:
+            return Invocation(hash_spec.id, text, oriented)
+    if slash is None:
+        return None
+    spec = registry.get(slash.group(1))
+    assert spec is not None
+    return Invocation(spec.id, _text_after(question, slash), oriented)

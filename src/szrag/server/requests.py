@@ -1,0 +1,83 @@
+"""The ask request as the HTTP API receives it: parsed and checked before anything runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from szrag.commands.model import Identity
+from szrag.server.errors import ApiError
+
+MAX_QUESTION_CHARS = 8000
+MAX_COMMAND_TEXT_CHARS = 4000
+MAX_FIELD_CHARS = 200
+
+_IDENTITY_FIELDS = ("userId", "username", "channelId", "teamId")
+
+
+@dataclass(frozen=True, slots=True)
+class AskRequest:
+    """A question with its optional command, AI switch and the identity that asks."""
+
+    question: str
+    command_id: str | None = None
+    command_text: str | None = None
+    with_ai: bool = True
+    identity: Identity = Identity()
+
+
+def parse_json_body(body: bytes) -> dict[str, Any]:
+    """The body as a JSON object, or ApiError 400."""
+    if not body.strip():
+        raise ApiError(400, "invalid_json", "the request body is empty: send a JSON object")
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ApiError(400, "invalid_json", f"the request body is not valid JSON: {error}") from None
+    if not isinstance(payload, dict):
+        raise ApiError(400, "invalid_json", "the request body must be a JSON object")
+    return payload
+
+
+def _optional_text(payload: dict[str, Any], key: str, limit: int) -> str | None:
+    value = payload.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, "invalid_request", f"{key} must be a string")
+    value = value.strip()
+    if len(value) > limit:
+        raise ApiError(400, "invalid_request", f"{key} is longer than {limit} characters")
+    return value or None
+
+
+def parse_ask(payload: dict[str, Any], *, default_user: str) -> AskRequest:
+    """Check the fields of an ask payload; anything wrong is ApiError 400."""
+    question = payload.get("question")
+    if question is not None and not isinstance(question, str):
+        raise ApiError(400, "invalid_request", "question must be a string")
+    question = (question or "").strip()
+    if not question:
+        raise ApiError(400, "empty_question", "the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ApiError(400, "invalid_request", f"the question is longer than {MAX_QUESTION_CHARS} characters")
+    with_ai = payload.get("withAi", True)
+    if not isinstance(with_ai, bool):
+        raise ApiError(400, "invalid_request", "withAi must be true or false")
+    user_id, user_name, channel_id, team_id = (
+        _optional_text(payload, key, MAX_FIELD_CHARS) for key in _IDENTITY_FIELDS
+    )
+    identity = Identity(
+        user_id=user_id or default_user,
+        user_name=user_name or user_id or "api",
+        channel_id=channel_id or "api",
+        team_id=team_id or "api",
+    )
+    return AskRequest(
+        question=question,
+        command_id=_optional_text(payload, "commandId", MAX_FIELD_CHARS),
+        command_text=_optional_text(payload, "commandText", MAX_COMMAND_TEXT_CHARS),
+        with_ai=with_ai,
+        identity=identity,
+    )

@@ -1,0 +1,276 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from szrag.code.model import EnvReference, RouteMatch, SymbolMatch
+from szrag.context.model import CodebaseContext, CodeEntry
+from szrag.context.pack import (
+    DUPLICATE,
+    INCLUDED,
+    OVER_BUDGET,
+    ContextChunk,
+    chunk_priority,
+    context_chunks,
+    format_source,
+    pack_chunks,
+    pack_repository_context,
+    size_penalty,
+)
+from szrag.context.tokens import TOKENIZER_SETTING, TokenCounter, forget_counters
+from szrag.errors import ConfigError
+from szrag.retrieve import Source
+
+CHARS = TokenCounter("chars", len)  # one token per character: exact, easy boundaries
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters() -> Iterator[None]:
+    forget_counters()
+    yield
+    forget_counters()
+
+
+def chunk(
+    key: str, score: float, text: str = "x", kind: str = "source", path: str | None = None
+) -> ContextChunk:
+    return ContextChunk(key=key, kind=kind, score=score, text=text, path=path)
+
+
+def source(path: str, score: int, text: str = "body", heading: str | None = None) -> Source:
+    return Source(
+        path=path, start=1, end=3, type="javascript", heading=heading, text=text, score=score
+    )
+
+
+# --- priority ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "score", "length", "priority"),
+    [
+        ("source", 1000, 0, 1000),
+        ("structure", 180, 0, 280),
+        ("code", 500, 0, 750),
+        ("unknown", 10, 0, 10),
+        ("code", 500, 400, 750 - 5),  # 100 estimated tokens -> 5 points
+        ("source", 0, 8000, -100),  # 2000 tokens -> 100, the cap
+        ("source", 0, 40000, -100),  # far past the cap
+        ("source", 0, 1, -0.05),  # one token -> 1/20 point
+    ],
+)
+def test_priority_is_score_plus_kind_bonus_minus_size_penalty(
+    kind: str, score: int, length: int, priority: float
+) -> None:
+    assert chunk_priority(kind, score, "x" * length) == pytest.approx(priority)
+
+
+def test_size_penalty_is_capped_at_100() -> None:
+    assert size_penalty(0) == 0
+    assert size_penalty(20) == 1
+    assert size_penalty(2000) == 100
+    assert size_penalty(10**6) == 100
+
+
+def test_chunks_are_taken_in_priority_order() -> None:
+    packed = pack_chunks(
+        [
+            chunk("low", 10),
+            chunk("code", 100, kind="code"),  # 350
+            chunk("high", 300),
+            chunk("structure", 180, kind="structure"),  # 280
+        ],
+        budget=100,
+        counter=CHARS,
+    )
+    assert [item.key for item in packed.chunks] == ["code", "high", "structure", "low"]
+    assert all(item.status == INCLUDED for item in packed.chunks)
+
+
+def test_equal_priorities_keep_the_input_order() -> None:
+    packed = pack_chunks([chunk(f"k{n}", 50) for n in range(5)], budget=100, counter=CHARS)
+    assert [item.key for item in packed.chunks] == ["k0", "k1", "k2", "k3", "k4"]
+
+
+def test_a_shorter_chunk_wins_a_tie_in_score() -> None:
+    packed = pack_chunks(
+        [chunk("long", 100, "x" * 400), chunk("short", 100, "x" * 4)], budget=10_000, counter=CHARS
+    )
+    assert [item.key for item in packed.chunks] == ["short", "long"]
+
+
+def test_the_text_puts_sources_first_then_structure_then_code() -> None:
+    packed = pack_chunks(
+        [
+            chunk("c", 900, "CODE", kind="code"),
+            chunk("s", 100, "SOURCE"),
+            chunk("t", 180, "STRUCTURE", kind="structure"),
+        ],
+        budget=100,
+        counter=CHARS,
+    )
+    assert packed.text == "SOURCE\n\nSTRUCTURE\n\nCODE"
+
+
+# --- duplicates and budget ---------------------------------------------------------------
+
+
+def test_a_repeated_key_is_skipped() -> None:
+    packed = pack_chunks(
+        [chunk("same", 100, "first", path="a.js"), chunk("same", 50, "second", path="a.js")],
+        budget=100,
+        counter=CHARS,
+    )
+    assert [(item.key, item.status) for item in packed.chunks] == [
+        ("same", INCLUDED),
+        ("same", DUPLICATE),
+    ]
+    assert packed.text == "first"
+    assert packed.tokens == 5
+    assert packed.files == ("a.js",)
+
+
+def test_a_chunk_that_fits_exactly_is_included() -> None:
+    packed = pack_chunks(
+        [chunk("a", 10, "x" * 60), chunk("b", 5, "y" * 40)], budget=100, counter=CHARS
+    )
+    assert [item.status for item in packed.chunks] == [INCLUDED, INCLUDED]
+    assert packed.tokens == 100 == packed.budget
+
+
+def test_a_chunk_one_token_over_is_skipped_not_truncated() -> None:
+    packed = pack_chunks(
+        [chunk("a", 10, "x" * 60), chunk("b", 5, "y" * 41)], budget=100, counter=CHARS
+    )
+    assert [item.status for item in packed.chunks] == [INCLUDED, OVER_BUDGET]
+    assert packed.text == "x" * 60
+    assert packed.tokens == 60
+
+
+def test_the_boundary_with_the_estimate() -> None:
+    # 400 characters are exactly 100 estimated tokens; 401 are 101
+    fits = pack_chunks([chunk("a", 1, "x" * 400)], budget=100, counter=None)
+    over = pack_chunks([chunk("a", 1, "x" * 401)], budget=100, counter=None)
+    assert fits.tokens == 100 and fits.tokenizer == "estimate"
+    assert over.tokens == 0 and over.chunks[0].status == OVER_BUDGET
+
+
+def test_a_chunk_larger_than_the_whole_budget_is_skipped_and_smaller_ones_still_fit() -> None:
+    packed = pack_chunks(
+        [chunk("huge", 5000, "h" * 500), chunk("small", 1, "s" * 30), chunk("mid", 2, "m" * 60)],
+        budget=100,
+        counter=CHARS,
+    )
+    statuses = {item.key: item.status for item in packed.chunks}
+    assert statuses == {"huge": OVER_BUDGET, "mid": INCLUDED, "small": INCLUDED}
+    assert packed.tokens == 90
+    assert "h" not in packed.text
+
+
+def test_a_zero_budget_includes_nothing_and_a_negative_one_is_refused() -> None:
+    assert pack_chunks([chunk("a", 1)], budget=0, counter=CHARS).text == ""
+    with pytest.raises(ValueError, match="must not be negative"):
+        pack_chunks([chunk("a", 1)], budget=-1, counter=CHARS)
+
+
+def test_packing_is_deterministic() -> None:
+    chunks = [chunk(f"k{n % 7}", n % 3, "x" * (n * 13 % 50), path=f"f{n}.js") for n in range(30)]
+    first = pack_chunks(chunks, budget=200, counter=CHARS)
+    assert pack_chunks(list(chunks), budget=200, counter=CHARS) == first
+
+
+# --- sources, context, and the configured tokenizer --------------------------------------
+
+
+def test_an_empty_retrieval_packs_to_nothing() -> None:
+    for context in (None, CodebaseContext()):
+        packed = pack_repository_context([], context)
+        assert packed.text == "" and packed.tokens == 0 and packed.files == ()
+        assert packed.code_contexts == 0 and packed.redactions == 0 and packed.chunks == ()
+        assert packed.budget == 4000
+
+
+def test_sources_are_formatted_with_their_header() -> None:
+    assert format_source(source("docs/a.md", 5, "text", heading="Setup")) == (
+        "FILE: docs/a.md\nLINES: 1-3\nTYPE: javascript\nSECTION: Setup\ntext"
+    )
+    assert (
+        format_source(source("a.js", 5, "code")) == "FILE: a.js\nLINES: 1-3\nTYPE: javascript\ncode"
+    )
+
+
+def sample_context() -> CodebaseContext:
+    return CodebaseContext(
+        symbols=(SymbolMatch("server/users.js", "listUsers", "function", 9, 12, 140),),
+        routes=(RouteMatch("server/app.js", "GET", "/api/users", 7, "listUsers", 140),),
+        files=("server/users.js", "server/app.js"),
+        dependencies=("server/db.js",),
+        dependants=("server/app.js",),
+        environment_variables=(EnvReference("server/db.js", "DATABASE_URL", 7),),
+        code=(
+            CodeEntry("server/users.js", 1040, "direct", ("listUsers",), "CODE: server/users.js"),
+            CodeEntry("server/db.js", 920, "dependency", (), "CODE: server/db.js"),
+        ),
+    )
+
+
+def test_sources_summary_and_code_entries_become_scored_chunks() -> None:
+    chunks = context_chunks([source("server/users.js", 40)], sample_context())
+    assert [(item.key, item.kind, item.score) for item in chunks] == [
+        ("source:server/users.js:1-3", "source", 1040),
+        ("structure", "structure", 180),
+        ("code:server/users.js", "code", 1040),
+        ("code:server/db.js", "code", 920),
+    ]
+    summary = chunks[1].text
+    assert summary.startswith("CODEBASE STRUCTURE")
+    assert "- listUsers (function) in server/users.js:9-12" in summary
+    assert "- GET /api/users in server/app.js:7 (handler listUsers)" in summary
+    assert "DEPENDENCIES:\n- server/db.js" in summary
+    assert "- DATABASE_URL in server/db.js:7" in summary
+
+
+def test_the_packed_result_reports_files_and_code_contexts() -> None:
+    packed = pack_repository_context(
+        [source("server/users.js", 40)], sample_context(), counter=CHARS
+    )
+    assert packed.files == ("server/users.js", "server/db.js")
+    assert packed.code_contexts == 2
+    assert packed.metadata()["chunks"] == 4
+    assert packed.to_dict()["chunks"][0]["key"] == "code:server/users.js"
+
+
+def test_secrets_are_redacted_before_counting() -> None:
+    body = (
+        "key = '''\n-----BEGIN PRIVATE KEY-----\n"
+        + "QUJD" * 500
+        + "\n-----END PRIVATE KEY-----\n'''"
+    )
+    leaky = source(
+        "config/keys.py", 50, body + "\nTOKEN = 'ghp_FAKEfake0123456789FAKEfake0123456789'"
+    )
+    packed = pack_repository_context([leaky], None, budget=200, counter=CHARS)
+    # the raw text is over 2000 characters; redacted, it fits the 200-token budget
+    assert packed.chunks[0].status == INCLUDED
+    assert "QUJD" not in packed.text and "ghp_" not in packed.text
+    assert "[REDACTED:private_key]" in packed.text and "[REDACTED:github_token]" in packed.text
+    assert packed.tokens == len(packed.text)
+    assert packed.redactions == 2
+    assert packed.redaction_kinds == ("github_token", "private_key")
+
+
+def test_redactions_of_skipped_chunks_are_not_reported() -> None:
+    packed = pack_chunks(
+        [chunk("fits", 10, "a"), chunk("big", 1, "password = 'hunter2'" + "x" * 200)],
+        budget=10,
+        counter=CHARS,
+    )
+    assert packed.redactions == 0 and packed.redaction_kinds == ()
+
+
+def test_the_default_counter_is_the_configured_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert pack_chunks([chunk("a", 1, "x" * 8)]).tokens == 2
+    monkeypatch.setenv(TOKENIZER_SETTING, "no-such-encoding")
+    with pytest.raises(ConfigError):
+        pack_chunks([chunk("a", 1)])
