@@ -28,17 +28,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+import copy
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from szrag.activity import COMPLETED, FAILED, SKIPPED, STARTED, Activity, ActivityRecorder, OnActivity
+from szrag.activity import (
+    COMPLETED,
+    FAILED,
+    SKIPPED,
+    STARTED,
+    Activity,
+    ActivityRecorder,
+    OnActivity,
+)
 from szrag.activity import new_id as new_activity_id
+from szrag.audit import AuditLog
 from szrag.commands import (
+    Allowlist,
     Identity,
     default_registry,
     get_command,
@@ -57,7 +67,7 @@ from szrag.errors import CommandError, ProviderError, QuestionError
 from szrag.index import Index, load_index
 from szrag.llm.client import ChatClient
 from szrag.llm.errors import provider_code
-from szrag.llm.loop import OnToken, ToolExecutor, ToolLoop, tool_failure
+from szrag.llm.loop import OnToken, ToolExecutor, ToolLoop
 from szrag.llm.prompts import (
     SYSTEM_PROMPT,
     TOOL_CALL_LIMIT_PROMPT,
@@ -66,8 +76,12 @@ from szrag.llm.prompts import (
     response_text,
 )
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
+from szrag.runtime import ProcessRuntime
 from szrag.settings import Settings, load_settings
 from szrag.tools import ToolAdapter
+from szrag.tools.adapter import ActivityCallback
+
+T = TypeVar("T")
 
 ToolsOption = ToolAdapter | bool | None
 """``None``/``False``: no live tools; ``True``: the default adapter for the root; an adapter."""
@@ -107,6 +121,20 @@ def _opened(index: Index | None, root: Path | str) -> Iterator[Index]:
         yield opened
 
 
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """The command run for a question: its result record and the input it was given."""
+
+    record: dict[str, Any]
+    input: str
+    sensitive: bool = False
+
+    @property
+    def prompt_input(self) -> str | None:
+        """The input as the model may see it: withheld when the command marks it sensitive."""
+        return None if self.sensitive else self.input
+
+
 async def run_question_command(
     question: str,
     recorder: ActivityRecorder,
@@ -115,11 +143,11 @@ async def run_question_command(
     command_text: str | None,
     identity: Identity,
     root: Path | str,
-) -> dict[str, Any] | None:
-    """Run the command the caller named or the question asks for; its result, or None.
+) -> CommandRun | None:
+    """Run the command the caller named or the question asks for; None when there is none.
 
     An unknown ``command_id`` is the caller's mistake and raises CommandError; a command that
-    fails while running becomes a failed activity and a result with ``error``.
+    fails while running becomes a failed activity and a record with ``error``.
     """
     text = command_text or ""
     source = "host"
@@ -132,33 +160,42 @@ async def run_question_command(
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
     pair = new_activity_id()
+    # The input stays out of activity metadata: it may hold a secret (hash passwords).
+    details = {"id": spec.id, "command": spec.name, "inferred": source == "inference"}
     await recorder.record(
-        "command",
-        STARTED,
-        f"Running /sz-{spec.id}",
-        activity_id=pair,
-        metadata={"id": spec.id, "inferred": source == "inference"},
+        "command", STARTED, f"Running {spec.name}", activity_id=pair, metadata=details
     )
     try:
-        result = await run_command(spec.id, text, identity, source=source, root=root)
+        result = await run_command(
+            spec.id,
+            text,
+            identity,
+            source=source,
+            root=root,
+            # A person chose an explicit command; one read from a question must be allowed.
+            allowlist=Allowlist.from_env() if source == "inference" else None,
+            observers=[AuditLog.for_root(root).record_command],
+        )
     except CommandError as error:
         await recorder.record(
             "command",
             FAILED,
-            f"/sz-{spec.id} failed: {error.message}",
+            f"{spec.name} failed: {error.message}",
             activity_id=pair,
-            metadata={"id": spec.id},
+            metadata=details,
         )
-        return {"id": spec.id, "command": text, "responses": [], "error": error.message}
+        record = {"id": spec.id, "command": spec.name, "responses": [], "error": error.message}
+        return CommandRun(record, text, spec.sensitive)
     record = result.to_dict()
+    count = len(record["responses"])
     await recorder.record(
         "command",
         COMPLETED,
-        f"/sz-{spec.id} responded ({len(record['responses'])} responses)",
+        f"{spec.name} responded ({_plural(count, 'response')})",
         activity_id=pair,
-        metadata={"id": spec.id, "responses": len(record["responses"])},
+        metadata={**details, "responses": count},
     )
-    return record
+    return CommandRun(record, text, spec.sensitive)
 
 
 async def gather_evidence(
@@ -226,7 +263,7 @@ def local_answer(intro: str, evidence: Evidence, command: Mapping[str, Any] | No
     """A readable answer without a model: ``intro``, the command output, sources and images."""
     lines = [intro]
     if command is not None:
-        lines += ["", f"Command /sz-{command.get('id')}:"]
+        lines += ["", f"Command {command.get('command') or command.get('id')}:"]
         if command.get("error"):
             lines.append(f"failed: {command['error']}")
         lines += [response_text(response) for response in command.get("responses") or ()]
@@ -246,16 +283,50 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _adapter_for(tools: ToolsOption, root: Path | str) -> ToolAdapter | None:
+def default_tool_adapter(root: Path | str, on_activity: ActivityCallback | None) -> ToolAdapter:
+    """The live tools of the repository at ``root``: default registry and runtime, the
+    environment's command allowlist and the repository's audit log."""
+    return ToolAdapter(
+        registry=default_registry(),
+        runtime=ProcessRuntime(root),
+        index_root=root,
+        allowlist=Allowlist.from_env(),
+        audit=AuditLog.for_root(root),
+        on_activity=on_activity,
+    )
+
+
+def _adapter_for(
+    tools: ToolsOption, root: Path | str, recorder: ActivityRecorder
+) -> ToolAdapter | None:
+    """The adapter for this question, reporting its tool activities to ``recorder``.
+
+    A caller's adapter is used through a shallow copy whose ``on_activity`` also feeds the
+    recorder (and still calls the caller's callback), so one adapter can serve many questions
+    at once.
+    """
     if tools is None or tools is False:
         return None
+
+    def forward(event: dict[str, Any]) -> None:
+        recorder.add_nowait(tool_activity(event))
+
     if tools is True:
-        return ToolAdapter(root=Path(root))
-    return tools
+        return default_tool_adapter(root, forward)
+    bound = copy.copy(tools)
+    original = tools.on_activity
+
+    def both(event: dict[str, Any]) -> None:
+        forward(event)
+        if original is not None:
+            original(event)
+
+    bound.on_activity = both
+    return bound
 
 
-def _tool_activity(event: Mapping[str, Any]) -> Activity:
-    """A tool adapter's event dict as an activity of the ``tool`` stage."""
+def tool_activity(event: Mapping[str, Any]) -> Activity:
+    """A tool adapter's event as an activity of the ``tool`` stage (details in metadata)."""
     name = str(event.get("tool") or "tool")
     status = str(event.get("status") or COMPLETED)
     message = str(event.get("message") or f"{name} {status}")
@@ -263,21 +334,11 @@ def _tool_activity(event: Mapping[str, Any]) -> Activity:
     return Activity(stage="tool", status=status, message=message, metadata=metadata)
 
 
-def _executor(
-    adapter: ToolAdapter, identity: Identity, recorder: ActivityRecorder
-) -> ToolExecutor:
+def _executor(adapter: ToolAdapter, identity: Identity, recorder: ActivityRecorder) -> ToolExecutor:
     async def execute(name: str, arguments: str) -> str:
-        try:
-            parsed = json.loads(arguments)
-        except ValueError:
-            return tool_failure(name, "arguments are not valid JSON")
-        result = await adapter.call(
-            name, parsed, identity=identity, on_activity=lambda event: recorder.add_nowait(
-                _tool_activity(event)
-            )
-        )
-        await recorder.flush()
-        return str(result.text)
+        result = await adapter.call(name, arguments, identity=identity)
+        await recorder.flush()  # the tool's activity reached on_activity before the model goes on
+        return result.text
 
     return execute
 
@@ -304,7 +365,7 @@ async def answer_question_async(
     settings = settings or load_settings()
     identity = identity or Identity.local()
     recorder = ActivityRecorder(on_activity)
-    command = await run_question_command(
+    run = await run_question_command(
         clean,
         recorder,
         command_id=command_id,
@@ -324,37 +385,43 @@ async def answer_question_async(
     base: dict[str, Any] = {
         "sources": [source.to_dict() for source in evidence.sources],
         "images": [image.to_dict() for image in evidence.images],
-        "command": command,
+        "command": run.record if run else None,
     }
     if not with_ai:
         intro = "The model was not asked (AI disabled); this is what the repository index found."
         return {
-            "answer": local_answer(intro, evidence, command),
+            "answer": local_answer(intro, evidence, base["command"]),
             **base,
             "activities": recorder.to_dicts(),
-            "context": {"text": evidence.packed.text, **evidence.packed.to_dict()},
+            "context": evidence.packed.to_dict(),
         }
     if not settings.has_key:
-        await recorder.record(
-            "ai", FAILED, "AI_API_KEY is not set; answering from retrieval only"
-        )
+        await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
         return {
-            "answer": local_answer(intro, evidence, command),
+            "answer": local_answer(intro, evidence, base["command"]),
             **base,
             "activities": recorder.to_dicts(),
         }
     return await _answer_with_model(
-        clean, evidence, command, base, recorder,
-        root=root, identity=identity, tools=tools, on_token=on_token,
-        settings=settings, http_client=http_client,
+        clean,
+        evidence,
+        run,
+        base,
+        recorder,
+        root=root,
+        identity=identity,
+        tools=tools,
+        on_token=on_token,
+        settings=settings,
+        http_client=http_client,
     )
 
 
 async def _answer_with_model(
     question: str,
     evidence: Evidence,
-    command: Mapping[str, Any] | None,
+    run: CommandRun | None,
     base: dict[str, Any],
     recorder: ActivityRecorder,
     *,
@@ -373,11 +440,12 @@ async def _answer_with_model(
                 question,
                 repository_context=evidence.packed.text,
                 images=base["images"],
-                command=command,
+                command=run.record if run else None,
+                command_input=run.prompt_input if run else None,
             ),
         },
     ]
-    adapter = _adapter_for(tools, root)
+    adapter = _adapter_for(tools, root, recorder)
     loop = ToolLoop(
         ChatClient(settings, http_client=http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, root),
@@ -396,7 +464,7 @@ async def _answer_with_model(
         intro = f"The model could not answer: {error.message}."
         activities = recorder.to_dicts()
         return {
-            "answer": local_answer(intro, evidence, command),
+            "answer": local_answer(intro, evidence, base["command"]),
             "responseRounds": loop.requests,
             **base,
             "activities": activities,
@@ -433,17 +501,8 @@ def answer_question(
     http_client: httpx.AsyncClient | None = None,
 ) -> dict[str, Any]:
     """The synchronous face of :func:`answer_question_async` (same arguments, same result)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "answer_question() cannot run inside a running event loop; "
-            "use 'await answer_question_async(...)' instead"
-        )
-    return asyncio.run(
-        answer_question_async(
+    return run_sync(
+        lambda: answer_question_async(
             question,
             root=root,
             with_ai=with_ai,
@@ -459,4 +518,67 @@ def answer_question(
             settings=settings,
             http_client=http_client,
         )
+    )
+
+
+async def debug_question_async(
+    question: str,
+    *,
+    root: Path | str = ".",
+    limit: int = DEFAULT_LIMIT,
+    budget: int = MAX_CONTEXT_TOKENS,
+    index: Index | None = None,
+    on_activity: OnActivity | None = None,
+) -> dict[str, Any]:
+    """Everything the model would be given for ``question``, without running a command or
+    calling a model: the inferred command, sources, images, codebase context, packed context
+    and activities."""
+    clean = require_question(question)
+    recorder = ActivityRecorder(on_activity)
+    invocation = infer_command_invocation(clean, default_registry())
+    oriented = is_command_oriented(clean)
+    with _opened(index, root) as opened:
+        evidence = await gather_evidence(
+            clean, opened, recorder, limit=limit, budget=budget, expand=not oriented
+        )
+    return {
+        "question": clean,
+        "command": (
+            {"id": invocation.id, "text": invocation.text} if invocation is not None else None
+        ),
+        "commandOriented": oriented,
+        "sources": [source.to_dict() for source in evidence.sources],
+        "images": [image.to_dict() for image in evidence.images],
+        "codebaseContext": evidence.context.to_dict() if evidence.context else None,
+        "context": evidence.packed.to_dict(),
+        "activities": recorder.to_dicts(),
+    }
+
+
+def debug_question(
+    question: str,
+    *,
+    root: Path | str = ".",
+    limit: int = DEFAULT_LIMIT,
+    budget: int = MAX_CONTEXT_TOKENS,
+    index: Index | None = None,
+    on_activity: OnActivity | None = None,
+) -> dict[str, Any]:
+    """The synchronous face of :func:`debug_question_async`."""
+    return run_sync(
+        lambda: debug_question_async(
+            question, root=root, limit=limit, budget=budget, index=index, on_activity=on_activity
+        )
+    )
+
+
+def run_sync(start: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``start()`` makes to completion; refused inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    raise RuntimeError(
+        "the synchronous szrag API cannot run inside a running event loop; "
+        "await the *_async function instead"
     )

@@ -71,7 +71,7 @@ DEFAULT_EXTRA_FILES = frozenset({"yarn.lock", "pnpm-lock.yaml", "poetry.lock", "
 
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 PROFILES = ("default", "slackzilla")
-RANKERS = ("spec",)
+RANKERS = ("spec", "bm25")
 
 
 @dataclass(frozen=True)

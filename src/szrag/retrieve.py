@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from szrag.config import Profile
-from szrag.errors import QuestionError
+from szrag import bm25
+from szrag.config import RANKERS, Profile
+from szrag.errors import ConfigError, QuestionError
 from szrag.index import Index, load_index
 from szrag.index.memory import MemorySearch
 from szrag.text import extract_file_references, tokens
@@ -370,17 +371,30 @@ def retrieve(
     *,
     index: Index | None = None,
     root: Path | str = ".",
+    ranker: str | None = None,
 ) -> list[Source]:
-    """The chunks that best answer ``question``: at most one per file, best first."""
+    """The chunks that best answer ``question``: at most one per file, best first.
+
+    ``ranker`` overrides the profile's ranker: ``spec`` (the original's scorer) or ``bm25``.
+    """
     clean = _require_question(question)
     if index is None:
         with load_index(root) as opened:
-            return retrieve(clean, limit, index=opened)
+            return retrieve(clean, limit, index=opened, ranker=ranker)
+    name = ranker or index.config.profile.ranker
+    if name not in RANKERS:
+        raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(RANKERS)}")
     query = Query.parse(clean, index.config.extensions)
-    rules = ScoreRules.of(index.config.profile)
-    search = index.memory_search(TOPIC_PATH_WORDS)
-    ranked = _rank_in_memory(search, query, rules) if search else rank_chunks(index, query, rules)
-    chosen = select_sources(ranked, limit)
+    chosen: Sequence[_Candidate | bm25.RankedChunk]
+    if name == "bm25":
+        chosen = bm25.rank(index, clean, query.requested, limit)
+    else:
+        rules = ScoreRules.of(index.config.profile)
+        search = index.memory_search(TOPIC_PATH_WORDS)
+        ranked = (
+            _rank_in_memory(search, query, rules) if search else rank_chunks(index, query, rules)
+        )
+        chosen = select_sources(ranked, limit)
     texts = _chunk_texts(index, [candidate.chunk_id for candidate in chosen])
     return [
         Source(

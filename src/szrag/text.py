@@ -139,3 +139,25 @@ def extract_file_references(question: str, extensions: frozenset[str]) -> list[s
     )
     pattern = re.compile(rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b", re.IGNORECASE)
     return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))
+
+
+_CAMEL_SPLIT = re.compile(r"([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])")
+_COMPOUND_IDENTIFIER = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b"
+)
+
+
+def _split_camel(text: str) -> str:
+    return _CAMEL_SPLIT.sub(lambda m: f"{m[1] or m[3]} {m[2] or m[4]}", text)
+
+
+def code_terms(text: str) -> str:
+    """Text rewritten for a full-text index that understands code.
+
+    camelCase, PascalCase and snake_case identifiers are split into their words, and each
+    compound identifier is also kept whole (lowercase, underscores dropped), so both
+    "github signature" and "verifyGithubSignature" find ``verifyGithubSignature``.
+    """
+    wholes = {match.replace("_", "").lower() for match in _COMPOUND_IDENTIFIER.findall(text)}
+    split = _split_camel(text).replace("_", " ")
+    return f"{split}\n{' '.join(sorted(wholes))}" if wholes else split

@@ -60,7 +60,7 @@ def test_undecodable_override_is_a_config_error(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(b"\xff\xfe\xfa")
 
-    with pytest.raises(ConfigError, match="SYSTEM_PROMPT.md"):
+    with pytest.raises(ConfigError, match=r"SYSTEM_PROMPT\.md"):
         load_prompt(SYSTEM_PROMPT, tmp_path)
 
 
@@ -75,7 +75,8 @@ def test_user_message_carries_question_knowledge_images_and_command() -> None:
         " Where is the hash command? ",
         repository_context="### src/hash.js:1-20\nfunction hash() {}",
         images=[{"path": "docs/flow.png", "url": "/docs/flow.png", "score": 10}],
-        command={"id": "hash", "command": "sha256 hi", "responses": [{"text": "digest: abc"}]},
+        command={"id": "hash", "command": "/sz-hash", "responses": [{"text": "digest: abc"}]},
+        command_input="sha256 hi",
     )
 
     assert message.startswith("<question>\nWhere is the hash command?\n</question>")
@@ -93,9 +94,11 @@ def test_user_message_says_when_nothing_matched() -> None:
 
 
 def test_command_text_for_structured_failed_and_silent_commands() -> None:
-    structured = command_text({"id": "dice", "command": "", "responses": [{"roll": 4}]})
-    failed = command_text({"id": "calc", "command": "1/0", "responses": [], "error": "boom"})
-    silent = command_text({"id": "ping", "command": None, "responses": []})
+    structured = command_text({"id": "dice", "command": "/sz-dice", "responses": [{"roll": 4}]})
+    failed = command_text(
+        {"id": "calc", "command": "/sz-calc", "responses": [], "error": "boom"}, "1/0"
+    )
+    silent = command_text({"id": "ping", "responses": []})
 
     assert structured == 'Command: /sz-dice\nResponse 1:\n{"roll": 4}'
     assert failed == "Command: /sz-calc 1/0\nThe command failed: boom"

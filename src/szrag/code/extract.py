@@ -60,7 +60,7 @@ class Extraction:
     source: bytes
     root: Node
     builder: RecordBuilder
-    function_nodes: dict[int, str] = field(default_factory=dict)
+    function_spans: list[tuple[int, int, str]] = field(default_factory=list)  # bytes, name
     call_nodes: list[Node] = field(default_factory=list)
     anchors: list[Node] = field(default_factory=list)
     all_names: list[Export] | None = None
@@ -89,7 +89,10 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     _finish_calls(state)
     _finish_exports(state)
     paths.finish(state.path, state.source, state.root, state.anchors, state.builder)
-    return state.builder.build(partial=root.has_error)
+    record = state.builder.build(partial=root.has_error)
+    if record.partial and record.is_empty:
+        return None  # nothing in the file could be read as code
+    return record
 
 
 Handler = Callable[[Extraction, Captures, str], None]
@@ -115,7 +118,7 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     if state.python and kind == "function" and container is not None:
         kind = "method"
     if kind != "class":
-        state.function_nodes[node.id] = name
+        state.function_spans.append((node.start_byte, node.end_byte, name))
     state.builder.functions.append(
         Definition(name, kind, _start_with_decorators(node), end_line(node), container)
     )
@@ -153,17 +156,34 @@ def _call(state: Extraction, captures: Captures, role: str) -> None:
 
 
 def _finish_calls(state: Extraction) -> None:
-    for callee in state.call_nodes:
+    """Record each call with the innermost named function around it.
+
+    Definitions nest like the tree, so one sweep in source order with a stack of the
+    definitions still open finds it without climbing the tree for every call.
+    """
+    spans = sorted(state.function_spans, key=lambda span: (span[0], -span[1]))
+    callees = sorted(state.call_nodes, key=lambda node: node.start_byte)
+    open_spans: list[tuple[int, int, str]] = []
+    next_span = 0
+    for callee in callees:
+        at = callee.start_byte
+        while next_span < len(spans) and spans[next_span][0] <= at:
+            _close_ended(open_spans, spans[next_span][0])
+            open_spans.append(spans[next_span])
+            next_span += 1
+        _close_ended(open_spans, at)
         if callee.type == "import":
             continue  # dynamic import() is recorded as an import
         name = callee_name(callee)
-        if not name:
-            continue
-        function = next(
-            (state.function_nodes[item.id] for item in ancestors(callee) if item.id in state.function_nodes),
-            None,
-        )
-        state.builder.calls.append(Call(name, end_line(callee), function))
+        if name:
+            function = open_spans[-1][2] if open_spans else None
+            state.builder.calls.append(Call(name, end_line(callee), function))
+
+
+def _close_ended(open_spans: list[tuple[int, int, str]], position: int) -> None:
+    """Drop the definitions that end at or before byte ``position``."""
+    while open_spans and open_spans[-1][1] <= position:
+        open_spans.pop()
 
 
 # ---- imports ----------------------------------------------------------------------------

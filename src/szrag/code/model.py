@@ -95,12 +95,52 @@ class CodeRecord:
     routes: tuple[Route, ...] = ()
     path_references: tuple[PathReference, ...] = ()
 
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing at all was found."""
+        return not (
+            self.imports
+            or self.exports
+            or self.functions
+            or self.calls
+            or self.environment_variables
+            or self.routes
+            or self.path_references
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form stored in the index."""
-        record = asdict(self)
-        for item in record["imports"]:
-            item["names"] = list(item["names"])
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in record.items()}
+        # Written out: dataclasses.asdict deep-copies every value and costs more than parsing.
+        return {
+            "language": self.language,
+            "partial": self.partial,
+            "imports": [
+                {"source": item.source, "line": item.line, "names": list(item.names), "kind": item.kind}
+                for item in self.imports
+            ],
+            "exports": [{"name": item.name, "line": item.line} for item in self.exports],
+            "functions": [
+                {
+                    "name": item.name,
+                    "kind": item.kind,
+                    "line": item.line,
+                    "end_line": item.end_line,
+                    "container": item.container,
+                }
+                for item in self.functions
+            ],
+            "calls": [
+                {"name": item.name, "line": item.line, "function": item.function} for item in self.calls
+            ],
+            "environment_variables": [
+                {"name": item.name, "line": item.line} for item in self.environment_variables
+            ],
+            "routes": [
+                {"method": item.method, "path": item.path, "line": item.line, "handler": item.handler}
+                for item in self.routes
+            ],
+            "path_references": [{"path": item.path, "line": item.line} for item in self.path_references],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CodeRecord:

@@ -143,7 +143,9 @@ def _pathname_check(check: Node, captures: Captures) -> list[Route]:
         else [string_value(first_capture(captures, "route.path"))]
     )
     found = [path for path in candidates if path and path.startswith("/")]
-    if not found:
+    condition = _condition_root(check)
+    # Only a branch taken on the path is a route; "/" as a prefix says nothing.
+    if not found or _branch_of(condition) is None or found == ["/"] and check.type == "call_expression":
         return []
     methods, handler = infer_method(check)
     return [Route(method, path, line(check), handler) for path in found for method in methods]

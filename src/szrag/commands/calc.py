@@ -27,9 +27,14 @@ class CalcError(ValueError):
 
 
 def _checked_pow(base: Number, exponent: Number) -> Number:
-    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0:
-        if abs(base) > 1 and exponent * base.bit_length() > MAX_INT_BITS:
-            raise CalcError("result too large")
+    if (
+        isinstance(base, int)
+        and isinstance(exponent, int)
+        and exponent > 0
+        and abs(base) > 1
+        and exponent * base.bit_length() > MAX_INT_BITS
+    ):
+        raise CalcError("result too large")
     return pow(base, exponent)
 
 

@@ -82,7 +82,9 @@ def parse_dice(expression: str) -> list[DiceTerm]:
 def roll(terms: list[DiceTerm], rng: random.Random) -> list[Roll]:
     """Throw every die of ``terms``."""
     return [
-        Roll(term, tuple(rng.randint(1, term.sides) for _ in range(term.count)) if term.sides else ())
+        Roll(
+            term, tuple(rng.randint(1, term.sides) for _ in range(term.count)) if term.sides else ()
+        )
         for term in terms
     ]
 

@@ -28,9 +28,7 @@ _LEADING_COMMAND = re.compile(r"^(?:the\s+)?command\b[\s:,-]*", re.IGNORECASE)
 _VERBS = r"run|runs|running|ran|execute|executes|executing|executed|use|uses|using|" + (
     r"call|calls|calling|invoke|invokes|invoking|trigger|triggering"
 )
-_ORIENTED = re.compile(
-    rf"\b(?:{_VERBS})\b[^.?!\n]*?(?:\bcommands?\b|/sz-[a-z0-9])", re.IGNORECASE
-)
+_ORIENTED = re.compile(rf"\b(?:{_VERBS})\b[^.?!\n]*?(?:\bcommands?\b|/sz-[a-z0-9])", re.IGNORECASE)
 _QUOTES = "\"'`"
 
 _HASH_VERB = re.compile(r"\b(?:hash|hashes|hashing|hashed|pbkdf2|derive)\b", re.IGNORECASE)
@@ -53,9 +51,12 @@ _DIGEST = re.compile(
 )
 # Words that follow "password" in prose without being one ("hash the password with ...").
 _NOT_A_PASSWORD = frozenset(
-    "a an and are as at by for from hash hashed hashing in into is it iterations of on or "
-    "please the then this that to using via when where which while with".split()
-)
+    {
+        "a", "an", "and", "are", "as", "at", "by", "for", "from", "hash", "hashed", "hashing",
+        "in", "into", "is", "it", "iterations", "of", "on", "or", "please", "the", "then",
+        "this", "that", "to", "using", "via", "when", "where", "which", "while", "with",
+    }
+)  # fmt: skip
 _TRAILING_PUNCTUATION = ".,;:?)"
 
 
@@ -124,7 +125,9 @@ def _text_after(question: str, match: re.Match[str]) -> str:
 def infer_command_invocation(question: str, registry: CommandRegistry) -> Invocation | None:
     """The command a question asks for, with its input; None when it names none."""
     oriented = is_command_oriented(question)
-    slash = next((m for m in _SLASH.finditer(question) if registry.get(m.group(1)) is not None), None)
+    slash = next(
+        (m for m in _SLASH.finditer(question) if registry.get(m.group(1)) is not None), None
+    )
     hash_spec = registry.get("hash")
     names_hash = slash is not None and registry.get(slash.group(1)) is hash_spec
     if hash_spec is not None and (names_hash or (slash is None and _HASH_VERB.search(question))):

@@ -99,7 +99,9 @@ async def run_process(
         async with asyncio.timeout(timeout):
             (stdout, out_cut), (stderr, err_cut) = await communicate()
     except TimeoutError:
-        raise CommandFailed(f"{argv[0]} did not finish within {timeout:g} s and was killed") from None
+        raise CommandFailed(
+            f"{argv[0]} did not finish within {timeout:g} s and was killed"
+        ) from None
     finally:
         # Reached on success too, where it does nothing; on cancellation or timeout it
         # kills the group and waits so no orphan or zombie is left behind.

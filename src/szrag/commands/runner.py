@@ -54,8 +54,10 @@ Observer = Callable[[CommandOutcome], None]
 
 
 def _is_async(handler: Handler) -> bool:
-    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-        getattr(handler, "__call__", None)
+    """True for coroutine functions and objects whose ``__call__`` is one."""
+    call = type(handler).__call__ if not inspect.isfunction(handler) else None
+    return inspect.iscoroutinefunction(handler) or (
+        call is not None and inspect.iscoroutinefunction(call)
     )
 
 

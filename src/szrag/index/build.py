@@ -28,7 +28,7 @@ from szrag.errors import IndexStoreError
 from szrag.index import store
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
-from szrag.text import create_chunks, file_type, tokens, words
+from szrag.text import code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
 
@@ -51,6 +51,7 @@ class PreparedFile:
     tokens: list[str]
     chunks: list[Any]
     chunk_words: list[str]
+    chunk_terms: list[tuple[str, str, str, str]]
     code: dict[str, Any] | None
     decode_errors: int
 
@@ -104,6 +105,19 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     except Exception as error:  # a parser bug must not stop the build
         log.warning("%s: code analysis failed: %s", path, error)
         code = None
+    path_terms = code_terms(path)
+    definitions = _definitions(code)
+    chunk_terms = [
+        (
+            path_terms,
+            code_terms(chunk.heading or ""),
+            " ".join(
+                code_terms(name) for line, name in definitions if chunk.start <= line <= chunk.end
+            ),
+            code_terms(chunk.text),
+        )
+        for chunk in chunks
+    ]
     return PreparedFile(
         path=path,
         stat=stat,
@@ -112,9 +126,21 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
         tokens=sorted(tokens(f"{path} {text}")),
         chunks=chunks,
         chunk_words=[" ".join(words(chunk.text)) for chunk in chunks],
+        chunk_terms=chunk_terms,
         code=code,
         decode_errors=decode_errors,
     )
+
+
+def _definitions(code: dict[str, Any] | None) -> list[tuple[int, str]]:
+    """(line, name) of the functions and classes a code record defines."""
+    if not code:
+        return []
+    found = []
+    for item in code.get("functions") or []:
+        if isinstance(item, dict) and isinstance(item.get("line"), int) and item.get("name"):
+            found.append((item["line"], str(item["name"])))
+    return found
 
 
 def _prepare_args(args: tuple[str, Path, int]) -> PreparedFile | Skip:
@@ -156,6 +182,7 @@ def _write_prepared(conn: sqlite3.Connection, prepared: PreparedFile) -> None:
         decode_errors=prepared.decode_errors,
         chunks=prepared.chunks,
         chunk_words=prepared.chunk_words,
+        chunk_terms=prepared.chunk_terms,
     )
 
 

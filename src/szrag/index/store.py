@@ -18,7 +18,7 @@ from szrag.errors import IndexStoreError
 from szrag.text import Chunk
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -65,6 +65,7 @@ CREATE TABLE edges (
     PRIMARY KEY (source, target, kind)
 ) WITHOUT ROWID;
 CREATE INDEX edges_target ON edges(target);
+CREATE VIRTUAL TABLE chunk_terms USING fts5(path, heading, symbols, body, tokenize = 'porter unicode61');
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL
@@ -144,10 +145,16 @@ def check(conn: sqlite3.Connection) -> str | None:
 
 def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
     """Replace whatever the database holds with an empty szrag schema (inside a transaction)."""
-    rows = conn.execute(
-        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type IN ('table','view')"
-    ).fetchall()
-    for kind, name in rows:
+    while True:
+        rows = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master"
+            " WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'view')"
+        ).fetchall()
+        if not rows:
+            break
+        # virtual tables first: dropping one removes its shadow tables
+        virtual = [row for row in rows if (row[2] or "").upper().startswith("CREATE VIRTUAL")]
+        kind, name, _ = (virtual or rows)[0]
         conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
     for statement in SCHEMA.split(";"):
         if statement.strip():
@@ -178,6 +185,7 @@ def insert_file(
     decode_errors: int,
     chunks: list[Chunk],
     chunk_words: list[str],
+    chunk_terms: list[tuple[str, str, str, str]],
 ) -> int:
     """Write one file and its chunks; returns the file id."""
     cursor = conn.execute(
@@ -195,9 +203,10 @@ def insert_file(
     )
     file_id = cursor.lastrowid
     assert file_id is not None
-    conn.executemany(
-        "INSERT INTO chunks(file_id, seq, start, end, type, heading, text, words) VALUES (?,?,?,?,?,?,?,?)",
-        (
+    for seq, chunk in enumerate(chunks):
+        cursor = conn.execute(
+            "INSERT INTO chunks(file_id, seq, start, end, type, heading, text, words)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 file_id,
                 seq,
@@ -207,15 +216,22 @@ def insert_file(
                 chunk.heading,
                 chunk.text,
                 chunk_words[seq],
-            )
-            for seq, chunk in enumerate(chunks)
-        ),
-    )
+            ),
+        )
+        conn.execute(
+            "INSERT INTO chunk_terms(rowid, path, heading, symbols, body) VALUES (?, ?, ?, ?, ?)",
+            (cursor.lastrowid, *chunk_terms[seq]),
+        )
     return file_id
 
 
 def delete_file(conn: sqlite3.Connection, path: str) -> None:
-    """Remove a file, its chunks and the edges it is the source of."""
+    """Remove a file, its chunks, their terms and the edges it is the source of."""
+    conn.execute(
+        "DELETE FROM chunk_terms WHERE rowid IN"
+        " (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?)",
+        (path,),
+    )
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     conn.execute("DELETE FROM edges WHERE source = ?", (path,))
 

@@ -195,19 +195,21 @@ class ToolLoop:
         self.recorder = recorder or ActivityRecorder()
         self.on_token = on_token
         self.max_rounds = max_rounds
+        self.requests = 0  # requests sent by the current or last run
+        self.usage = Usage()  # their usage so far, kept when a request fails
 
     async def run(self, messages: Sequence[Message]) -> LoopResult:
         """Ask until the model answers without tools; ProviderError propagates."""
         history: list[Message] = [dict(message) for message in messages]
-        usage = Usage()
+        self.requests, self.usage = 0, Usage()
         intermediate: list[str] = []
         outcomes: list[ToolOutcome] = []
         tool_rounds = 0
         limit_reached = False
-        number = 0
         answer = ""
         while True:
-            number += 1
+            self.requests += 1
+            number = self.requests
             offer = bool(self.tools) and tool_rounds < self.max_rounds
             if self.tools and not offer:
                 limit_reached = True
@@ -219,7 +221,7 @@ class ToolLoop:
                     metadata={"round": number, "maxToolRounds": self.max_rounds},
                 )
             reply = await self._request(history, number, offer)
-            usage += request_usage(history, reply)
+            self.usage += request_usage(history, reply)
             if not (offer and reply.tool_calls):
                 answer = reply.text
                 break
@@ -244,13 +246,13 @@ class ToolLoop:
                 "ai",
                 FAILED,
                 "The model gave no final answer; answering from what was gathered",
-                metadata={"round": number, "fallback": True},
+                metadata={"round": self.requests, "fallback": True},
             )
         return LoopResult(
             answer=answer,
-            response_rounds=number,
+            response_rounds=self.requests,
             tool_rounds=tool_rounds,
-            usage=usage,
+            usage=self.usage,
             fallback=fallback,
             limit_reached=limit_reached,
             intermediate=tuple(intermediate),

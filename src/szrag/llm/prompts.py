@@ -56,8 +56,10 @@ def build_user_message(
     repository_context: str,
     images: Sequence[Mapping[str, Any]] = (),
     command: Mapping[str, Any] | None = None,
+    command_input: str | None = None,
 ) -> str:
-    """The question with the packed repository knowledge, image metadata and command result."""
+    """The question with the packed repository knowledge, image metadata and command result
+    (``command_input`` is the text the command was given, left out when it is sensitive)."""
     parts = [
         f"<question>\n{question.strip()}\n</question>",
         _block(
@@ -67,13 +69,14 @@ def build_user_message(
         _block("image_assets", _images_text(images)),
     ]
     if command is not None:
-        parts.append(_block("command_result", command_text(command)))
+        parts.append(_block("command_result", command_text(command, command_input)))
     return "\n\n".join(parts)
 
 
-def command_text(command: Mapping[str, Any]) -> str:
+def command_text(command: Mapping[str, Any], command_input: str | None = None) -> str:
     """A captured command result as readable text: the command line, then each response."""
-    line = f"/sz-{command.get('id', '?')} {command.get('command') or ''}".rstrip()
+    name = command.get("command") or f"/sz-{command.get('id', '?')}"
+    line = f"{name} {command_input or ''}".rstrip()
     lines = [f"Command: {line}"]
     if command.get("error"):
         lines.append(f"The command failed: {command['error']}")

@@ -156,8 +156,8 @@
 
 ; ---- path references ---------------------------------------------------------------------
 
-((identifier) @path.anchor
-  (#any-of? @path.anchor "__dirname" "__filename"))
+; __dirname as the first argument: path.join(__dirname, ...), path.dirname(__filename) ...
+(arguments . (identifier) @path.anchor (#any-of? @path.anchor "__dirname" "__filename"))
 
 ; import.meta.dirname, import.meta.filename
 (member_expression

@@ -129,5 +129,5 @@
 
 ; ---- path references ---------------------------------------------------------------------
 
-((identifier) @path.anchor
-  (#eq? @path.anchor "__file__"))
+; __file__ as the first argument: Path(__file__), os.path.dirname(__file__) ...
+(argument_list . (identifier) @path.anchor (#eq? @path.anchor "__file__"))

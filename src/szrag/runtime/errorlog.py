@@ -59,7 +59,9 @@ class ErrorLog(logging.Handler):
         self._records: deque[ErrorRecord] = deque(maxlen=capacity)
         self._records_lock = threading.Lock()
 
-    def record(self, error: BaseException, where: str = "", *, when: float | None = None) -> ErrorRecord:
+    def record(
+        self, error: BaseException, where: str = "", *, when: float | None = None
+    ) -> ErrorRecord:
         """Keep a caught exception."""
         entry = ErrorRecord(
             id=uuid.uuid4().hex,

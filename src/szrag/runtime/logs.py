@@ -34,8 +34,10 @@ def level_number(name: str | None) -> int:
 
 def iso_time(timestamp: float) -> str:
     """A UNIX time as an ISO 8601 UTC string with milliseconds."""
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z"
+    return (
+        datetime.fromtimestamp(timestamp, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
     )
 
 

@@ -97,7 +97,11 @@ def project_version(root: Path) -> dict[str, Any] | None:
         except (OSError, ValueError):
             project = {}
         if isinstance(project, dict) and project.get("version"):
-            return {"name": project.get("name"), "version": str(project["version"]), "source": "pyproject.toml"}
+            return {
+                "name": project.get("name"),
+                "version": str(project["version"]),
+                "source": "pyproject.toml",
+            }
     package = root / "package.json"
     if package.is_file():
         try:
@@ -105,7 +109,11 @@ def project_version(root: Path) -> dict[str, Any] | None:
         except (OSError, ValueError):
             data = {}
         if isinstance(data, dict) and data.get("version"):
-            return {"name": data.get("name"), "version": str(data["version"]), "source": "package.json"}
+            return {
+                "name": data.get("name"),
+                "version": str(data["version"]),
+                "source": "package.json",
+            }
     return None
 
 

@@ -34,7 +34,11 @@ def repository_fields(root: Path) -> dict[str, Any]:
     if head is None:
         result["git"] = None
     else:
-        result["git"] = {"branch": head.branch, "commit": head.commit, "detached": head.branch is None}
+        result["git"] = {
+            "branch": head.branch,
+            "commit": head.commit,
+            "detached": head.branch is None,
+        }
     return result
 
 

@@ -105,5 +105,7 @@ COMMANDS = (
         category="crypto",
         usage="/sz-token [LENGTH]",
     ),
-    CommandSpec("uuid", "Generate random UUIDs.", uuid_command, category="crypto", usage="/sz-uuid [COUNT]"),
+    CommandSpec(
+        "uuid", "Generate random UUIDs.", uuid_command, category="crypto", usage="/sz-uuid [COUNT]"
+    ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 from itertools import groupby
@@ -53,7 +54,9 @@ def format_release(info: dict[str, Any]) -> str:
     lines = [f"{service.get('name', 'szrag')} {service.get('version', '?')}"]
     project = info.get("project")
     if project:
-        lines.append(f"project {project.get('name') or '?'} {project.get('version')} ({project.get('source')})")
+        lines.append(
+            f"project {project.get('name') or '?'} {project.get('version')} ({project.get('source')})"
+        )
     for key, label in (("target", "deployment"), ("release", "release"), ("gitSha", "commit")):
         value = (info.get("deployment") or {}).get(key)
         if value:
@@ -93,9 +96,20 @@ async def ask(context: CommandContext) -> None:
         answer_module = importlib.import_module("szrag.answer")
     except ImportError as error:
         raise CommandFailed(f"the question pipeline is not available: {error}") from error
-    result = await answer_module.answer_question(
-        question=context.text, root=context.root, identity=context.identity, with_ai=True
+    # The async core when the module offers one; a sync function runs in a worker thread.
+    function = (
+        getattr(answer_module, "answer_question_async", None) or answer_module.answer_question
     )
+    arguments = {
+        "question": context.text,
+        "root": context.root,
+        "identity": context.identity,
+        "with_ai": True,
+    }
+    if inspect.iscoroutinefunction(function):
+        result = await function(**arguments)
+    else:
+        result = await asyncio.to_thread(lambda: function(**arguments))
     answer = result.get("answer") if isinstance(result, dict) else getattr(result, "answer", None)
     if not isinstance(answer, str) or not answer.strip():
         raise CommandFailed("the question pipeline returned no answer")

@@ -43,12 +43,16 @@ async def case(context: CommandContext) -> None:
     style = style.lower()
     if style in CASE_STYLES:
         if not rest.strip() or not split_words(rest):
-            raise CommandInputError(f"case {style} needs some text, e.g. /sz-case {style} hello world")
+            raise CommandInputError(
+                f"case {style} needs some text, e.g. /sz-case {style} hello world"
+            )
         context.respond(convert_case(rest, style))
         return
     if not context.text or not split_words(context.text):
         raise CommandInputError("usage: /sz-case camel|pascal|snake|kebab TEXT")
-    context.respond("\n".join(f"{name}: {convert_case(context.text, name)}" for name in CASE_STYLES))
+    context.respond(
+        "\n".join(f"{name}: {convert_case(context.text, name)}" for name in CASE_STYLES)
+    )
 
 
 async def count(context: CommandContext) -> None:

@@ -1,0 +1,233 @@
+"""``szrag ask`` (a streamed answer) and ``szrag debug`` (what the model would be given)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from szrag.activity import Activity
+from szrag.answer import answer_question, debug_question
+from szrag.cli.common import (
+    console,
+    err_console,
+    handle_errors,
+    json_option,
+    print_json,
+    root_option,
+)
+from szrag.context import MAX_CONTEXT_TOKENS
+from szrag.retrieve import DEFAULT_LIMIT
+
+limit_option = click.option(
+    "--limit",
+    type=click.IntRange(1, 100),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="Most repository sources to retrieve.",
+)
+budget_option = click.option(
+    "--budget",
+    type=click.IntRange(100, 1_000_000),
+    default=MAX_CONTEXT_TOKENS,
+    show_default=True,
+    help="Token budget of the repository context given to the model.",
+)
+
+
+class AnswerView:
+    """Shows an answer in the terminal as it streams, then its sources, images and usage."""
+
+    def __init__(self, out: Console, err: Console, *, verbose: bool) -> None:
+        self.out = out
+        self.err = err
+        self.verbose = verbose
+        self.streamed: dict[int, str] = {}
+        self._round: int | None = None
+        self._line_open = False  # streamed text printed without its line break yet
+
+    def on_token(self, text: str, round: int) -> None:
+        """Print streamed text; a new model round starts on a new line."""
+        if round != self._round:
+            self._close_line()
+            self._round = round
+        self.streamed[round] = self.streamed.get(round, "") + text
+        self.out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+        self._line_open = not text.endswith("\n")
+
+    def on_activity(self, activity: Activity) -> None:
+        """With --verbose every activity on stderr; otherwise only when tools are consulted."""
+        if self.verbose:
+            self._close_line()
+            self.err.print(
+                f"[dim]{activity.stage:<9} {activity.status:<9}[/] {_escape(activity.message)}",
+                highlight=False,
+            )
+            return
+        tools = (activity.metadata or {}).get("toolCalls") if activity.stage == "ai" else None
+        if tools:
+            self._close_line()
+            self.err.print(f"[dim]… consulting live data: {', '.join(map(str, tools))}[/]")
+
+    def finish(self, result: Mapping[str, Any]) -> None:
+        """The answer (unless it streamed in full), then sources, images and usage."""
+        answer = str(result.get("answer", ""))
+        last = self.streamed.get(int(result.get("responseRounds") or 0), "")
+        self._close_line()
+        if last.strip() != answer.strip():
+            self.out.print(answer, markup=False, highlight=False, soft_wrap=True)
+        if "usage" in result and "error" not in result:  # local answers list them already
+            self._sources(result.get("sources") or [])
+            self._images(result.get("images") or [])
+        usage = result.get("usage")
+        if isinstance(usage, Mapping):
+            guess = " (estimated)" if usage.get("estimated") else ""
+            self.out.print(
+                f"\n[dim]usage: {usage.get('input')} input + {usage.get('output')} output = "
+                f"{usage.get('total')} tokens{guess}[/]"
+            )
+        error = result.get("error")
+        if isinstance(error, Mapping):
+            self.err.print(
+                f"[bold red]model error ({error.get('code')}):[/] {_escape(str(error.get('message')))}"
+            )
+
+    def _sources(self, sources: Sequence[Mapping[str, Any]]) -> None:
+        if not sources:
+            return
+        self.out.print("\n[bold]Sources[/]")
+        for source in sources:
+            heading = f"  {source['heading']}" if source.get("heading") else ""
+            self.out.print(
+                f"  {_escape(source['path'])}:{source['start']}-{source['end']}"
+                f"[dim]{_escape(heading)}  (score {source['score']})[/]",
+                highlight=False,
+            )
+
+    def _images(self, images: Sequence[Mapping[str, Any]]) -> None:
+        if not images:
+            return
+        self.out.print("\n[bold]Images[/]")
+        for image in images:
+            self.out.print(f"  {_escape(image['path'])} [dim]{_escape(image['url'])}[/]")
+
+    def _close_line(self) -> None:
+        if self._line_open:
+            self.out.print()
+            self._line_open = False
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+@click.command("ask")
+@click.argument("question", nargs=-1, required=True)
+@click.option("--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model.")
+@click.option(
+    "--tools", is_flag=True, help="Let the model call live tools (status, logs, commands...)."
+)
+@click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
+@limit_option
+@budget_option
+@root_option
+@json_option
+@handle_errors
+def ask(
+    question: tuple[str, ...],
+    no_ai: bool,
+    tools: bool,
+    verbose: bool,
+    limit: int,
+    budget: int,
+    root: Path,
+    as_json: bool,
+) -> None:
+    """Answer QUESTION about the repository, streaming the model's answer.
+
+    Without AI_API_KEY the answer comes from retrieval alone; set AI_API_KEY (and AI_URL,
+    AI_MODEL for another OpenAI-compatible provider or model) for a written answer.
+    """
+    view = AnswerView(console, err_console, verbose=verbose)
+    result = answer_question(
+        " ".join(question),
+        root=root,
+        with_ai=not no_ai,
+        tools=True if tools else None,
+        on_activity=view.on_activity if verbose or not as_json else None,
+        on_token=None if as_json else view.on_token,
+        limit=limit,
+        budget=budget,
+    )
+    if as_json:
+        print_json(result)
+    else:
+        view.finish(result)
+    if result.get("error"):
+        raise SystemExit(1)
+
+
+@click.command("debug")
+@click.argument("question", nargs=-1, required=True)
+@limit_option
+@budget_option
+@root_option
+@json_option
+@handle_errors
+def debug(question: tuple[str, ...], limit: int, budget: int, root: Path, as_json: bool) -> None:
+    """Show what answering QUESTION would use, without running a command or calling a model:
+    retrieval, images, codebase context, the packed context and the activities."""
+    result = debug_question(" ".join(question), root=root, limit=limit, budget=budget)
+    if as_json:
+        print_json(result)
+        return
+    show_debug(result, console)
+
+
+def show_debug(result: Mapping[str, Any], out: Console) -> None:
+    """The diagnostic report, section by section."""
+    out.rule("question")
+    out.print(_escape(result["question"]), highlight=False)
+    command = result.get("command")
+    if command:
+        out.print(f"command inferred (not run): /sz-{command['id']} {_escape(command['text'])}")
+    if result.get("commandOriented"):
+        out.print("command-oriented question: codebase context skipped")
+    out.rule(f"sources ({len(result['sources'])})")
+    for source in result["sources"]:
+        heading = f" - {source['heading']}" if source.get("heading") else ""
+        out.print(
+            f"{source['score']:>6}  {_escape(source['path'])}:{source['start']}-{source['end']}"
+            f"  [dim]{source['type']}{_escape(heading)}[/]",
+            highlight=False,
+        )
+    out.rule(f"images ({len(result['images'])})")
+    for image in result["images"]:
+        out.print(f"{image['score']:>6}  {_escape(image['path'])}", highlight=False)
+    codebase = result.get("codebaseContext")
+    out.rule("codebase context")
+    if codebase is None:
+        out.print("skipped")
+    else:
+        counts = ", ".join(f"{key} {value}" for key, value in codebase["counts"].items())
+        out.print(counts)
+        for path in codebase["files"]:
+            out.print(f"  {_escape(path)}  [dim]score {codebase['scores'].get(path)}[/]")
+    packed = result["context"]
+    out.rule(f"packed context ({packed['tokens']} of {packed['budget']} tokens)")
+    out.print(packed["text"] or "(empty)", markup=False, highlight=False)
+    out.rule("activities")
+    for activity in result["activities"]:
+        out.print(
+            f"[dim]{activity['stage']:<9} {activity['status']:<9}[/] {_escape(activity['message'])}",
+            highlight=False,
+        )
+
+
+def register(group: click.Group) -> None:
+    """Add ``ask`` and ``debug`` to the ``szrag`` command."""
+    group.add_command(ask)
+    group.add_command(debug)

@@ -1,0 +1,149 @@
+"""``szrag symbols``, ``routes``, ``deps``, ``dependants`` and ``env``: the structure graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from szrag.cli.common import console, handle_errors, json_option, print_json, root_option
+from szrag.code.graph import (
+    all_routes,
+    find_environment_variable,
+    find_routes,
+    find_symbols,
+    get_dependants,
+    get_dependencies,
+)
+from szrag.errors import QuestionError
+from szrag.index import load_index
+
+DEFAULT_LIMIT = 20
+
+limit_option = click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="Most matches to show.",
+)
+
+
+def _question(value: str) -> str:
+    clean = value.strip()
+    if not clean:
+        raise QuestionError("the question is empty: say what to look for")
+    return clean
+
+
+@click.command("symbols")
+@click.argument("question")
+@root_option
+@limit_option
+@json_option
+@handle_errors
+def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> None:
+    """Show the functions, classes and methods that best match QUESTION."""
+    with load_index(root) as index:
+        matches = find_symbols(_question(question), index)[:limit]
+    if as_json:
+        print_json([match.to_dict() for match in matches])
+        return
+    if not matches:
+        console.print("no matching symbols")
+        return
+    table = Table("score", "symbol", "kind", "where")
+    for match in matches:
+        table.add_row(str(match.score), match.name, match.kind, f"{match.file}:{match.line}-{match.end_line}")
+    console.print(table)
+
+
+@click.command("routes")
+@click.argument("question", required=False)
+@root_option
+@limit_option
+@json_option
+@handle_errors
+def routes_command(question: str | None, root: Path, limit: int, as_json: bool) -> None:
+    """Show the HTTP routes that match QUESTION, or every route without one."""
+    with load_index(root) as index:
+        matches = find_routes(_question(question), index)[:limit] if question is not None else all_routes(index)
+    if as_json:
+        print_json([match.to_dict() for match in matches])
+        return
+    if not matches:
+        console.print("no matching routes" if question is not None else "no routes found")
+        return
+    table = Table("score", "method", "path", "handler", "where")
+    for match in matches:
+        table.add_row(
+            str(match.score) if question is not None else "",
+            match.method,
+            match.path,
+            match.handler or "",
+            f"{match.file}:{match.line}",
+        )
+    console.print(table)
+
+
+def _print_paths(paths: list[str], as_json: bool, empty: str) -> None:
+    if as_json:
+        print_json(paths)
+    elif not paths:
+        console.print(empty, highlight=False)
+    else:
+        for path in paths:
+            console.print(path, highlight=False, markup=False)
+
+
+@click.command("deps")
+@click.argument("path")
+@root_option
+@json_option
+@handle_errors
+def deps_command(path: str, root: Path, as_json: bool) -> None:
+    """List the files PATH imports or refers to."""
+    with load_index(root) as index:
+        found = get_dependencies(path, index)
+    _print_paths(found, as_json, f"{path} depends on no indexed file")
+
+
+@click.command("dependants")
+@click.argument("path")
+@root_option
+@json_option
+@handle_errors
+def dependants_command(path: str, root: Path, as_json: bool) -> None:
+    """List the files that import PATH."""
+    with load_index(root) as index:
+        found = get_dependants(path, index)
+    _print_paths(found, as_json, f"no indexed file imports {path}")
+
+
+@click.command("env")
+@click.argument("name")
+@root_option
+@json_option
+@handle_errors
+def env_command(name: str, root: Path, as_json: bool) -> None:
+    """Show where environment variable NAME is read (any case)."""
+    wanted = name.strip()
+    if not wanted:
+        raise QuestionError("no variable name given")
+    with load_index(root) as index:
+        references = find_environment_variable(wanted, index)
+    if as_json:
+        print_json([reference.to_dict() for reference in references])
+        return
+    if not references:
+        console.print(f"no code reads {wanted}", highlight=False)
+        return
+    for reference in references:
+        console.print(f"{reference.file}:{reference.line}  {reference.name}", highlight=False, markup=False)
+
+
+def register(group: click.Group) -> None:
+    """Add the structure-graph commands to ``group``."""
+    for command in (symbols_command, routes_command, deps_command, dependants_command, env_command):
+        group.add_command(command)

@@ -1,0 +1,247 @@
+"""The HTTP API: ``POST /api/ask`` (JSON or server-sent events), the runtime reads, and
+``/healthz``.
+
+Every ``/api`` route authenticates its caller, refuses cross-origin browsers that CORS does
+not allow, and spends from the caller's rate-limit bucket (asks and reads have separate
+budgets). Answers are ``{ok: true, data}``; failures ``{ok: false, code, error}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import anyio
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response
+from sse_starlette import EventSourceResponse
+
+from szrag.activity import Activity
+from szrag.runtime.indexinfo import read_routes
+from szrag.server.auth import Caller, authenticate, require_admin
+from szrag.server.errors import ApiError
+from szrag.server.ratelimit import RateLimiter
+from szrag.server.requests import AskRequest, parse_ask, parse_json_body
+from szrag.server.service import error_status
+from szrag.server.settings import ServerSettings
+from szrag.server.sse import answer_events
+from szrag.server.state import ServerState, server_state
+from szrag.tools import sanitise
+
+MAX_READ_LIMIT = 10
+
+router = APIRouter()
+
+
+def ok(data: Any, status: int = 200) -> JSONResponse:
+    """The success envelope."""
+    return JSONResponse({"ok": True, "data": data}, status_code=status)
+
+
+def failure(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The failure envelope."""
+    return JSONResponse({"ok": False, "code": code, "error": message}, status_code=status, headers=headers)
+
+
+def check_origin(request: Request, settings: ServerSettings) -> None:
+    """Refuse a browser request from another site unless its origin is configured for CORS."""
+    origin = request.headers.get("origin")
+    if not origin or origin in settings.cors_origins or "*" in settings.cors_origins:
+        return
+    if urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower():
+        return
+    raise ApiError(403, "forbidden_origin", "cross-origin requests are not allowed here (SZRAG_CORS_ORIGINS)")
+
+
+def _spend(limiter: RateLimiter, caller: Caller) -> None:
+    decision = limiter.take(caller.key)
+    if not decision.allowed:
+        wait = decision.retry_after_header
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many requests: try again in {wait} s",
+            headers={"Retry-After": wait},
+        )
+
+
+def _caller(request: Request) -> Caller:
+    state = server_state(request)
+    check_origin(request, state.settings)
+    client = request.client.host if request.client else None
+    return authenticate(request.headers.get("authorization"), client, state.settings)
+
+
+def reader(request: Request) -> Caller:
+    """An authenticated caller of a read route, charged to the read budget."""
+    caller = _caller(request)
+    _spend(server_state(request).read_limiter, caller)
+    return caller
+
+
+def asker(request: Request) -> Caller:
+    """An authenticated caller of ``/api/ask``, charged to the ask budget."""
+    caller = _caller(request)
+    _spend(server_state(request).ask_limiter, caller)
+    return caller
+
+
+ReadCaller = Annotated[Caller, Depends(reader)]
+AskCaller = Annotated[Caller, Depends(asker)]
+State = Annotated[ServerState, Depends(server_state)]
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or ApiError 413 as soon as it is known to be over ``limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
+    received = bytearray()
+    async for piece in request.stream():
+        received += piece
+        if len(received) > limit:
+            raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
+    return bytes(received)
+
+
+def wants_events(request: Request) -> bool:
+    """Whether the client asked for server-sent events."""
+    return "text/event-stream" in request.headers.get("accept", "").lower()
+
+
+def error_payload(error: BaseException) -> dict[str, Any]:
+    """``{code, error}`` of a failure, for the ``error`` event."""
+    _, code, message = error_status(error)
+    return {"code": code, "error": message}
+
+
+@router.post("/api/ask", response_model=None)
+async def ask(request: Request, caller: AskCaller, state: State) -> Response:
+    """Answer a question: streamed as events with ``Accept: text/event-stream``, else JSON."""
+    body = await read_body(request, state.settings.max_body_bytes)
+    question = parse_ask(parse_json_body(body), default_user=caller.key)
+    if question.command_id is not None:
+        state.service.check_command(question.command_id)
+    if wants_events(request):
+        return _stream(question, state)
+    try:
+        result = await state.service.ask(question, source="api")
+    except Exception as error:
+        status, code, message = error_status(error)
+        return failure(status, code, message)
+    return ok(result)
+
+
+def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:
+    async def run(
+        on_activity: Callable[[Activity], None], on_token: Callable[[str, int], None]
+    ) -> dict[str, Any]:
+        return await state.service.ask(
+            question, source="api", on_activity=on_activity, on_token=on_token
+        )
+
+    return EventSourceResponse(
+        answer_events(run, error_payload),
+        ping=state.settings.sse_ping_seconds,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+async def _runtime_read(function: Callable[..., Any], *args: Any) -> Any:
+    """A runtime method's sanitised result (sync methods run in a worker thread)."""
+    if inspect.iscoroutinefunction(function):
+        result = await function(*args)
+    else:
+        result = await anyio.to_thread.run_sync(lambda: function(*args))
+        if inspect.isawaitable(result):
+            result = await result
+    return sanitise(result)
+
+
+@router.get("/api/status")
+async def status(caller: ReadCaller, state: State) -> JSONResponse:
+    """Process, repository, index and deployment status, plus the index watcher."""
+    data = await _runtime_read(state.service.runtime.status)
+    if isinstance(data, dict):
+        data["watcher"] = state.watcher.state.to_dict() if state.watcher else {"running": False}
+    return ok(data)
+
+
+@router.get("/api/commands")
+async def commands(caller: ReadCaller, state: State) -> JSONResponse:
+    """Every registered command with whether this server lets it run."""
+    service = state.service
+    listed = [
+        {**spec.to_dict(), "allowed": _allowed(service.check_command, spec.id)}
+        for spec in service.registry.specs()
+    ]
+    return ok({"commands": listed, "count": len(listed)})
+
+
+def _allowed(check: Callable[[str], Any], command_id: str) -> bool:
+    try:
+        check(command_id)
+    except ApiError:
+        return False
+    return True
+
+
+@router.get("/api/release")
+async def release(
+    caller: ReadCaller, state: State, version: Annotated[str | None, Query(max_length=100)] = None
+) -> JSONResponse:
+    """Version and release notes (of one ``version`` when given)."""
+    return ok(await _runtime_read(state.service.runtime.release_info, version))
+
+
+@router.get("/api/logs")
+async def logs(
+    caller: ReadCaller,
+    state: State,
+    limit: Annotated[int, Query(ge=0)] = MAX_READ_LIMIT,
+    level: Annotated[str | None, Query(max_length=20)] = None,
+) -> JSONResponse:
+    """The latest log entries (10 at most)."""
+    try:
+        data = await _runtime_read(state.service.runtime.logs, min(limit, MAX_READ_LIMIT), level)
+    except ValueError as error:
+        raise ApiError(400, "invalid_request", str(error)) from None
+    return ok(data)
+
+
+@router.get("/api/metrics")
+async def metrics(caller: ReadCaller, state: State) -> JSONResponse:
+    """Command and tool counters."""
+    return ok(await _runtime_read(state.service.runtime.metrics))
+
+
+@router.get("/api/routes")
+async def routes(caller: ReadCaller, state: State) -> JSONResponse:
+    """The HTTP routes the index detected in the repository."""
+    found = await anyio.to_thread.run_sync(read_routes, state.service.root)
+    return ok({"routes": sanitise(found), "count": len(found)})
+
+
+@router.get("/api/admin/errors")
+async def admin_errors(
+    caller: ReadCaller,
+    state: State,
+    limit: Annotated[int, Query(ge=0)] = MAX_READ_LIMIT,
+    stack: bool = False,
+) -> JSONResponse:
+    """The latest caught errors (admin token only)."""
+    require_admin(caller, state.settings)
+    errors = state.service.runtime.errors
+    return ok(await _runtime_read(errors, min(limit, MAX_READ_LIMIT), stack))
+
+
+@router.get("/healthz")
+async def healthz(state: State) -> JSONResponse:
+    """Liveness: the server answers and its index opens."""
+    try:
+        await anyio.to_thread.run_sync(state.service.index.generation)
+    except Exception:
+        return failure(503, "index_unavailable", "the index cannot be read")
+    return ok({"status": "ok"})

@@ -1,0 +1,65 @@
+"""Serving the repository's images at ``/<relative path>``, and nothing else from it.
+
+Only a path the index lists as an image is served, and only when it still resolves inside the
+repository (a symlink pointing out is refused). Anything else, ``..`` tricks, encoded
+separators and the repository's other files included, is a plain 404 that says nothing about
+what exists.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path, PurePosixPath
+
+from szrag.index import Index
+
+CONTENT_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+def content_type(path: str) -> str | None:
+    """The content type of an image path, or None for a format that is not served."""
+    return CONTENT_TYPES.get(PurePosixPath(path).suffix.lower())
+
+
+def is_clean_relative(path: str) -> bool:
+    """A relative POSIX path without empty, ``.`` or ``..`` parts or backslashes."""
+    if not path or path.startswith("/") or "\\" in path or "\x00" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+class ImageCatalogue:
+    """The images of an index, re-read whenever the index changes."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.root = index.root.resolve()
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._paths: frozenset[str] = frozenset()
+
+    def paths(self) -> frozenset[str]:
+        """Every image path the index lists."""
+        generation = self.index.generation()
+        with self._lock:
+            if generation != self._generation:
+                self._paths = frozenset(self.index.image_paths())
+                self._generation = generation
+            return self._paths
+
+    def resolve(self, requested: str) -> Path | None:
+        """The file to serve for the URL path ``requested`` (without its leading ``/``)."""
+        if not is_clean_relative(requested) or content_type(requested) is None:
+            return None
+        if requested not in self.paths():
+            return None
+        absolute = (self.root / requested).resolve()
+        if not absolute.is_relative_to(self.root) or not absolute.is_file():
+            return None
+        return absolute

@@ -1,0 +1,89 @@
+"""The web page at ``/`` (static files shipped in the package, no build step) and the
+repository's images at their ``/<relative path>`` URLs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, Response
+
+from szrag.server.auth import authenticate
+from szrag.server.errors import ApiError
+from szrag.server.images import content_type
+from szrag.server.state import server_state
+
+# The page runs only its own scripts and styles and talks only to this server.
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+ASSET_PREFIX = "/_szrag/"
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """One static file held in memory."""
+
+    body: bytes
+    media_type: str
+
+
+_MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
+
+
+def load_assets() -> dict[str, Asset]:
+    """The files of ``szrag/server/static`` by name."""
+    folder = resources.files("szrag.server").joinpath("static")
+    assets: dict[str, Asset] = {}
+    for item in folder.iterdir():
+        suffix = "." + item.name.rsplit(".", 1)[-1]
+        if item.is_file() and suffix in _MEDIA_TYPES:
+            assets[item.name] = Asset(item.read_bytes(), _MEDIA_TYPES[suffix])
+    return assets
+
+
+ASSETS = load_assets()
+
+router = APIRouter()
+
+
+def _asset_response(name: str) -> Response:
+    asset = ASSETS.get(name)
+    if asset is None:
+        raise ApiError(404, "not_found", "no such file")
+    headers = {"Cache-Control": "no-cache"}
+    if name.endswith(".html"):
+        headers["Content-Security-Policy"] = PAGE_POLICY
+    return Response(asset.body, media_type=asset.media_type, headers=headers)
+
+
+@router.get("/", include_in_schema=False)
+async def index_page() -> Response:
+    """The question page."""
+    return _asset_response("index.html")
+
+
+@router.get(ASSET_PREFIX + "{name}", include_in_schema=False)
+async def asset(name: str) -> Response:
+    """The page's script and style sheet."""
+    return _asset_response(name)
+
+
+@router.get("/{path:path}", include_in_schema=False)
+async def image(path: str, request: Request) -> Response:
+    """A repository image found by retrieval; every other path is 404."""
+    state = server_state(request)
+    if state.settings.auth_required:
+        client = request.client.host if request.client else None
+        authenticate(request.headers.get("authorization"), client, state.settings)
+    found = state.images.resolve(path)
+    if found is None:
+        raise ApiError(404, "not_found", "no such file")
+    media_type = content_type(path) or "application/octet-stream"
+    return FileResponse(found, media_type=media_type, headers={"Cache-Control": "no-cache"})

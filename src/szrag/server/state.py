@@ -1,0 +1,38 @@
+"""The pieces one running server holds, reachable from every route as ``app.state.szrag``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+
+from szrag.server.images import ImageCatalogue
+from szrag.server.ratelimit import RateLimiter
+from szrag.server.service import AskService
+from szrag.server.settings import ServerSettings
+from szrag.server.watcher import IndexWatcher
+
+if TYPE_CHECKING:
+    from szrag.server.slack import SlackFace
+
+
+@dataclass
+class ServerState:
+    """The service, limits, images, watcher and Slack app of one server."""
+
+    settings: ServerSettings
+    service: AskService
+    images: ImageCatalogue
+    ask_limiter: RateLimiter
+    read_limiter: RateLimiter
+    watcher: IndexWatcher | None = None
+    slack: SlackFace | None = field(default=None)
+
+
+def server_state(request: Request) -> ServerState:
+    """The state of the server handling ``request``."""
+    state = getattr(request.app.state, "szrag", None)
+    if not isinstance(state, ServerState):
+        raise RuntimeError("the szrag server has not started")
+    return state

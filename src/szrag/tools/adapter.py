@@ -1,0 +1,413 @@
+"""The live-tool adapter: what happens between a model's tool call and the JSON it reads back.
+
+For each call: parse the arguments (a JSON string or a dict), reject unknown tools and
+arguments that break the tool's schema, run the tool under the time limit (async work is
+cancelled, a command's subprocess killed), sanitise the result, cap it at
+``max_output_bytes`` (an oversized result becomes a truncation object that is itself valid
+JSON), report an activity, and return a ``ToolResult``. Tool-level failures never raise:
+they come back as ``ok=False`` with ``{"error": {"type", "message"}}`` for the model to read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from szrag.commands.allowlist import Allowlist
+from szrag.commands.errors import UnknownCommand, error_kind
+from szrag.commands.model import CommandSpec, Identity
+from szrag.commands.registry import CommandRegistry
+from szrag.commands.runner import CommandRunner, Observer
+from szrag.errors import CommandError, SzragError, ToolError
+from szrag.runtime.indexinfo import read_routes
+from szrag.tools.definitions import (
+    BLOCKED_TOOL_COMMANDS,
+    COMMAND_TOOL,
+    MAX_ERROR_ENTRIES,
+    MAX_LOG_ENTRIES,
+    MAX_OUTPUT_BYTES,
+    MAX_ROUTES,
+    TOOL_TIMEOUT_MS,
+    TOOLS,
+    TOOLS_BY_NAME,
+    ToolDefinition,
+)
+from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
+from szrag.tools.schema import validate
+
+if TYPE_CHECKING:  # the audit log imports the sanitiser from this package
+    from szrag.audit import AuditLog
+    from szrag.runtime import Runtime
+
+log = logging.getLogger("szrag.tools")
+
+ActivityCallback = Callable[[dict[str, Any]], None]
+# Extra time a runCommand call gets beyond the command's own limit, so the command's timeout
+# (which the audit log and metrics record) fires before the adapter's safety net.
+_COMMAND_GRACE = 0.5
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool call's outcome: the value, the JSON text the model reads, and timing."""
+
+    name: str
+    ok: bool
+    content: Any
+    text: str
+    duration_ms: float
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "content": self.content,
+            "durationMs": round(self.duration_ms, 3),
+            "error": self.error,
+        }
+
+
+class _Failure(Exception):
+    """A tool-level failure with the label the model and the activity see."""
+
+    def __init__(self, kind: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.details = details
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def fit_output(value: Any, max_bytes: int) -> tuple[Any, str]:
+    """``value`` and its JSON text, or a truncation object when the text is over ``max_bytes``.
+
+    The truncation object carries a message, the original size and a preview (the start of
+    the JSON text as a string), and its own serialisation never exceeds ``max_bytes``.
+    """
+    text = _json(value)
+    size = _size(text)
+    if size <= max_bytes:
+        return value, text
+    envelope: dict[str, Any] = {
+        "truncated": True,
+        "message": (
+            f"The result was {size} bytes, over the {max_bytes}-byte limit. The preview is the "
+            "start of its JSON text; ask again with filters or a lower limit for the rest."
+        ),
+        "originalBytes": size,
+        "preview": "",
+    }
+    room = max_bytes - _size(_json(envelope))
+    low, high = 0, min(len(text), max(room, 0))
+    while low < high:  # the longest prefix whose escaped form fits
+        middle = (low + high + 1) // 2
+        if _size(_json(text[:middle])) - 2 <= room:
+            low = middle
+        else:
+            high = middle - 1
+    envelope["preview"] = text[:low]
+    rendered = _json(envelope)
+    if _size(rendered) > max_bytes:  # a limit too small even for the envelope
+        envelope = {"truncated": True, "originalBytes": size}
+        rendered = _json(envelope)
+    return envelope, rendered
+
+
+def _matches(spec: CommandSpec, filters: dict[str, str]) -> bool:
+    fields = {
+        "name": spec.name,
+        "description": spec.description,
+        "category": spec.category,
+        "usageHint": spec.usage,
+    }
+    for key, wanted in filters.items():
+        needle = wanted.lower()
+        haystack = " ".join([spec.id, *fields.values()]) if key == "text" else fields[key]
+        if needle not in haystack.lower():
+            return False
+    return True
+
+
+class ToolAdapter:
+    """Runs the eight live tools for a model: validation, timeout, sanitising, size cap."""
+
+    def __init__(
+        self,
+        registry: CommandRegistry,
+        runtime: Runtime,
+        index_root: Path | str,
+        allowlist: Allowlist,
+        audit: AuditLog,
+        on_activity: ActivityCallback | None = None,
+        timeout: float = TOOL_TIMEOUT_MS / 1000,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+    ) -> None:
+        self.registry = registry
+        self.runtime = runtime
+        self.index_root = Path(index_root)
+        self.allowlist = allowlist
+        self.audit = audit
+        self.on_activity = on_activity
+        self.timeout = timeout
+        self.max_output_bytes = max_output_bytes
+        observers: list[Observer] = [audit.record_command]
+        record = getattr(runtime, "record_command", None)
+        if callable(record):
+            observers.append(record)
+        self.runner = CommandRunner(
+            registry=registry,
+            allowlist=allowlist,
+            observers=observers,
+            timeout=timeout,
+            root=self.index_root,
+            runtime=runtime,
+        )
+        self._handlers: dict[str, Callable[[dict[str, Any], Identity], Awaitable[Any]]] = {
+            "getStatus": lambda args, who: self._read("status"),
+            "getCommands": self._get_commands,
+            "getReleaseInfo": lambda args, who: self._read("release_info", args.get("version")),
+            "runCommand": self._run_command,
+            "getLogs": lambda args, who: self._read(
+                "logs", args.get("limit", MAX_LOG_ENTRIES), args.get("level")
+            ),
+            "getErrors": lambda args, who: self._read(
+                "errors", args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
+            ),
+            "getMetrics": lambda args, who: self._read("metrics"),
+            "getRoutes": self._get_routes,
+        }
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools in the OpenAI function-tool form."""
+        return [tool.to_openai() for tool in TOOLS]
+
+    async def call(
+        self, name: str, arguments: str | dict[str, Any] | None, *, identity: Identity | None = None
+    ) -> ToolResult:
+        """Run one tool call; failures come back as ``ok=False``, never as exceptions."""
+        started = time.perf_counter()
+        tool = TOOLS_BY_NAME.get(name)
+        args: dict[str, Any] = {}
+        try:
+            if tool is None:
+                raise _Failure(
+                    "unknown_tool",
+                    f"unknown tool {name!r}; available: {', '.join(TOOLS_BY_NAME)}",
+                )
+            args = self._parse_arguments(arguments)
+            problems = validate(tool.parameters, args)
+            if problems:
+                raise _Failure("invalid_arguments", "; ".join(problems))
+            content = await self._run(tool, args, identity or Identity.local())
+        except _Failure as failure:
+            return self._finish(tool, name, args, started, failure=failure)
+        except Exception as error:  # a handler bug: reported to the model, kept for getErrors
+            log.error("tool %s failed", name, exc_info=error)
+            internal = _Failure("internal_error", f"{type(error).__name__}: {error}")
+            return self._finish(tool, name, args, started, failure=internal)
+        return self._finish(tool, name, args, started, content=content)
+
+    # Steps -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+        if arguments is None:
+            return {}
+        if isinstance(arguments, str):
+            if not arguments.strip():
+                return {}
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as error:
+                raise _Failure("invalid_json", f"arguments are not valid JSON: {error}") from None
+        if not isinstance(arguments, dict):
+            raise _Failure(
+                "invalid_arguments",
+                f"arguments must be a JSON object, not {type(arguments).__name__}",
+            )
+        return arguments
+
+    async def _run(self, tool: ToolDefinition, args: dict[str, Any], identity: Identity) -> Any:
+        limit = self.timeout + (_COMMAND_GRACE if tool.kind == COMMAND_TOOL else 0.0)
+        try:
+            async with asyncio.timeout(limit):
+                return await self._handlers[tool.name](args, identity)
+        except TimeoutError:
+            raise _Failure(
+                "timeout", f"{tool.name} did not finish within {self.timeout:g} s and was cancelled"
+            ) from None
+        except CommandError as error:
+            raise _Failure(error_kind(error), error.message) from None
+        except SzragError as error:
+            raise _Failure("unavailable", error.message) from None
+        except ValueError as error:  # a runtime refusing its input (e.g. a log level)
+            raise _Failure("invalid_arguments", str(error)) from None
+
+    def _finish(
+        self,
+        tool: ToolDefinition | None,
+        name: str,
+        args: dict[str, Any],
+        started: float,
+        *,
+        content: Any = None,
+        failure: _Failure | None = None,
+    ) -> ToolResult:
+        if failure is not None:
+            content = {
+                "error": {"type": failure.kind, "message": failure.message, **failure.details}
+            }
+        safe, text = fit_output(sanitise(content), self.max_output_bytes)
+        duration = (time.perf_counter() - started) * 1000
+        status = (
+            "completed" if failure is None else "timeout" if failure.kind == "timeout" else "failed"
+        )
+        self._report(tool, name, args, status, duration, failure)
+        error = sanitise_text(failure.message) if failure is not None else None
+        return ToolResult(name, failure is None, safe, text, duration, error)
+
+    def _report(
+        self,
+        tool: ToolDefinition | None,
+        name: str,
+        args: dict[str, Any],
+        status: str,
+        duration_ms: float,
+        failure: _Failure | None,
+    ) -> None:
+        record = getattr(self.runtime, "record_tool", None)
+        if callable(record):
+            try:
+                record(name, status, duration_ms)
+            except Exception:
+                log.exception("recording tool metrics failed")
+        if self.on_activity is None:
+            return
+        endpoint = tool.endpoint if tool else None
+        shown_args = self._shown_arguments(tool, args)
+        message = f"{name} {status} in {duration_ms:.0f} ms"
+        if failure is not None:
+            message = f"{name} {status}: {sanitise_text(failure.message, 300)}"
+        activity: dict[str, Any] = {
+            "stage": "tool",
+            "type": tool.kind if tool else "api_request",
+            "tool": name,
+            "endpoint": endpoint,
+            "status": status,
+            "duration_ms": round(duration_ms, 3),
+            "arguments": shown_args,
+            "message": message,
+        }
+        if failure is not None:
+            activity["error"] = {
+                "type": failure.kind,
+                "message": sanitise_text(failure.message, 300),
+            }
+        try:
+            self.on_activity(activity)
+        except Exception:
+            log.exception("the activity callback failed")
+
+    def _shown_arguments(self, tool: ToolDefinition | None, args: dict[str, Any]) -> Any:
+        """Arguments as activities show them: sanitised, a sensitive command's input hidden."""
+        if (
+            tool is not None
+            and tool.kind == COMMAND_TOOL
+            and isinstance(args.get("commandId"), str)
+        ):
+            spec = self.registry.get(args["commandId"])
+            if spec is not None and spec.sensitive and args.get("text"):
+                args = {**args, "text": REDACTED}
+        return sanitise(args)
+
+    # Tools -----------------------------------------------------------------------------
+
+    async def _read(self, method: str, *args: Any) -> Any:
+        """Call a runtime method: awaited when async, in a worker thread when sync."""
+        function = getattr(self.runtime, method)
+        if inspect.iscoroutinefunction(function):
+            return await function(*args)
+        result = await asyncio.to_thread(function, *args)
+        return await result if inspect.isawaitable(result) else result
+
+    def _runnable(self, spec: CommandSpec) -> bool:
+        return (
+            spec.handler is not None
+            and spec.id not in BLOCKED_TOOL_COMMANDS
+            and self.allowlist.allows(spec.id)
+        )
+
+    async def _get_commands(self, args: dict[str, Any], identity: Identity) -> Any:
+        if "id" in args:
+            spec = self.registry.get(args["id"])
+            if spec is None or spec.id != args["id"].strip().lower():
+                hint = self.registry.suggestions(args["id"])
+                suffix = f"; did you mean {', '.join(hint)}?" if hint else ""
+                raise UnknownCommand(f"no command with id {args['id']!r}{suffix}")
+            return {"command": {**spec.to_dict(), "runnable": self._runnable(spec)}}
+        filters = {key: value for key, value in args.items() if isinstance(value, str)}
+        if not filters:
+            return {"commands": self.registry.ids()}
+        found = [
+            {**spec.to_dict(), "runnable": self._runnable(spec)}
+            for spec in self.registry.specs()
+            if _matches(spec, filters)
+        ]
+        return {"commands": found, "count": len(found)}
+
+    async def _run_command(self, args: dict[str, Any], identity: Identity) -> Any:
+        command_id = str(args["commandId"])
+        spec = self.registry.get(command_id)
+        if spec is not None and spec.id in BLOCKED_TOOL_COMMANDS:
+            message = f"{spec.name} cannot be run from a tool"
+            self.audit.record(
+                "command",
+                identity=identity,
+                outcome="blocked",
+                duration_ms=0.0,
+                source="tool",
+                command=spec.id,
+                arguments={"text": args.get("text", "")},
+                message=message,
+            )
+            raise _Failure("blocked", message)
+        result = await self.runner.run(
+            command_id, args.get("text", ""), identity, source="tool", timeout=self.timeout
+        )
+        return result.to_dict()
+
+    async def _get_routes(self, args: dict[str, Any], identity: Identity) -> Any:
+        try:
+            routes = await asyncio.to_thread(read_routes, self.index_root)
+        except SzragError as error:
+            raise ToolError(error.message) from error
+        method = args.get("method", "").strip().upper()
+        fragment = args.get("path", "").strip().lower()
+        matching = [
+            route
+            for route in routes
+            if (not method or route["method"] in (method, "ANY", "USE", "ALL"))
+            and fragment in route["path"].lower()
+        ]
+        limit = args.get("limit", MAX_ROUTES)
+        return {
+            "routes": matching[:limit],
+            "count": len(matching),
+            "truncated": len(matching) > limit,
+        }

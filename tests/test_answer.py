@@ -1,0 +1,380 @@
+"""answer_question() on a fixture repository, with a scripted provider on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from szrag.activity import Activity
+from szrag.answer import answer_question, answer_question_async, debug_question
+from szrag.audit import AuditLog
+from szrag.commands import Allowlist, default_registry
+from szrag.errors import CommandError, QuestionError
+from szrag.index import load_index
+from szrag.llm.loop import LIVE_DATA_LABEL
+from szrag.llm.prompts import override_path
+from szrag.llm.testing import ScriptedProvider, json_reply, serve, text_reply, tool_reply
+from szrag.runtime import ProcessRuntime
+from szrag.settings import Settings
+from szrag.tools import ToolAdapter
+
+QUESTION = "How does the webhook deploy work?"
+AI_KEYS = [
+    "answer",
+    "responseRounds",
+    "sources",
+    "images",
+    "command",
+    "activities",
+    "trace",
+    "usage",
+]
+
+
+@pytest.fixture(scope="module")
+def provider_server() -> Iterator[tuple[ScriptedProvider, str]]:
+    app = ScriptedProvider()
+    with serve(app) as base_url:
+        yield app, base_url
+
+
+@pytest.fixture
+def provider(provider_server: tuple[ScriptedProvider, str]) -> ScriptedProvider:
+    app, _ = provider_server
+    app.reset()
+    return app
+
+
+@pytest.fixture
+def settings(provider_server: tuple[ScriptedProvider, str]) -> Settings:
+    _, base_url = provider_server
+    return Settings(
+        ai_url=base_url,
+        ai_model="test-model",
+        ai_api_key="test-key",
+        read_timeout=2.0,
+        retries=0,
+        retry_delay=0.0,
+    )
+
+
+def steps(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(activity["stage"], activity["status"]) for activity in result["activities"]]
+
+
+async def test_ai_answer_has_the_spec_shape_and_streams_tokens(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(
+        text_reply(
+            "Webhooks are verified in server/webhook.js.",
+            usage={"prompt_tokens": 900, "completion_tokens": 12},
+        )
+    )
+    tokens: list[tuple[str, int]] = []
+    seen: list[Activity] = []
+
+    result = await answer_question_async(
+        QUESTION,
+        root=retrieval_repo,
+        settings=settings,
+        on_token=lambda text, number: tokens.append((text, number)),
+        on_activity=seen.append,
+    )
+
+    assert list(result) == AI_KEYS
+    assert result["answer"] == "Webhooks are verified in server/webhook.js."
+    assert "".join(text for text, _ in tokens) == result["answer"]
+    assert {number for _, number in tokens} == {1}
+    assert result["responseRounds"] == 1
+    assert result["usage"] == {"input": 900, "output": 12, "total": 912, "estimated": False}
+    assert result["command"] is None
+    assert result["sources"] and all("path" in source for source in result["sources"])
+    assert "server/webhook.js" in [source["path"] for source in result["sources"]]
+    assert steps(result) == [
+        ("retrieval", "started"),
+        ("retrieval", "completed"),
+        ("retrieval", "completed"),
+        ("context", "completed"),
+        ("ai", "started"),
+        ("ai", "completed"),
+    ]
+    assert [activity.to_dict() for activity in seen] == result["activities"]
+    assert result["trace"] == result["activities"]
+    assert result["trace"] is not result["activities"]
+
+
+async def test_the_model_receives_the_system_prompt_and_the_evidence(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("ok"))
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    system, user = provider.requests[0].json["messages"]
+    assert system["role"] == "system" and "Answer only from the evidence" in system["content"]
+    assert user["role"] == "user"
+    assert f"<question>\n{QUESTION}\n</question>" in user["content"]
+    first = result["sources"][0]
+    assert f"{first['path']}" in user["content"]
+    assert "<image_assets>" in user["content"]
+    assert "tools" not in provider.requests[0].json
+
+
+async def test_repository_prompt_override_is_sent(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    path = override_path("SYSTEM_PROMPT", retrieval_repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("Pagebot house rules.", encoding="utf-8")
+    provider.script(text_reply("ok"))
+
+    await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    assert provider.requests[0].json["messages"][0]["content"] == "Pagebot house rules."
+
+
+async def test_without_ai_the_result_carries_the_packed_context(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    result = await answer_question_async(
+        QUESTION, root=retrieval_repo, with_ai=False, settings=settings, budget=1500
+    )
+
+    assert list(result) == ["answer", "sources", "images", "command", "activities", "context"]
+    assert result["answer"].startswith("The model was not asked")
+    assert "- server/webhook.js:" in result["answer"]
+    assert result["context"]["budget"] == 1500
+    assert 0 < result["context"]["tokens"] <= 1500
+    assert "server/webhook.js" in result["context"]["text"]
+    assert steps(result)[-1] == ("context", "completed")
+    assert provider.requests == []
+
+
+async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    keyless = Settings(ai_url=settings.ai_url)
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=keyless)
+
+    assert list(result) == ["answer", "sources", "images", "command", "activities"]
+    assert "AI_API_KEY" in result["answer"] and "AI_URL" in result["answer"]
+    assert "server/webhook.js" in result["answer"]
+    assert steps(result)[-1] == ("ai", "failed")
+    assert provider.requests == []
+
+
+async def test_missing_key_is_read_from_the_environment(
+    retrieval_repo: Path, provider: ScriptedProvider
+) -> None:
+    result = await answer_question_async(QUESTION, root=retrieval_repo)
+
+    assert "activities" in result and "usage" not in result
+    assert result["activities"][-1]["message"].startswith("AI_API_KEY is not set")
+
+
+async def test_a_provider_failure_is_an_answer_not_a_crash(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(json_reply({"error": {"message": "invalid api key"}}, status=401))
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    assert list(result) == [*AI_KEYS, "error"]
+    assert result["error"]["code"] == "auth"
+    assert "invalid api key" in result["error"]["message"]
+    assert result["answer"].startswith("The model could not answer")
+    assert "server/webhook.js" in result["answer"]
+    assert steps(result)[-2:] == [("ai", "started"), ("ai", "failed")]
+    assert result["responseRounds"] == 1
+
+
+async def test_an_inferred_command_runs_first_and_skips_codebase_context(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("2 + 2 is 4."))
+
+    result = await answer_question_async(
+        "Please run /sz-calc 2 + 2", root=retrieval_repo, settings=settings
+    )
+
+    assert result["command"]["id"] == "calc"
+    assert result["command"]["command"] == "/sz-calc"
+    assert "4" in result["command"]["responses"][0]["text"]
+    assert steps(result)[:2] == [("command", "started"), ("command", "completed")]
+    assert ("context", "skipped") in steps(result)
+    user = provider.requests[0].json["messages"][1]["content"]
+    assert "<command_result>\nCommand: /sz-calc 2 + 2\nResponse 1:" in user
+    (audited,) = AuditLog.for_root(retrieval_repo).read()
+    assert (audited["command"], audited["source"], audited["outcome"]) == (
+        "calc",
+        "inference",
+        "ok",
+    )
+
+
+async def test_a_command_failure_is_reported_and_answering_goes_on(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("The expression was invalid."))
+
+    result = await answer_question_async(
+        "question", root=retrieval_repo, settings=settings, command_id="calc", command_text="2 +"
+    )
+
+    assert result["command"]["responses"] == []
+    assert result["command"]["error"]
+    assert steps(result)[:2] == [("command", "started"), ("command", "failed")]
+    assert result["answer"] == "The expression was invalid."
+
+
+async def test_an_inferred_command_off_the_allowlist_does_not_run(
+    retrieval_repo: Path,
+    provider: ScriptedProvider,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SZRAG_COMMAND_ALLOWLIST", "ping")
+    provider.script(text_reply("Not allowed here."))
+
+    result = await answer_question_async(
+        "Please run /sz-calc 2 + 2", root=retrieval_repo, settings=settings
+    )
+
+    assert "allowlist" in result["command"]["error"]
+    assert steps(result)[1] == ("command", "failed")
+
+
+async def test_an_unknown_explicit_command_is_the_callers_error(retrieval_repo: Path) -> None:
+    with pytest.raises(CommandError, match="unknown command"):
+        await answer_question_async("q", root=retrieval_repo, command_id="no-such-command")
+
+
+@pytest.mark.parametrize("question", ["", "   \n"])
+async def test_an_empty_question_is_refused(retrieval_repo: Path, question: str) -> None:
+    with pytest.raises(QuestionError):
+        await answer_question_async(question, root=retrieval_repo)
+
+
+async def test_default_tools_run_and_become_tool_activities(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(
+        tool_reply(("getStatus", "{}"), text="Checking."), text_reply("Up and running.")
+    )
+    tokens: list[tuple[str, int]] = []
+
+    result = await answer_question_async(
+        "Is pagebot up?",
+        root=retrieval_repo,
+        settings=settings,
+        tools=True,
+        on_token=lambda text, number: tokens.append((text, number)),
+    )
+
+    first, second = (request.json for request in provider.requests)
+    assert "getStatus" in [tool["function"]["name"] for tool in first["tools"]]
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"].startswith(LIVE_DATA_LABEL)
+    assert result["answer"] == "Up and running."
+    assert result["responseRounds"] == 2
+    assert steps(result)[-5:] == [
+        ("ai", "completed"),
+        ("reasoning", "completed"),
+        ("tool", "completed"),
+        ("ai", "started"),
+        ("ai", "completed"),
+    ]
+    tool = next(a for a in result["activities"] if a["stage"] == "tool")
+    assert tool["metadata"]["tool"] == "getStatus"
+    assert tool["metadata"]["endpoint"] == "/api/status"
+    assert [number for _, number in tokens] == sorted(number for _, number in tokens)
+
+
+async def test_a_callers_adapter_still_gets_its_own_activities(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    own: list[dict[str, Any]] = []
+    adapter = ToolAdapter(
+        registry=default_registry(),
+        runtime=ProcessRuntime(retrieval_repo),
+        index_root=retrieval_repo,
+        allowlist=Allowlist.from_env(),
+        audit=AuditLog.disabled(),
+        on_activity=own.append,
+    )
+    provider.script(tool_reply(("getRoutes", "{}")), text_reply("Routes listed."))
+
+    result = await answer_question_async(
+        "Which routes exist?", root=retrieval_repo, settings=settings, tools=adapter
+    )
+
+    assert [event["tool"] for event in own] == ["getRoutes"]
+    assert [a["metadata"]["tool"] for a in result["activities"] if a["stage"] == "tool"] == [
+        "getRoutes"
+    ]
+    content = provider.requests[1].json["messages"][-1]["content"]
+    assert json.loads(content.removeprefix(LIVE_DATA_LABEL))["routes"] is not None
+
+
+async def test_a_given_index_is_used_and_left_open(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    with load_index(retrieval_repo) as index:
+        result = await answer_question_async(
+            QUESTION, index=index, with_ai=False, settings=settings
+        )
+
+        assert result["sources"]
+        assert index.counts()["files"] > 0
+
+
+def test_sync_wrapper_matches_the_async_core(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("Same answer."), text_reply("Same answer."))
+
+    sync = answer_question(QUESTION, root=retrieval_repo, settings=settings)
+    core = asyncio.run(answer_question_async(QUESTION, root=retrieval_repo, settings=settings))
+
+    assert list(sync) == list(core) == AI_KEYS
+    assert sync["answer"] == core["answer"]
+    assert sync["sources"] == core["sources"]
+    assert steps(sync) == steps(core)
+
+
+async def test_sync_wrapper_refuses_a_running_loop(retrieval_repo: Path) -> None:
+    with pytest.raises(RuntimeError, match="running event loop"):
+        answer_question(QUESTION, root=retrieval_repo)
+
+
+def test_debug_question_shows_everything_without_running_anything(retrieval_repo: Path) -> None:
+    result = debug_question("run /sz-calc 1 + 1 and explain webhook.js", root=retrieval_repo)
+
+    assert result["command"] == {"id": "calc", "text": "1 + 1 and explain webhook.js"}
+    assert result["commandOriented"] is True
+    assert result["codebaseContext"] is None
+    assert result["context"]["budget"] == 4000
+    assert [a["stage"] for a in result["activities"]] == [
+        "retrieval",
+        "retrieval",
+        "retrieval",
+        "context",
+    ]
+    assert AuditLog.for_root(retrieval_repo).read() == []
+
+
+def test_debug_question_includes_the_codebase_context(retrieval_repo: Path) -> None:
+    result = debug_question(
+        "Where is verifyGithubSignature in server/webhook.js?", root=retrieval_repo
+    )
+
+    assert result["command"] is None
+    assert result["codebaseContext"] is not None
+    assert "server/webhook.js" in result["codebaseContext"]["files"]

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from szrag.bm25 import SYMBOL_BONUS, _structural_bonus, query_terms
+from szrag.errors import ConfigError
+from szrag.index import Index, build_index, refresh_index
+from szrag.retrieve import retrieve
+from szrag.text import code_terms
+
+
+def test_code_terms_split_identifiers_and_keep_them_whole() -> None:
+    text = code_terms("verifyGithubSignature(x_hub_sig, HTTPServer)")
+    assert text.split("\n")[0] == "verify Github Signature(x hub sig, HTTP Server)"
+    assert set(text.split("\n")[1].split()) == {"verifygithubsignature", "xhubsig", "httpserver"}
+    assert code_terms("plain words only") == "plain words only"
+
+
+def test_query_terms_drop_question_words_and_keep_content() -> None:
+    assert query_terms("How does the deploy webhook verify signatures?") == [
+        "deploy",
+        "webhook",
+        "verify",
+        "signatures",
+    ]
+    assert query_terms("where is verifyGithubSignature implemented?") == [
+        "verify",
+        "github",
+        "signature",
+        "verifygithubsignature",
+    ]
+    assert query_terms("how is it done?") == []
+
+
+@pytest.fixture
+def index(retrieval_repo: Path) -> Iterator[Index]:
+    with build_index(retrieval_repo) as opened:
+        yield opened
+
+
+def paths(question: str, index: Index) -> list[str]:
+    return [source.path for source in retrieve(question, index=index, ranker="bm25")]
+
+
+def test_identifier_and_split_identifier_queries(index: Index) -> None:
+    assert paths("where is verifyGithubSignature", index)[0] == "server/webhook.js"
+    assert paths("page on call", index)[0] == "server/scheduler.js"
+
+
+def test_conceptual_and_documentation_queries(index: Index) -> None:
+    assert paths("how does the deploy webhook verify signatures?", index)[0] == "server/webhook.js"
+    assert paths("How is replay of Slack requests prevented?", index)[0] == "docs/security.md"
+    assert paths("what is the architecture of the deploy flow", index)[0] == "docs/architecture.md"
+
+
+def test_named_path_always_comes_first(index: Index) -> None:
+    found = retrieve(
+        "What does server/lib/systemd.js do with the webhook?", index=index, ranker="bm25"
+    )
+    assert found[0].path == "server/lib/systemd.js"
+    assert found[0].score > found[-1].score or len(found) == 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["qwxz vbnm", "how is the kafka consumer group rebalanced?", "what is it?"],
+)
+def test_no_real_match_returns_nothing(index: Index, question: str) -> None:
+    assert paths(question, index) == []
+
+
+def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:
+    assert paths("pageOnCall", index) == ["server/scheduler.js"]
+    (retrieval_repo / "server/scheduler.js").write_text("function escalateIncident() {}\n")
+    refresh_index(index)
+    assert "server/scheduler.js" not in paths("pageOnCall", index)
+    assert paths("escalate incident", index) == ["server/scheduler.js"]
+    (retrieval_repo / "server/scheduler.js").unlink()
+    refresh_index(index)
+    assert paths("escalate incident", index) == []
+    total = index.conn.execute("SELECT count(*) FROM chunk_terms").fetchone()[0]
+    assert total == index.counts()["chunks"]
+
+
+def test_structural_bonus_for_named_symbols_routes_and_variables() -> None:
+    record = {
+        "functions": [{"name": "verify_signature", "line": 70}],
+        "routes": [{"method": "POST", "path": "/deploy"}],
+        "environment_variables": [{"name": "GITHUB_SECRET", "line": 3}],
+    }
+    assert _structural_bonus(record, "what does verify_signature do", {"verifysignature"}) == (
+        SYMBOL_BONUS,
+        70,
+    )
+    bonus, line = _structural_bonus(record, "who handles POST /deploy with GITHUB_SECRET?", set())
+    assert bonus > 0 and line is None
+    assert _structural_bonus(None, "anything", set()) == (0.0, None)
+
+
+def test_unknown_ranker_is_a_clear_error(index: Index) -> None:
+    with pytest.raises(ConfigError, match="unknown ranker 'magic'"):
+        retrieve("anything", index=index, ranker="magic")

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from szrag.cli import main
+from szrag.errors import ConfigError
+from szrag.evaluate import EvalCase, evaluate, load_cases, score_case
+
+
+def case(files: tuple[str, ...], query_class: str = "conceptual") -> EvalCase:
+    return EvalCase("c", "question", files, Path("."), query_class)
+
+
+def test_metrics_of_one_case() -> None:
+    result = score_case(case(("b.js", "d.js")), ["a.md", "b.js", "b.js", "c.md", "d.js"], k=8)
+    assert result.retrieved == ("a.md", "b.js", "c.md", "d.js")
+    assert result.rank == 2 and result.reciprocal_rank == 0.5
+    assert not result.hit(1) and result.hit(5) and result.recall == 1.0
+    missing = score_case(case(("z.js",)), ["a.md"], k=8)
+    assert missing.rank is None and missing.reciprocal_rank == 0.0 and missing.recall == 0.0
+    cut = score_case(case(("z.js",)), ["a", "b", "c", "z.js"], k=3)
+    assert cut.rank is None
+
+
+def test_nomatch_cases_succeed_only_when_nothing_is_returned() -> None:
+    assert score_case(case((), "nomatch"), [], k=8).hit(1)
+    noisy = score_case(case((), "nomatch"), ["docs/a.md"], k=8)
+    assert not noisy.hit(8) and noisy.reciprocal_rank == 0.0 and noisy.recall == 0.0
+
+
+def write_cases(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"question": ""}, "question must be a non-empty string"),
+        ({"question": "q", "files": "a.js"}, "files must be a list"),
+        ({"question": "q", "files": ["a"], "class": "odd"}, "class must be one of"),
+        ({"question": "q", "files": [], "class": "docs"}, "nomatch cases, and only they"),
+    ],
+)
+def test_bad_cases_name_their_line(tmp_path: Path, row: dict[str, object], message: str) -> None:
+    path = write_cases(tmp_path / "cases.jsonl", [{"question": "fine", "files": ["a"]}, row])
+    with pytest.raises(ConfigError, match=re.escape(f"cases.jsonl:2: {message}")):
+        load_cases(path)
+
+
+def test_invalid_json_and_duplicates(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"question": \n')
+    with pytest.raises(ConfigError, match=r"bad\.jsonl:1: invalid JSON"):
+        load_cases(tmp_path / "bad.jsonl")
+    path = write_cases(tmp_path / "dup.jsonl", [{"id": "x", "question": "q", "files": ["a"]}] * 2)
+    with pytest.raises(ConfigError, match="duplicate id x"):
+        load_cases(path)
+
+
+def test_evaluate_both_rankers_over_a_fixture(retrieval_repo: Path, tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [
+        {"id": "e1", "question": "What does server/lib/systemd.js do?", "files": ["server/lib/systemd.js"], "class": "exact"},
+        {"id": "i1", "question": "where is verifyGithubSignature?", "files": ["server/webhook.js"], "class": "identifier"},
+        {"id": "d1", "question": "How is replay of Slack requests prevented?", "files": ["docs/security.md"], "class": "docs"},
+        {"id": "n1", "question": "qwxz vbnm", "files": [], "class": "nomatch"},
+    ]  # fmt: skip
+    for row in rows:
+        row["root"] = str(retrieval_repo)
+    cases = load_cases(write_cases(tmp_path / "cases.jsonl", rows))
+    bm25 = evaluate(cases, k=8, ranker="bm25")
+    assert bm25.overall.hit_at_1 == 1.0 and bm25.overall.mrr == 1.0
+    assert set(bm25.per_class) == {"exact", "identifier", "docs", "nomatch"}
+    spec = evaluate(cases, k=8, ranker="spec")
+    assert spec.per_class["exact"].hit_at_1 == 1.0
+    assert spec.per_class["nomatch"].hit_at_1 == 1.0  # the default profile returns nothing
+    assert spec.to_dict()["ranker"] == "spec"
+
+
+def test_eval_command_prints_metrics_and_failures(retrieval_repo: Path, tmp_path: Path) -> None:
+    path = write_cases(
+        tmp_path / "cases.jsonl",
+        [
+            {
+                "id": "i1",
+                "question": "verifyGithubSignature",
+                "files": ["server/webhook.js"],
+                "class": "identifier",
+            },
+            {
+                "id": "bad",
+                "question": "scheduler pages",
+                "files": ["README.md"],
+                "class": "conceptual",
+            },
+        ],
+    )
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["eval", str(path), "--root", str(retrieval_repo), "--ranker", "bm25", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["overall"]["cases"] == 2
+    assert [failure["id"] for failure in data["failures"]] == ["bad"]
+    human = runner.invoke(
+        main, ["eval", str(path), "--root", str(retrieval_repo), "--ranker", "spec"]
+    )
+    assert human.exit_code == 0 and "overall" in human.stdout and "ranker spec" in human.stdout
