@@ -48,6 +48,12 @@ def test_optional_fields_are_left_out_when_absent() -> None:
     assert "metadata" not in record
 
 
+def test_a_kind_replaces_the_stage_as_type() -> None:
+    record = Activity(stage="tool", status="completed", message="m", kind="api_request").to_dict()
+
+    assert (record["type"], record["stage"]) == ("api_request", "tool")
+
+
 def test_unknown_stage_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown activity stage"):
         Activity(stage="retreival", status="completed", message="typo")

@@ -156,6 +156,41 @@ async def test_without_ai_the_result_carries_the_packed_context(
     assert provider.requests == []
 
 
+async def test_without_ai_the_model_settings_are_not_read(
+    retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SZRAG_AI_READ_TIMEOUT", "not a number")
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, with_ai=False)
+
+    assert result["sources"]
+
+
+async def test_async_callbacks_are_awaited_in_order(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("Streamed answer.", pieces=4))
+    events: list[str] = []
+
+    async def on_activity(activity: Activity) -> None:
+        await asyncio.sleep(0)
+        events.append(f"{activity.stage}:{activity.status}")
+
+    async def on_token(text: str, number: int) -> None:
+        await asyncio.sleep(0)
+        events.append("token")
+
+    await answer_question_async(
+        QUESTION,
+        root=retrieval_repo,
+        settings=settings,
+        on_activity=on_activity,
+        on_token=on_token,
+    )
+
+    assert events[-6:] == ["ai:started", "token", "token", "token", "token", "ai:completed"]
+
+
 async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
@@ -294,6 +329,7 @@ async def test_default_tools_run_and_become_tool_activities(
     tool = next(a for a in result["activities"] if a["stage"] == "tool")
     assert tool["metadata"]["tool"] == "getStatus"
     assert tool["metadata"]["endpoint"] == "/api/status"
+    assert tool["type"] == "api_request"
     assert [number for _, number in tokens] == sorted(number for _, number in tokens)
 
 

@@ -9,14 +9,23 @@ from szrag.bm25 import SYMBOL_BONUS, _structural_bonus, query_terms
 from szrag.errors import ConfigError
 from szrag.index import Index, build_index, refresh_index
 from szrag.retrieve import retrieve
-from szrag.text import code_terms
+from szrag.text import chunk_code_terms, code_terms, create_chunks, words
 
 
 def test_code_terms_split_identifiers_and_keep_them_whole() -> None:
     text = code_terms("verifyGithubSignature(x_hub_sig, HTTPServer)")
-    assert text.split("\n")[0] == "verify Github Signature(x hub sig, HTTP Server)"
-    assert set(text.split("\n")[1].split()) == {"verifygithubsignature", "xhubsig", "httpserver"}
-    assert code_terms("plain words only") == "plain words only"
+    split, runs = text.split("\n")
+    assert split == "verify Github Signature(x hub sig, HTTP Server)"
+    assert runs.split() == ["verifygithubsignature", "x", "hub", "sig", "httpserver"]
+
+
+def test_file_level_terms_equal_chunk_level_terms() -> None:
+    content = "\r\n".join(
+        f"const valueNumber{n} = read_setting_{n}(HTTPServer)" for n in range(130)
+    )
+    chunks = create_chunks(content, "a.js")
+    joined = [" ".join(words(chunk.text)) for chunk in chunks]
+    assert chunk_code_terms(content, chunks, joined) == [code_terms(chunk.text) for chunk in chunks]
 
 
 def test_query_terms_drop_question_words_and_keep_content() -> None:
@@ -81,8 +90,18 @@ def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: 
     (retrieval_repo / "server/scheduler.js").unlink()
     refresh_index(index)
     assert paths("escalate incident", index) == []
-    total = index.conn.execute("SELECT count(*) FROM chunk_terms").fetchone()[0]
-    assert total == index.counts()["chunks"]
+    # a CRLF file with several chunks leaves no term behind when it goes
+    crlf = "\r\n".join(f"zanzibarPenguin line {n}" for n in range(100))
+    (retrieval_repo / "docs/crlf.md").write_text(crlf, newline="")
+    refresh_index(index)
+    assert paths("zanzibar penguin", index) == ["docs/crlf.md"]
+    (retrieval_repo / "docs/crlf.md").unlink()
+    refresh_index(index)
+    assert paths("zanzibar penguin", index) == []
+    leftover = index.conn.execute(
+        "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH 'zanzibar'"
+    ).fetchone()[0]
+    assert leftover == 0
 
 
 def test_structural_bonus_for_named_symbols_routes_and_variables() -> None:

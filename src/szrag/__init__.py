@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from szrag.activity import Activity
+from szrag.answer import answer_question, answer_question_async, debug_question
 from szrag.errors import SzragError
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.retrieve import Image, Source, calculate_score, retrieve, retrieve_images
@@ -9,13 +11,17 @@ from szrag.retrieve import Image, Source, calculate_score, retrieve, retrieve_im
 __version__ = "0.1.0"
 
 __all__ = [
+    "Activity",
     "Image",
     "Index",
     "Source",
     "SzragError",
     "__version__",
+    "answer_question",
+    "answer_question_async",
     "build_index",
     "calculate_score",
+    "debug_question",
     "load_index",
     "refresh_index",
     "retrieve",

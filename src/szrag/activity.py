@@ -49,17 +49,18 @@ class Activity:
     message: str
     activity_id: str | None = None
     metadata: Mapping[str, Any] | None = None
+    kind: str | None = None  # a finer event type (a tool's api_request or command_tool)
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise ValueError(f"unknown activity stage {self.stage!r}; expected one of {STAGES}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The record in the spec's shape; ``type`` repeats ``stage`` for older consumers."""
+        """The record in the spec's shape; ``type`` is the ``kind`` when set, else the stage."""
         record: dict[str, Any] = {
             "id": self.id,
             "timestamp": self.timestamp,
-            "type": self.stage,
+            "type": self.kind or self.stage,
             "stage": self.stage,
             "status": self.status,
             "message": self.message,

@@ -77,7 +77,7 @@ from szrag.llm.prompts import (
 )
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
 from szrag.runtime import ProcessRuntime
-from szrag.settings import Settings, load_settings
+from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings, load_settings
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 
@@ -88,8 +88,8 @@ ToolsOption = ToolAdapter | bool | None
 
 KEY_HELP = (
     "Set AI_API_KEY to a key for an OpenAI-compatible provider to get a written answer "
-    "(AI_URL and AI_MODEL choose the provider and model; the defaults are "
-    "https://ai.hackclub.com/proxy/v1 and openai/gpt-6-luna)."
+    f"(AI_URL and AI_MODEL choose the provider and model; the defaults are {DEFAULT_AI_URL} "
+    f"and {DEFAULT_AI_MODEL})."
 )
 
 
@@ -331,7 +331,14 @@ def tool_activity(event: Mapping[str, Any]) -> Activity:
     status = str(event.get("status") or COMPLETED)
     message = str(event.get("message") or f"{name} {status}")
     metadata = {key: value for key, value in event.items() if key not in ("stage", "message")}
-    return Activity(stage="tool", status=status, message=message, metadata=metadata)
+    kind = event.get("type")
+    return Activity(
+        stage="tool",
+        status=status,
+        message=message,
+        metadata=metadata,
+        kind=kind if isinstance(kind, str) else None,
+    )
 
 
 def _executor(adapter: ToolAdapter, identity: Identity, recorder: ActivityRecorder) -> ToolExecutor:
@@ -362,7 +369,6 @@ async def answer_question_async(
 ) -> dict[str, Any]:
     """Answer ``question`` about the repository at ``root`` (see the module for result shapes)."""
     clean = require_question(question)
-    settings = settings or load_settings()
     identity = identity or Identity.local()
     recorder = ActivityRecorder(on_activity)
     run = await run_question_command(
@@ -395,6 +401,7 @@ async def answer_question_async(
             "activities": recorder.to_dicts(),
             "context": evidence.packed.to_dict(),
         }
+    settings = settings or load_settings()
     if not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"

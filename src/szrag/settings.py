@@ -25,6 +25,11 @@ from szrag.errors import ConfigError
 DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
 DEFAULT_AI_MODEL = "openai/gpt-6-luna"
 CHAT_COMPLETIONS_PATH = "/chat/completions"
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_READ_TIMEOUT = 120.0
+DEFAULT_RETRIES = 2
+DEFAULT_RETRY_DELAY = 1.0
+DEFAULT_RETRY_MAX_DELAY = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +39,11 @@ class Settings:
     ai_url: str = DEFAULT_AI_URL
     ai_model: str = DEFAULT_AI_MODEL
     ai_api_key: str | None = None
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    retries: int = 2
-    retry_delay: float = 1.0
-    retry_max_delay: float = 10.0
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    retry_delay: float = DEFAULT_RETRY_DELAY
+    retry_max_delay: float = DEFAULT_RETRY_MAX_DELAY
 
     @property
     def endpoint(self) -> str:
@@ -58,11 +63,13 @@ class Settings:
             ai_url=_text(env, "AI_URL") or DEFAULT_AI_URL,
             ai_model=_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
             ai_api_key=_text(env, "AI_API_KEY") or None,
-            connect_timeout=_number(env, "SZRAG_AI_CONNECT_TIMEOUT", 10.0, positive=True),
-            read_timeout=_number(env, "SZRAG_AI_READ_TIMEOUT", 120.0, positive=True),
-            retries=int(_number(env, "SZRAG_AI_RETRIES", 2, integer=True)),
-            retry_delay=_number(env, "SZRAG_AI_RETRY_DELAY", 1.0),
-            retry_max_delay=_number(env, "SZRAG_AI_RETRY_MAX_DELAY", 10.0),
+            connect_timeout=_number(
+                env, "SZRAG_AI_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT, positive=True
+            ),
+            read_timeout=_number(env, "SZRAG_AI_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, positive=True),
+            retries=int(_number(env, "SZRAG_AI_RETRIES", DEFAULT_RETRIES, integer=True)),
+            retry_delay=_number(env, "SZRAG_AI_RETRY_DELAY", DEFAULT_RETRY_DELAY),
+            retry_max_delay=_number(env, "SZRAG_AI_RETRY_MAX_DELAY", DEFAULT_RETRY_MAX_DELAY),
         )
 
 

@@ -141,23 +141,34 @@ def extract_file_references(question: str, extensions: frozenset[str]) -> list[s
     return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))
 
 
-_CAMEL_SPLIT = re.compile(r"([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])")
-_COMPOUND_IDENTIFIER = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b"
-)
+_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_ACRONYM_WORD = re.compile(r"([A-Z])([A-Z][a-z])")
 
 
-def _split_camel(text: str) -> str:
-    return _CAMEL_SPLIT.sub(lambda m: f"{m[1] or m[3]} {m[2] or m[4]}", text)
+def split_identifiers(text: str) -> str:
+    """camelCase, PascalCase and snake_case identifiers spelt as separate words.
+
+    Never joins or splits lines, so a whole file can be rewritten once and cut into chunks.
+    """
+    return _ACRONYM_WORD.sub(r"\1 \2", _LOWER_UPPER.sub(r"\1 \2", text)).replace("_", " ")
 
 
-def code_terms(text: str) -> str:
+def code_terms(text: str, text_words: list[str] | None = None) -> str:
     """Text rewritten for a full-text index that understands code.
 
-    camelCase, PascalCase and snake_case identifiers are split into their words, and each
-    compound identifier is also kept whole (lowercase, underscores dropped), so both
-    "github signature" and "verifyGithubSignature" find ``verifyGithubSignature``.
+    Identifiers are split into their words, followed by the text's distinct lowercase runs,
+    which keep each camelCase identifier whole: both "github signature" and
+    "verifyGithubSignature" then find ``verifyGithubSignature``.
     """
-    wholes = {match.replace("_", "").lower() for match in _COMPOUND_IDENTIFIER.findall(text)}
-    split = _split_camel(text).replace("_", " ")
-    return f"{split}\n{' '.join(sorted(wholes))}" if wholes else split
+    runs = words(text) if text_words is None else text_words
+    return f"{split_identifiers(text)}\n{' '.join(runs)}"
+
+
+def chunk_code_terms(content: str, chunks: list[Chunk], chunk_words: list[str]) -> list[str]:
+    """``code_terms`` of every chunk, rewriting the file once; ``chunk_words`` are the
+    chunks' space-joined ``words``."""
+    split = split_lines(split_identifiers(content))
+    return [
+        "\n".join(split[chunk.start - 1 : chunk.end]) + "\n" + joined
+        for chunk, joined in zip(chunks, chunk_words, strict=True)
+    ]

@@ -56,7 +56,7 @@ def test_stats_describes_the_index(retrieval_repo: Path) -> None:
     run("index", "--root", str(retrieval_repo))
     _, out, _ = run("stats", "--root", str(retrieval_repo), "--json")
     stats = json.loads(out)
-    assert stats["files"] == 10 and stats["schema_version"] == 3
+    assert stats["files"] == 10 and stats["schema_version"] == 4
     assert stats["types"]["javascript"] == 4
 
 

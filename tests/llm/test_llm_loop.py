@@ -37,15 +37,13 @@ TOOLS = [
 
 
 class Executor:
-    """Runs tools by name with scripted results and delays, recording each call."""
+    """Runs tools by name with scripted results, recording each call."""
 
-    def __init__(self, delays: dict[str, float] | None = None) -> None:
+    def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
-        self.delays = delays or {}
 
     async def __call__(self, name: str, arguments: str) -> str:
         self.calls.append((name, arguments))
-        await asyncio.sleep(self.delays.get(name, 0))
         if name == "getErrors":
             raise RuntimeError("errors endpoint exploded")
         return json.dumps({"tool": name, "ok": True})
@@ -122,17 +120,25 @@ async def test_two_tools_in_one_round_run_together_and_keep_call_order(
     provider: ScriptedProvider, client: ChatClient
 ) -> None:
     provider.script(tool_reply(("getStatus", "{}"), ("getLogs", "{}")), text_reply("Done."))
-    executor = Executor(delays={"getStatus": 0.2, "getLogs": 0.0})
+    logs_ran = asyncio.Event()
+    finished: list[str] = []
 
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    result = await make_loop(client, executor).run(MESSAGES)
-    elapsed = loop.time() - started
+    async def executor(name: str, arguments: str) -> str:
+        if name == "getStatus":  # finishes only if getLogs runs while it waits
+            await asyncio.wait_for(logs_ran.wait(), timeout=2)
+        else:
+            logs_ran.set()
+        finished.append(name)
+        return name
 
+    loop = ToolLoop(client, limit_prompt=LIMIT_PROMPT, tools=TOOLS, executor=executor)
+    result = await loop.run(MESSAGES)
+
+    assert finished == ["getLogs", "getStatus"]
     tool_messages = [m for m in provider.requests[1].json["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_getStatus_0", "call_getLogs_1"]
+    assert [m["content"].splitlines()[-1] for m in tool_messages] == ["getStatus", "getLogs"]
     assert [outcome.call.name for outcome in result.outcomes] == ["getStatus", "getLogs"]
-    assert elapsed < 0.2 + 0.15  # concurrent: not the sum of the two delays plus overhead
     assert result.answer == "Done."
 
 
@@ -186,6 +192,8 @@ async def test_three_tool_rounds_then_the_limit_prompt_and_a_final_request_witho
     assert "tools" not in requests[3] and "tool_choice" not in requests[3]
     assert requests[3]["messages"][-1] == {"role": "system", "content": LIMIT_PROMPT}
     assert sum(1 for m in requests[3]["messages"] if m["role"] == "tool") == 3
+    assistant_turns = [m for m in requests[3]["messages"] if m["role"] == "assistant"]
+    assert [turn["content"] for turn in assistant_turns] == ["Round one.", None, None]
     assert [name for name, _ in executor.calls] == ["getStatus", "getLogs", "getStatus"]
     assert result.answer == "Final answer from gathered data."
     assert (result.response_rounds, result.tool_rounds) == (4, 3)

@@ -171,3 +171,22 @@ def slack_headers(secret: str, body: bytes, *, timestamp: float | None = None) -
         "X-Slack-Request-Timestamp": stamp,
         "X-Slack-Signature": slack_signature(secret, stamp, body),
     }
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """``(event, parsed data)`` pairs of a server-sent event stream given line by line."""
+    name, data = "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield name, json.loads("\n".join(data))
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)

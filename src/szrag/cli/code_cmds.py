@@ -55,7 +55,9 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
         return
     table = Table("score", "symbol", "kind", "where")
     for match in matches:
-        table.add_row(str(match.score), match.name, match.kind, f"{match.file}:{match.line}-{match.end_line}")
+        table.add_row(
+            str(match.score), match.name, match.kind, f"{match.file}:{match.line}-{match.end_line}"
+        )
     console.print(table)
 
 
@@ -68,7 +70,11 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
 def routes_command(question: str | None, root: Path, limit: int, as_json: bool) -> None:
     """Show the HTTP routes that match QUESTION, or every route without one."""
     with load_index(root) as index:
-        matches = find_routes(_question(question), index)[:limit] if question is not None else all_routes(index)
+        matches = (
+            find_routes(_question(question), index)[:limit]
+            if question is not None
+            else all_routes(index)
+        )
     if as_json:
         print_json([match.to_dict() for match in matches])
         return
@@ -140,7 +146,9 @@ def env_command(name: str, root: Path, as_json: bool) -> None:
         console.print(f"no code reads {wanted}", highlight=False)
         return
     for reference in references:
-        console.print(f"{reference.file}:{reference.line}  {reference.name}", highlight=False, markup=False)
+        console.print(
+            f"{reference.file}:{reference.line}  {reference.name}", highlight=False, markup=False
+        )
 
 
 def register(group: click.Group) -> None:

@@ -19,6 +19,7 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
+from szrag.config import RANKERS
 from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
 from szrag.index.build import Progress as ProgressCallback
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
@@ -135,12 +136,15 @@ def index_command(
 @root_option
 @click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
 @click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
+@click.option("--ranker", type=click.Choice(RANKERS), help="Override the profile's ranker.")
 @json_option
 @handle_errors
-def retrieve_command(question: str, root: Path, limit: int, show_text: bool, as_json: bool) -> None:
+def retrieve_command(
+    question: str, root: Path, limit: int, show_text: bool, ranker: str | None, as_json: bool
+) -> None:
     """Show the source chunks that best match QUESTION."""
     with load_index(root) as index:
-        sources = retrieve(question, limit, index=index)
+        sources = retrieve(question, limit, index=index, ranker=ranker)
     if as_json:
         print_json([source.to_dict() for source in sources])
         return

@@ -37,7 +37,9 @@ from szrag.code.syntax import (
 
 Captures = dict[str, list[Node]]
 
-_CLASS_TYPES = frozenset({"class_declaration", "class", "abstract_class_declaration", "class_definition"})
+_CLASS_TYPES = frozenset(
+    {"class_declaration", "class", "abstract_class_declaration", "class_definition"}
+)
 _DECLARATION_NAME_TYPES = frozenset(
     {
         "function_declaration",
@@ -323,7 +325,11 @@ def _export(state: Extraction, captures: Captures, role: str) -> None:
     if (node := first_capture(captures, "export.value")) is not None:
         names.extend(_object_keys(node) if node.type == "object" else ["default"])
     if (node := first_capture(captures, "export.all")) is not None:
-        listed = [Export(value, at) for item in node.named_children if (value := string_value(item))]
+        listed = [
+            Export(value, line(node))
+            for item in node.named_children
+            if (value := string_value(item))
+        ]
         state.all_names = (state.all_names or []) + listed
     for key in ("export.public", "export.definition", "export.type"):
         if (node := first_capture(captures, key)) is not None and (name := _python_name(node)):
@@ -351,9 +357,13 @@ def _clause_exports(clause: Node) -> list[str]:
     names: list[str] = []
     for specifier in clause.named_children:
         if specifier.type == "export_specifier":
-            exported = specifier.child_by_field_name("alias") or specifier.child_by_field_name("name")
+            exported = specifier.child_by_field_name("alias") or specifier.child_by_field_name(
+                "name"
+            )
             if exported is not None:
-                names.append(string_value(exported) if exported.type == "string" else text(exported))
+                names.append(
+                    string_value(exported) if exported.type == "string" else text(exported)
+                )
     return [name for name in names if name]
 
 
@@ -395,7 +405,9 @@ def _finish_exports(state: Extraction) -> None:
     if state.all_names is not None:
         state.builder.exports.extend(state.all_names)
     else:
-        state.builder.exports.extend(item for item in state.public_names if not item.name.startswith("_"))
+        state.builder.exports.extend(
+            item for item in state.public_names if not item.name.startswith("_")
+        )
 
 
 # ---- environment variables --------------------------------------------------------------

@@ -161,7 +161,9 @@ def _section(title: str, lines: Iterable[str]) -> str | None:
     return f"{title}:\n" + "\n".join(f"- {item}" for item in items) if items else None
 
 
-def _symbol_ranges(record: CodeRecord, path: str, symbol: str | SymbolMatch) -> list[tuple[int, int]]:
+def _symbol_ranges(
+    record: CodeRecord, path: str, symbol: str | SymbolMatch
+) -> list[tuple[int, int]]:
     if isinstance(symbol, SymbolMatch):
         return [(symbol.line, symbol.end_line)] if symbol.file == path else []
     return [(item.line, item.end_line) for item in record.functions if item.name == symbol]
@@ -196,7 +198,9 @@ def _source_sections(index: Index, path: str, ranges: list[tuple[int, int]]) -> 
         yield f"SOURCE ({first}-{last}):\n{text}"
 
 
-def get_code_context(path: str | Path, index: Index, symbol: str | SymbolMatch | None = None) -> str:
+def get_code_context(
+    path: str | Path, index: Index, symbol: str | SymbolMatch | None = None
+) -> str:
     """A file's structure as text, and with ``symbol`` the source chunks around it.
 
     Sections (only those with content): IMPORTS, FUNCTIONS ``name (start-end)``, ROUTES
@@ -211,7 +215,9 @@ def get_code_context(path: str | Path, index: Index, symbol: str | SymbolMatch |
     record = CodeRecord.from_dict(stored.code)
     sections = [
         _section("IMPORTS", (item.source for item in record.imports)),
-        _section("FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)),
+        _section(
+            "FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)
+        ),
         _section("ROUTES", (f"{item.method} {item.path} ({item.line})" for item in record.routes)),
         _section(
             "ENVIRONMENT VARIABLES",

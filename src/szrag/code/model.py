@@ -115,7 +115,12 @@ class CodeRecord:
             "language": self.language,
             "partial": self.partial,
             "imports": [
-                {"source": item.source, "line": item.line, "names": list(item.names), "kind": item.kind}
+                {
+                    "source": item.source,
+                    "line": item.line,
+                    "names": list(item.names),
+                    "kind": item.kind,
+                }
                 for item in self.imports
             ],
             "exports": [{"name": item.name, "line": item.line} for item in self.exports],
@@ -130,16 +135,24 @@ class CodeRecord:
                 for item in self.functions
             ],
             "calls": [
-                {"name": item.name, "line": item.line, "function": item.function} for item in self.calls
+                {"name": item.name, "line": item.line, "function": item.function}
+                for item in self.calls
             ],
             "environment_variables": [
                 {"name": item.name, "line": item.line} for item in self.environment_variables
             ],
             "routes": [
-                {"method": item.method, "path": item.path, "line": item.line, "handler": item.handler}
+                {
+                    "method": item.method,
+                    "path": item.path,
+                    "line": item.line,
+                    "handler": item.handler,
+                }
                 for item in self.routes
             ],
-            "path_references": [{"path": item.path, "line": item.line} for item in self.path_references],
+            "path_references": [
+                {"path": item.path, "line": item.line} for item in self.path_references
+            ],
         }
 
     @classmethod

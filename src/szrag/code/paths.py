@@ -82,7 +82,9 @@ def is_reference(value: str, file_name: str) -> bool:
     return normal != file_name and any(part not in (".", "..") for part in normal.split("/"))
 
 
-def finish(path: str, source: bytes, root: Node, anchors: list[Node], builder: RecordBuilder) -> None:
+def finish(
+    path: str, source: bytes, root: Node, anchors: list[Node], builder: RecordBuilder
+) -> None:
     """Evaluate every anchor and record the path references it leads to."""
     file_name = posixpath.basename(path)
     bases: dict[str, str] = {}
@@ -101,12 +103,16 @@ def finish(path: str, source: bytes, root: Node, anchors: list[Node], builder: R
             if name is not None and name not in bases:
                 found[name] = result
             # A variable used on its own is not a new reference; its assignment was.
-            if (top.id != start.id or start.type == "new_expression") and is_reference(result, file_name):
+            if (top.id != start.id or start.type == "new_expression") and is_reference(
+                result, file_name
+            ):
                 builder.path_references.append(PathReference(result, line(top)))
         if not found:
             return
         bases.update(found)
-        pending = [(use, value) for name, value in found.items() for use in uses(root, source, name)]
+        pending = [
+            (use, value) for name, value in found.items() for use in uses(root, source, name)
+        ]
 
 
 def start_value(anchor: Node, file_name: str) -> str | None:
@@ -147,7 +153,9 @@ def _step(node: Node, value: str) -> Step | None:
         if left is None or left.id != node.id or operator is None or text(operator) != "/":
             return None
         literal = string_value(parent.child_by_field_name("right"))
-        return (parent, join(value, literal), True) if literal is not None else (parent, value, False)
+        return (
+            (parent, join(value, literal), True) if literal is not None else (parent, value, False)
+        )
     return None
 
 
@@ -193,11 +201,17 @@ def _member_step(node: Node, member: Node, value: str) -> Step | None:
         return (outer, *_join_all(value, args))
     if name == "with_name" and len(args) == 1:
         literal = string_value(args[0])
-        return (outer, join(parent_of(value), literal), True) if literal is not None else (outer, None, False)
+        return (
+            (outer, join(parent_of(value), literal), True)
+            if literal is not None
+            else (outer, None, False)
+        )
     return None
 
 
-def _join_all(value: str, args: list[Node], *, absolute_is_relative: bool = False) -> tuple[str | None, bool]:
+def _join_all(
+    value: str, args: list[Node], *, absolute_is_relative: bool = False
+) -> tuple[str | None, bool]:
     result: str | None = value
     for arg in args:
         literal = string_value(arg)

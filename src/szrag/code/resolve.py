@@ -22,7 +22,9 @@ _COMPILED_TO_SOURCE = {
 }
 
 
-def resolve_edges(path: str, record: dict[str, Any], known_paths: Collection[str]) -> list[tuple[str, str]]:
+def resolve_edges(
+    path: str, record: dict[str, Any], known_paths: Collection[str]
+) -> list[tuple[str, str]]:
     """(target, kind) edges of one file: "import" for resolved imports, "path" for references."""
     known = known_paths if isinstance(known_paths, Set) else frozenset(known_paths)
     python = record.get("language") == "python"
@@ -31,7 +33,9 @@ def resolve_edges(path: str, record: dict[str, Any], known_paths: Collection[str
         if not isinstance(item, dict) or not isinstance(item.get("source"), str):
             continue
         if python:
-            targets = resolve_python_import(path, item["source"], item.get("names") or (), item.get("kind"), known)
+            targets = resolve_python_import(
+                path, item["source"], item.get("names") or (), item.get("kind"), known
+            )
         else:
             target = resolve_script_import(path, item["source"], known)
             targets = [target] if target else []
@@ -122,11 +126,16 @@ def resolve_python_import(
             package = posixpath.dirname(package)
         bases = [posixpath.join(package, relative_path) if relative_path else package]
     else:
-        bases = [posixpath.join(root, relative_path) if root else relative_path for root in python_roots(path, known)]
+        bases = [
+            posixpath.join(root, relative_path) if root else relative_path
+            for root in python_roots(path, known)
+        ]
     for base in bases:
         module = python_module_file(base, known)
         submodules = [
-            found for name in wanted if (found := python_module_file(posixpath.join(base, name), known))
+            found
+            for name in wanted
+            if (found := python_module_file(posixpath.join(base, name), known))
         ]
         if submodules:
             # from package import sub: the submodules, plus the package when it gave other names

@@ -42,6 +42,9 @@ ROLES = (
 HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "all", "options", "head"})
 _ROUTER_NAME = re.compile(r"(app|router|routes|server|api)$", re.IGNORECASE)
 # Calls inside a pathname branch that only write the response, never name its handler.
+_FUNCTION_TYPES = frozenset(
+    {"function_declaration", "function_expression", "arrow_function", "method_definition"}
+)
 _RESPONSE_OBJECTS = frozenset({"res", "response", "reply", "ctx", "console", "logger", "log"})
 
 
@@ -143,9 +146,9 @@ def _pathname_check(check: Node, captures: Captures) -> list[Route]:
         else [string_value(first_capture(captures, "route.path"))]
     )
     found = [path for path in candidates if path and path.startswith("/")]
-    condition = _condition_root(check)
     # Only a branch taken on the path is a route; "/" as a prefix says nothing.
-    if not found or _branch_of(condition) is None or found == ["/"] and check.type == "call_expression":
+    prefix_of_everything = found == ["/"] and check.type == "call_expression"
+    if not found or prefix_of_everything or _branch_of(_condition_root(check)) is None:
         return []
     methods, handler = infer_method(check)
     return [Route(method, path, line(check), handler) for path in found for method in methods]
@@ -172,14 +175,15 @@ def infer_method(check: Node) -> tuple[list[str], str | None]:
 def _condition_root(node: Node) -> Node:
     """Climb from a check through &&, ||, ! and parentheses to the whole condition."""
     current = node
-    while (parent := current.parent) is not None:
-        if parent.type == "parenthesized_expression" or parent.type == "unary_expression":
-            current = parent
-        elif parent.type == "binary_expression" and _operator(parent) in ("&&", "||"):
-            current = parent
-        else:
-            break
+    while (parent := current.parent) is not None and _joins_conditions(parent):
+        current = parent
     return current
+
+
+def _joins_conditions(node: Node) -> bool:
+    if node.type in ("parenthesized_expression", "unary_expression"):
+        return True
+    return node.type == "binary_expression" and _operator(node) in ("&&", "||")
 
 
 def _operator(node: Node) -> str:
@@ -263,8 +267,8 @@ def _enclosing_methods(condition: Node) -> list[str]:
                 methods = _method_literals(test, ("===", "=="))
                 if methods:
                     return methods
-        if parent.type in ("function_declaration", "function_expression", "arrow_function", "method_definition"):
-            return []
+        if parent.type in _FUNCTION_TYPES:
+            return []  # conditions outside the handler say nothing about this request
         child, parent = parent, parent.parent
     return []
 
@@ -276,7 +280,9 @@ def _first_handler_call(branch: Node) -> str | None:
         expression = _unwrap(expression)
         if expression is not None and expression.type == "await_expression":
             expression = expression.named_child(0)
-        if statement.type not in ("expression_statement", "return_statement") or not is_call(expression):
+        if statement.type not in ("expression_statement", "return_statement") or not is_call(
+            expression
+        ):
             continue
         assert expression is not None
         function = expression.child_by_field_name("function")
@@ -345,7 +351,9 @@ def _mount(call: Node, captures: Captures) -> list[Route]:
         path = string_value(given[0]) if given else None
         target = given[1] if len(given) > 1 else keyword_argument(args, "app")
     else:
-        path = string_value(keyword_argument(args, "prefix" if kind == "include_router" else "url_prefix"))
+        path = string_value(
+            keyword_argument(args, "prefix" if kind == "include_router" else "url_prefix")
+        )
         target = given[0] if given else None
     if not is_route_path(path):
         return []

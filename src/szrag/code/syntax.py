@@ -141,7 +141,11 @@ def keyword_argument(args: list[Node], name: str) -> Node | None:
 
 def positional(args: list[Node]) -> list[Node]:
     """The positional arguments among ``args``."""
-    return [arg for arg in args if arg.type not in ("keyword_argument", "dictionary_splat", "list_splat")]
+    return [
+        arg
+        for arg in args
+        if arg.type not in ("keyword_argument", "dictionary_splat", "list_splat")
+    ]
 
 
 def member_parts(node: Node) -> tuple[Node | None, str | None]:

@@ -16,7 +16,7 @@ from typing import Any
 
 MAX_EXPRESSION_CHARS = 500
 MAX_INT_BITS = 10_000
-MAX_DEPTH = 60
+MAX_DEPTH = 100
 MAX_FACTORIAL = 500
 
 Number = int | float
@@ -94,7 +94,7 @@ def _check_size(value: Number) -> Number:
 
 def _evaluate(node: ast.AST, depth: int) -> Number:
     if depth > MAX_DEPTH:
-        raise CalcError("expression nested too deeply")
+        raise CalcError("expression nested too deeply (or too many terms)")
     if isinstance(node, ast.Expression):
         return _evaluate(node.body, depth + 1)
     if isinstance(node, ast.Constant):

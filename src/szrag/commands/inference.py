@@ -116,7 +116,7 @@ def hash_invocation_text(question: str) -> str | None:
 def _text_after(question: str, match: re.Match[str]) -> str:
     rest = question[match.end() :]
     before = question[match.start() - 1] if match.start() > 0 else ""
-    if before in _QUOTES and before in rest:  # `/sz-calc 2+2` quoted as a whole
+    if before and before in _QUOTES and before in rest:  # `/sz-calc 2+2` quoted as a whole
         rest = rest[: rest.index(before)]
     rest = _LEADING_COMMAND.sub("", rest.strip())
     return rest.strip().rstrip("?").strip()

@@ -28,7 +28,8 @@ from szrag.errors import IndexStoreError
 from szrag.index import store
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
-from szrag.text import code_terms, create_chunks, file_type, tokens, words
+from szrag.index.terms import term_fields
+from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
 
@@ -105,19 +106,8 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     except Exception as error:  # a parser bug must not stop the build
         log.warning("%s: code analysis failed: %s", path, error)
         code = None
-    path_terms = code_terms(path)
-    definitions = _definitions(code)
-    chunk_terms = [
-        (
-            path_terms,
-            code_terms(chunk.heading or ""),
-            " ".join(
-                code_terms(name) for line, name in definitions if chunk.start <= line <= chunk.end
-            ),
-            code_terms(chunk.text),
-        )
-        for chunk in chunks
-    ]
+    chunk_words = [" ".join(words(chunk.text)) for chunk in chunks]
+    chunk_terms = term_fields(path, chunks, code, chunk_code_terms(text, chunks, chunk_words))
     return PreparedFile(
         path=path,
         stat=stat,
@@ -125,22 +115,11 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
         type=kind,
         tokens=sorted(tokens(f"{path} {text}")),
         chunks=chunks,
-        chunk_words=[" ".join(words(chunk.text)) for chunk in chunks],
+        chunk_words=chunk_words,
         chunk_terms=chunk_terms,
         code=code,
         decode_errors=decode_errors,
     )
-
-
-def _definitions(code: dict[str, Any] | None) -> list[tuple[int, str]]:
-    """(line, name) of the functions and classes a code record defines."""
-    if not code:
-        return []
-    found = []
-    for item in code.get("functions") or []:
-        if isinstance(item, dict) and isinstance(item.get("line"), int) and item.get("name"):
-            found.append((item["line"], str(item["name"])))
-    return found
 
 
 def _prepare_args(args: tuple[str, Path, int]) -> PreparedFile | Skip:

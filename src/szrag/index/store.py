@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError
-from szrag.text import Chunk
+from szrag.index.terms import term_fields
+from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -65,7 +66,9 @@ CREATE TABLE edges (
     PRIMARY KEY (source, target, kind)
 ) WITHOUT ROWID;
 CREATE INDEX edges_target ON edges(target);
-CREATE VIRTUAL TABLE chunk_terms USING fts5(path, heading, symbols, body, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE chunk_terms USING fts5(
+    path, heading, symbols, body, content = '', tokenize = 'porter unicode61'
+);
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL
@@ -227,12 +230,29 @@ def insert_file(
 
 def delete_file(conn: sqlite3.Connection, path: str) -> None:
     """Remove a file, its chunks, their terms and the edges it is the source of."""
-    conn.execute(
-        "DELETE FROM chunk_terms WHERE rowid IN"
-        " (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?)",
-        (path,),
+    row = conn.execute("SELECT id, code FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return
+    file_id, code = row
+    rows = conn.execute(
+        "SELECT id, start, end, type, heading, text, words FROM chunks WHERE file_id = ? ORDER BY seq",
+        (file_id,),
+    ).fetchall()
+    chunks = [
+        Chunk(start, end, kind, heading, text) for _, start, end, kind, heading, text, _ in rows
+    ]
+    bodies = [
+        code_terms(chunk.text, words.split())
+        for chunk, (*_, words) in zip(chunks, rows, strict=True)
+    ]
+    fields = term_fields(path, chunks, json.loads(code) if code else None, bodies)
+    # a contentless full-text table forgets a row only when given the values it indexed
+    conn.executemany(
+        "INSERT INTO chunk_terms(chunk_terms, rowid, path, heading, symbols, body)"
+        " VALUES ('delete', ?, ?, ?, ?, ?)",
+        ((chunk_row[0], *field) for chunk_row, field in zip(rows, fields, strict=True)),
     )
-    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
     conn.execute("DELETE FROM edges WHERE source = ?", (path,))
 
 

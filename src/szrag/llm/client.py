@@ -172,8 +172,12 @@ class ChatClient:
             response = await self._send(client, request)
             if response.is_success:
                 return response
-            detail = await response.aread()
-            await response.aclose()
+            try:
+                detail = await response.aread()
+            except httpx.HTTPError:  # the status says enough when the body cannot be read
+                detail = b""
+            finally:
+                await response.aclose()
             if not is_retryable(response.status_code) or attempt >= self.settings.retries:
                 raise status_error(response.status_code, detail, endpoint=self.endpoint)
             wait = backoff_delay(

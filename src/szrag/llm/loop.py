@@ -142,7 +142,7 @@ def assistant_message(reply: ModelReply) -> dict[str, Any]:
     """The history entry for an assistant turn that called tools."""
     return {
         "role": "assistant",
-        "content": reply.text,
+        "content": reply.text or None,  # OpenAI's form for a turn that only calls tools
         "tool_calls": [call.to_message() for call in reply.tool_calls],
     }
 

@@ -13,6 +13,7 @@ and removes the markers from the answer; :class:`MarkerFilter` hides them from s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -365,30 +366,36 @@ def content_kind(response: httpx.Response) -> str:
     )
 
 
+async def sse_data(response: httpx.Response) -> AsyncGenerator[str, None]:
+    """The data of each server-sent event in ``response``, in order."""
+    decoder = SSEDecoder()
+    async for line in response.aiter_lines():
+        data = decoder.feed(line)
+        if data is not None:
+            yield data
+    last = decoder.end()
+    if last is not None:
+        yield last
+
+
 async def read_events(response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
-    """The events of a successful reply, read as its content type says."""
+    """The events of a successful reply, read as its content type says.
+
+    A stream must end with ``[DONE]`` or at least report a finish reason; one that just stops
+    is a StreamCutError.
+    """
     if content_kind(response) == "json":
         body = await response.aread()
         for event in events_from_payload(decode_json(body.decode("utf-8", "replace"), "a reply")):
             yield event
         return
-    decoder = SSEDecoder()
     finished = False
-    async for line in response.aiter_lines():
-        data = decoder.feed(line)
-        if data is None:
-            continue
-        if data.strip() == DONE:
-            return
-        for event in events_from_payload(decode_json(data, "an event")):
-            finished = finished or isinstance(event, FinishReason)
-            yield event
-    data = decoder.end()
-    if data is not None and data.strip() != DONE:
-        for event in events_from_payload(decode_json(data, "an event")):
-            finished = finished or isinstance(event, FinishReason)
-            yield event
-    elif data is not None:
-        return
+    async with contextlib.aclosing(sse_data(response)) as payloads:
+        async for data in payloads:
+            if data.strip() == DONE:
+                return
+            for event in events_from_payload(decode_json(data, "an event")):
+                finished = finished or isinstance(event, FinishReason)
+                yield event
     if not finished:
         raise StreamCutError("the model provider's stream ended before the reply was complete")

@@ -145,6 +145,7 @@ def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:
     return EventSourceResponse(
         answer_events(run, error_payload),
         ping=state.settings.sse_ping_seconds,
+        sep="\n",
         headers={"Cache-Control": "no-store"},
     )
 

@@ -8,10 +8,11 @@ from importlib import resources
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, Response
+from starlette.convertors import Convertor, register_url_convertor
 
 from szrag.server.auth import authenticate
 from szrag.server.errors import ApiError
-from szrag.server.images import content_type
+from szrag.server.images import CONTENT_TYPES, content_type
 from szrag.server.state import server_state
 
 # The page runs only its own scripts and styles and talks only to this server.
@@ -50,6 +51,21 @@ def load_assets() -> dict[str, Asset]:
 
 ASSETS = load_assets()
 
+
+class ImagePathConvertor(Convertor[str]):
+    """A URL path ending in an image extension, so other paths keep their 404 and 405 answers."""
+
+    regex = r".+\.(?i:" + "|".join(suffix.lstrip(".") for suffix in sorted(CONTENT_TYPES)) + ")"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("szrag_image", ImagePathConvertor())
+
 router = APIRouter()
 
 
@@ -75,9 +91,9 @@ async def asset(name: str) -> Response:
     return _asset_response(name)
 
 
-@router.get("/{path:path}", include_in_schema=False)
+@router.get("/{path:szrag_image}", include_in_schema=False)
 async def image(path: str, request: Request) -> Response:
-    """A repository image found by retrieval; every other path is 404."""
+    """A repository image found by retrieval; any other image path is 404."""
     state = server_state(request)
     if state.settings.auth_required:
         client = request.client.host if request.client else None

@@ -167,9 +167,9 @@ class AskService:
                 source=source,
                 message=message,
             )
-        error = result.get("error")
-        if isinstance(error, dict):
-            log.warning("the model failed: %s", error.get("message"))
+        problem = result.get("error")
+        if isinstance(problem, dict):
+            log.warning("the model failed: %s", problem.get("message"))
         return result
 
     async def run_command(

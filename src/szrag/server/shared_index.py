@@ -33,6 +33,8 @@ class SharedIndex(Index):
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
+        if self._closed:
+            raise IndexStoreError("the index is closed")
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._open()

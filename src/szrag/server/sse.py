@@ -1,7 +1,9 @@
 """Server-sent events for ``POST /api/ask``: the framing and the bridge from callbacks to a stream.
 
-The stream is ``activity`` events as the answer's steps happen, ``token`` events as the model
-writes, then exactly one ``result`` (the full result object) or ``error`` (``{code, error}``).
+The stream is ``activity`` events as the answer's steps happen, ``token`` events
+(``{text, round}``: ``round`` numbers the model request, so text of a round that ended in tool
+calls can be told from the final answer) as the model writes, then exactly one ``result``
+(the full result object) or ``error`` (``{code, error}``).
 Every ``data`` field is one line of JSON. The answer runs as its own task; when the client goes
 away the response stops iterating and the task is cancelled, which closes the model request.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +25,9 @@ TOKEN = "token"
 RESULT = "result"
 ERROR = "error"
 
-OnToken = Callable[[str], None]
+OnToken = Callable[[str, int], None]
 OnActivity = Callable[[Activity], None]
-Runner = Callable[[OnActivity, OnToken], Awaitable[dict[str, Any]]]
+Runner = Callable[[OnActivity, OnToken], Coroutine[Any, Any, dict[str, Any]]]
 ErrorPayload = Callable[[BaseException], dict[str, Any]]
 
 
@@ -44,7 +46,7 @@ def to_json(payload: Any) -> str:
 
 def make_event(name: str, payload: Any) -> ServerSentEvent:
     """One event whose ``data`` is ``payload`` as JSON."""
-    return ServerSentEvent(data=to_json(payload), event=name)
+    return ServerSentEvent(data=to_json(payload), event=name, sep="\n")
 
 
 def encode_event(name: str, payload: Any) -> str:
@@ -59,9 +61,9 @@ async def answer_events(run: Runner, error_payload: ErrorPayload) -> AsyncIterat
     def on_activity(activity: Activity) -> None:
         queue.put_nowait((ACTIVITY, activity.to_dict()))
 
-    def on_token(text: str) -> None:
+    def on_token(text: str, round_number: int = 1) -> None:
         if text:
-            queue.put_nowait((TOKEN, {"text": text}))
+            queue.put_nowait((TOKEN, {"text": text, "round": round_number}))
 
     task = asyncio.create_task(run(on_activity, on_token), name="szrag-answer")
     task.add_done_callback(lambda _: queue.put_nowait(_DONE))

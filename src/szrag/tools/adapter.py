@@ -198,7 +198,11 @@ class ToolAdapter:
         return [tool.to_openai() for tool in TOOLS]
 
     async def call(
-        self, name: str, arguments: str | dict[str, Any] | None, *, identity: Identity | None = None
+        self,
+        name: str,
+        arguments: str | dict[str, Any] | None = None,
+        *,
+        identity: Identity | None = None,
     ) -> ToolResult:
         """Run one tool call; failures come back as ``ok=False``, never as exceptions."""
         started = time.perf_counter()

@@ -5,8 +5,9 @@
   environment (``env``). Numbers, booleans and null under such keys are kept: they are
   counts and flags (``maxTokens``), not secret material.
 * Strings go through ``szrag.redact``: Slack, GitHub, OpenAI, AWS and other key formats,
-  PEM private keys, bearer credentials, passwords in URLs and inline ``key=value``
-  assignments become ``[REDACTED:kind]``.
+  PEM private keys, bearer credentials, passwords in URLs and ``key=value`` assignments
+  become ``[REDACTED:kind]``; then any inline ``password=...``, ``token: ...``,
+  ``api_key=...`` left in running text loses its value.
 * ``telemetryHistory`` is left out, nesting deeper than MAX_DEPTH is cut, containers keep
   their first MAX_ITEMS items and long strings are shortened.
 * Anything that is not JSON (dataclasses, paths, dates, bytes, sets, exceptions) is turned
@@ -82,12 +83,31 @@ def _is_omitted(key: str) -> bool:
     return "".join(_key_words(key)) in OMITTED_KEYS
 
 
+# ``password=hunter2`` inside a log line or a message. szrag.redact reads source code and
+# only takes an unquoted assignment that ends its line; runtime text is prose, so here any
+# secret-named key followed by = or : loses its value.
+_INLINE_ASSIGNMENT = re.compile(
+    r"(?P<key>\b[\w.\-]*?(?:password|passwd|pwd|passphrase|secret|token|authorization|auth"
+    r"|api[_\-]?key|access[_\-]?key|private[_\-]?key|key)(?![a-z0-9]))"
+    r"(?P<separator>\s*[=:]\s*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)",
+    re.IGNORECASE,
+)
+
+
+def _redact_inline(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if value.strip("\"'").startswith("[REDACTED") or not value.strip("\"'"):
+        return match.group()
+    return match.group("key") + match.group("separator") + REDACTED
+
+
 def sanitise_text(text: str, max_chars: int = MAX_STRING_CHARS) -> str:
     """A string with secrets redacted, lone surrogates replaced and length bounded."""
     if len(text) > max_chars:
         text = f"{text[:max_chars]}… [{len(text) - max_chars} more characters]"
     text = text.encode("utf-8", "replace").decode("utf-8")
-    return redact(text)
+    return _INLINE_ASSIGNMENT.sub(_redact_inline, redact(text))
 
 
 def _scalar(value: Any) -> tuple[bool, Any]:

@@ -1,0 +1,5 @@
+"""Allow ``python -m stockroom``."""
+
+from stockroom.cli import main
+
+raise SystemExit(main())

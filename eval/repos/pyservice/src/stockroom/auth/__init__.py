@@ -1,0 +1,1 @@
+"""Authentication: user passwords and API keys."""

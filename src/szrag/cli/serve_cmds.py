@@ -1,0 +1,63 @@
+"""``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from szrag.cli.common import console, handle_errors, root_option
+from szrag.errors import ConfigError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8787
+
+
+def register(group: click.Group) -> None:
+    """Add ``serve`` to ``group``."""
+    group.add_command(serve)
+
+
+@click.command()
+@root_option
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on.",
+)
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="Server log verbosity.",
+)
+@handle_errors
+def serve(root: Path, host: str, port: int, log_level: str) -> None:
+    """Serve the page, the API (POST /api/ask, with server-sent events) and Slack /sz-ask.
+
+    An address other than loopback needs SZRAG_API_TOKENS. Slack is enabled by
+    SLACK_SIGNING_SECRET (HTTP, request URL /slack/events) or SLACK_APP_TOKEN (Socket Mode).
+    """
+    import uvicorn
+
+    from szrag.server import ServerSettings, create_app
+    from szrag.server.auth import check_exposure
+
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory")
+    settings = ServerSettings.from_env()
+    check_exposure(host, settings)
+    app = create_app(root, settings=settings)
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    console.print(f"szrag serving [bold]{root.resolve()}[/] at [bold]{base}/[/]", highlight=False)
+    console.print(f"  API: POST {base}/api/ask   status: GET {base}/api/status", highlight=False)
+    if settings.slack_signing_secret:
+        console.print(f"  Slack request URL: {base}/slack/events", highlight=False)
+    if not settings.api_tokens:
+        console.print("  no SZRAG_API_TOKENS: the API is open to this machine only", highlight=False)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

@@ -1,0 +1,196 @@
+"""The FastAPI application: one per served repository.
+
+``create_app(root)`` checks the configuration at once (bad settings fail before the server
+listens); start-up then opens (building or refreshing) the index, starts the file watcher,
+the runtime's log capture, one HTTP client for the model provider and the Slack app, and
+shutdown stops them in reverse order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from szrag.audit import AuditLog
+from szrag.commands import Allowlist
+from szrag.runtime import ProcessRuntime
+from szrag.server import api, page, slack
+from szrag.server.errors import ApiError
+from szrag.server.images import ImageCatalogue
+from szrag.server.ratelimit import RateLimiter
+from szrag.server.service import AskService
+from szrag.server.settings import ServerSettings
+from szrag.server.shared_index import open_shared_index
+from szrag.server.state import ServerState
+from szrag.server.watcher import IndexWatcher
+from szrag.settings import Settings
+
+log = logging.getLogger("szrag.server")
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    429: "rate_limited",
+}
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def create_app(
+    root: Path | str = ".",
+    *,
+    settings: ServerSettings | None = None,
+    answer_settings: Settings | None = None,
+    allowlist: Allowlist | None = None,
+    runtime: ProcessRuntime | None = None,
+    audit: AuditLog | None = None,
+    live_tools: bool = True,
+) -> FastAPI:
+    """The szrag server for the repository at ``root``.
+
+    ``settings`` (exposure, limits, Slack) and ``answer_settings`` (the model provider) default
+    to the environment; ``allowlist`` to ``SZRAG_COMMAND_ALLOWLIST``; ``runtime`` to this
+    process; ``audit`` to ``<root>/.rag/audit.log`` (``SZRAG_AUDIT_LOG``).
+    """
+    root = Path(root).resolve()
+    server_settings = settings or ServerSettings.from_env()
+    model_settings = answer_settings or Settings.from_env()
+    commands_allowed = allowlist or Allowlist.from_env()
+    process_runtime = runtime or ProcessRuntime(root)
+    audit_log = audit or AuditLog.for_root(root)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        index = await anyio.to_thread.run_sync(open_shared_index, root)
+        process_runtime.attach()
+        http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100))
+        service = AskService(
+            root,
+            index,
+            answer_settings=model_settings,
+            runtime=process_runtime,
+            allowlist=commands_allowed,
+            audit=audit_log,
+            http_client=http_client,
+            live_tools=live_tools,
+        )
+        ask_limiter = RateLimiter(server_settings.ask_rate)
+        state = ServerState(
+            settings=server_settings,
+            service=service,
+            images=ImageCatalogue(index),
+            ask_limiter=ask_limiter,
+            read_limiter=RateLimiter(server_settings.read_rate),
+        )
+        if server_settings.watch:
+            state.watcher = IndexWatcher(index, debounce_ms=server_settings.watch_debounce_ms)
+            state.watcher.start()
+        if server_settings.slack_signing_secret or server_settings.slack_app_token:
+            state.slack = slack.SlackFace(
+                service, server_settings, ask_limiter, asyncio.get_running_loop()
+            )
+            if server_settings.slack_app_token:
+                await _start_socket_mode(state.slack)
+        app.state.szrag = state
+        try:
+            yield
+        finally:
+            if state.slack is not None:
+                state.slack.close()
+            if state.watcher is not None:
+                await state.watcher.stop()
+            await http_client.aclose()
+            process_runtime.detach()
+            index.close()
+
+    app = FastAPI(
+        title="szrag",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    _install_error_handlers(app, process_runtime)
+    app.middleware("http")(_security_headers)
+    if server_settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(server_settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            max_age=600,
+        )
+    app.include_router(api.router)
+    app.include_router(slack.router)
+    app.include_router(page.router)  # last: its image route matches any image-like path
+    return app
+
+
+async def _start_socket_mode(face: slack.SlackFace) -> None:
+    try:
+        await anyio.to_thread.run_sync(face.start_socket_mode)
+    except Exception as error:  # the HTTP API still works without Slack
+        log.error("Slack Socket Mode did not connect: %s", error)
+
+
+async def _security_headers(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    response = await call_next(request)
+    for name, value in _SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _envelope(status: int, code: str, message: str, headers: dict[str, str] | None) -> JSONResponse:
+    return JSONResponse(
+        {"ok": False, "code": code, "error": message}, status_code=status, headers=headers
+    )
+
+
+def _install_error_handlers(app: FastAPI, runtime: ProcessRuntime) -> None:
+    async def api_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, ApiError)
+        return _envelope(error.status, error.code, error.message, error.headers or None)
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, StarletteHTTPException)
+        code = _STATUS_CODES.get(error.status_code, "error")
+        message = error.detail if isinstance(error.detail, str) else code.replace("_", " ")
+        return _envelope(error.status_code, code, message, dict(error.headers or {}) or None)
+
+    async def validation_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, RequestValidationError)
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item.get('loc', ()))}: {item.get('msg')}"
+            for item in error.errors()
+        )
+        return _envelope(400, "invalid_request", problems or "invalid request", None)
+
+    async def unexpected(request: Request, error: Exception) -> Response:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=error)
+        runtime.record_error(error, f"{request.method} {request.url.path}")
+        return _envelope(500, "internal_error", "the server failed; the error is in its log", None)
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(Exception, unexpected)

@@ -1,0 +1,85 @@
+"""Golden records for every language fixture, and the query files behind them.
+
+Each source under ``tests/fixtures/languages/<language>/`` has its expected code record next
+to it as ``<name>.json``. After a deliberate change to the parsers, regenerate them with
+``SZRAG_UPDATE_GOLDEN=1 pytest tests/code/test_code_languages.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from szrag.code import analyse_source
+from szrag.code.extract import _HANDLERS
+from szrag.code.languages import EXTENSIONS, LANGUAGES, query, query_text
+
+LANGUAGE_FIXTURES = Path(__file__).parent.parent / "fixtures" / "languages"
+SOURCES = sorted(
+    path for path in LANGUAGE_FIXTURES.rglob("*") if path.suffix in EXTENSIONS and path.is_file()
+)
+
+
+def golden_path(source: Path) -> Path:
+    return source.with_name(source.name + ".json")
+
+
+@pytest.mark.parametrize(
+    "source", SOURCES, ids=lambda path: path.relative_to(LANGUAGE_FIXTURES).as_posix()
+)
+def test_fixture_matches_its_golden_record(source: Path) -> None:
+    relative = source.relative_to(LANGUAGE_FIXTURES).as_posix()
+    record = analyse_source(relative, source.read_text(encoding="utf-8"))
+    assert record is not None
+    golden = golden_path(source)
+    if os.environ.get("SZRAG_UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        pytest.skip("golden record rewritten")
+    assert record == json.loads(golden.read_text(encoding="utf-8"))
+
+
+def test_every_language_has_fixtures_and_every_fixture_a_golden() -> None:
+    covered = {LANGUAGES[EXTENSIONS[source.suffix]].name for source in SOURCES}
+    assert covered == set(LANGUAGES)
+    assert all(golden_path(source).exists() for source in SOURCES)
+
+
+def test_fixtures_cover_the_syntax_the_issue_names() -> None:
+    records = {
+        source.name: analyse_source(source.name, source.read_text(encoding="utf-8"))
+        for source in SOURCES
+    }
+    assert records["component.jsx"] and records["app.tsx"]
+    assert {record["language"] for record in records.values() if record} == {
+        "javascript",
+        "typescript",
+        "tsx",
+        "python",
+    }
+    partial = sorted(name for name, record in records.items() if record and record["partial"])
+    assert partial == ["broken.ts", "syntax_error.js", "syntax_error.py"]
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_query_compiles_and_every_role_has_a_handler(language: str) -> None:
+    compiled = query(language)
+    names = {compiled.capture_name(index) for index in range(compiled.capture_count)}
+    roles = {name for name in names if name in _HANDLERS}
+    parameters = names - roles
+    # Parameters belong to a role family, or only serve predicates.
+    families = {role.split(".")[0] for role in roles} | {"name"}
+    assert all(name.startswith("_") or name.split(".")[0] in families for name in parameters)
+    for file_name in LANGUAGES[language].query_files:
+        code = "\n".join(
+            line for line in query_text(file_name).splitlines() if not line.startswith(";")
+        )
+        patterns = [block for block in re.split(r"\n\s*\n", code) if block.strip()]
+        assert patterns
+        for block in patterns:
+            assert any(f"@{role}" in block for role in _HANDLERS), (
+                f"{file_name}: no role in {block}"
+            )
