@@ -28,6 +28,8 @@ FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
 PATH_MENTION_BONUS = 100.0
 SYMBOL_BONUS = 8.0
+CALL_BONUS = 4.0
+TEST_FACTOR = 0.75  # tests and fixtures rarely answer a question unless it asks about tests
 ROUTE_BONUS = 8.0
 ENVIRONMENT_BONUS = 4.0
 RELATIVE_CUT = 0.45  # keep files scoring at least this share of the best
@@ -195,6 +197,8 @@ STOPWORDS = frozenset(
 )
 
 _TERM = re.compile(r"[a-z0-9]+")
+_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$")
+_ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
 _ROUTE = re.compile(r"(?<![\w.])/[A-Za-z0-9_\-./:{}<>]*")
 _ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 
@@ -285,6 +289,12 @@ def _structural_bonus(
         if name and name.replace("_", "").lower() in wanted:
             bonus = max(bonus, SYMBOL_BONUS)
             line = line or item.get("line")
+    if not bonus:
+        for call in code.get("calls") or []:
+            callee = str(call.get("name") or "").rsplit(".", 1)[-1]
+            if callee and callee.replace("_", "").lower() in wanted:
+                bonus, line = CALL_BONUS, call.get("line")
+                break
     routes = {match.rstrip(".,?") for match in _ROUTE.findall(question)}
     if routes and any(str(route.get("path")) in routes for route in code.get("routes") or []):
         bonus += ROUTE_BONUS
@@ -324,9 +334,12 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
         )
 
     wanted = {term for term in terms if len(term) > 3}
+    demote_tests = not _ASKS_ABOUT_TESTS.search(question)
     scored: dict[str, tuple[float, tuple[Any, ...]]] = {}
     evidence = False
     for path, (score, fact) in best.items():
+        if demote_tests and _TEST_PATH.search(path):
+            score *= TEST_FACTOR
         stored = index.get_file(path)
         bonus, line = _structural_bonus(stored.code if stored else None, question, wanted)
         if bonus:

@@ -21,7 +21,9 @@ def test_explicit_list_normalises_names() -> None:
 
 def test_from_environment() -> None:
     assert Allowlist.from_env({}).ids == SAFE_BUILTINS
-    assert Allowlist.from_env({"SZRAG_COMMAND_ALLOWLIST": "ping, uuid"}).ids == {"ping", "uuid"}
+    assert Allowlist.from_env({"SZRAG_COMMAND_ALLOWLIST": "ping, uuid"}).ids == frozenset(
+        {"ping", "uuid"}
+    )
     everything = Allowlist.from_env({"SZRAG_COMMAND_ALLOWLIST": " * "})
     assert everything.ids is None and everything.allows("anything")
     assert everything.describe() == "every command"

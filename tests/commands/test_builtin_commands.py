@@ -16,7 +16,9 @@ from szrag.commands import (
     SAFE_BUILTINS,
     CommandInputError,
     CommandRegistry,
+    CommandRunner,
     UnknownCommand,
+    builtin_registry,
     infer_command_invocation,
 )
 from szrag.commands.builtins.maths import convert_time
@@ -24,6 +26,24 @@ from szrag.commands.builtins.text import convert_case, split_words
 from szrag.commands.hashing import MAX_ITERATIONS
 
 RunText = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+def registry() -> CommandRegistry:
+    """The built-in commands, in a registry no other test shares."""
+    return builtin_registry()
+
+
+@pytest.fixture
+def run_text(registry: CommandRegistry, tmp_path: Path) -> RunText:
+    """Run a built-in with a repository root in tmp_path and return its responses' text."""
+
+    async def run(command_id: str, text: str = "", *, root: Path | None = None) -> str:
+        runner = CommandRunner(registry=registry, root=root or tmp_path)
+        result = await runner.run(command_id, text)
+        return result.text
+
+    return run
 
 
 def test_every_builtin_is_registered(registry: CommandRegistry) -> None:
@@ -216,9 +236,14 @@ async def test_calc(run_text: RunText) -> None:
 async def test_unix(run_text: RunText) -> None:
     assert await run_text("unix", "0") == "0 (s) = 1970-01-01T00:00:00Z"
     assert await run_text("unix", "1700000000") == "1700000000 (s) = 2023-11-14T22:13:20Z"
-    assert await run_text("unix", "1700000000500") == "1700000000500 (ms) = 2023-11-14T22:13:20.500000Z"
+    assert (
+        await run_text("unix", "1700000000500")
+        == "1700000000500 (ms) = 2023-11-14T22:13:20.500000Z"
+    )
     assert await run_text("unix", "2023-11-14T22:13:20Z") == "2023-11-14T22:13:20Z = 1700000000"
-    assert await run_text("unix", "2023-11-14T23:13:20+01:00") == "2023-11-14T22:13:20Z = 1700000000"
+    assert (
+        await run_text("unix", "2023-11-14T23:13:20+01:00") == "2023-11-14T22:13:20Z = 1700000000"
+    )
     assert await run_text("unix", "2023-11-14") == "2023-11-14T00:00:00Z = 1699920000"
     with pytest.raises(CommandInputError, match="cannot read 'yesterday'"):
         await run_text("unix", "yesterday")
@@ -234,7 +259,9 @@ def test_unix_now_gives_both_forms() -> None:
 
 async def test_count(run_text: RunText) -> None:
     assert await run_text("count", "hello world") == "characters: 11, words: 2, lines: 1, bytes: 11"
-    assert await run_text("count", "héllo\nwörld") == "characters: 11, words: 2, lines: 2, bytes: 13"
+    assert (
+        await run_text("count", "héllo\nwörld") == "characters: 11, words: 2, lines: 2, bytes: 13"
+    )
     with pytest.raises(CommandInputError):
         await run_text("count")
 
@@ -315,3 +342,10 @@ async def test_release_without_history(run_text: RunText, tmp_path: Path) -> Non
 async def test_ask_needs_a_question(run_text: RunText) -> None:
     with pytest.raises(CommandInputError, match="ask needs a question"):
         await run_text("ask")
+
+
+async def test_ask_answers_from_the_repository(run_text: RunText, tmp_path: Path) -> None:
+    # No AI_API_KEY in tests: the question pipeline answers from retrieval alone.
+    (tmp_path / "README.md").write_text("# Widget\n\nThe widget service stores feedback in SQLite.\n")
+    text = await run_text("ask", "where is feedback stored?", root=tmp_path)
+    assert "README.md:1-" in text

@@ -74,7 +74,14 @@ def test_refuses(expression: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(5, "5"), (5.0, "5"), (0.1 + 0.2, "0.3"), (1 / 3, "0.333333333333"), (1e20, "1e+20"), (-2.5, "-2.5")],
+    [
+        (5, "5"),
+        (5.0, "5"),
+        (0.1 + 0.2, "0.3"),
+        (1 / 3, "0.333333333333"),
+        (1e20, "1e+20"),
+        (-2.5, "-2.5"),
+    ],
 )
 def test_format_number(value: float, shown: str) -> None:
     assert format_number(value) == shown

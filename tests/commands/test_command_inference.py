@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from szrag.commands import CommandRegistry, Invocation, infer_command_invocation, is_command_oriented
+from szrag.commands import (
+    CommandRegistry,
+    Invocation,
+    builtin_registry,
+    infer_command_invocation,
+    is_command_oriented,
+)
+
+
+@pytest.fixture
+def registry() -> CommandRegistry:
+    """The built-in commands, in a registry no other test shares."""
+    return builtin_registry()
 
 
 @pytest.mark.parametrize(
@@ -17,6 +29,7 @@ from szrag.commands import CommandRegistry, Invocation, infer_command_invocation
         ("Use `/sz-base64 encode hi` for me", Invocation("base64", "encode hi", True)),
         ("what does /SZ-UUID do", Invocation("uuid", "do", False)),
         ("/sz-nothing here, but /sz-roll 2d6", Invocation("roll", "2d6", False)),
+        ("/sz-ask about /sz-uuid", Invocation("uuid", "", False)),
     ],
 )
 def test_slash_commands(registry: CommandRegistry, question: str, expected: Invocation) -> None:
@@ -30,6 +43,7 @@ def test_slash_commands(registry: CommandRegistry, question: str, expected: Invo
         "what does /sz-unknown do?",
         "see https://example.com/sz-ping for details",
         "a path like docs/sz-ping.md",
+        "how does /sz-ask decide what to answer?",  # never inferred: it would recurse
     ],
 )
 def test_no_command(registry: CommandRegistry, question: str) -> None:
@@ -50,7 +64,10 @@ def test_no_command(registry: CommandRegistry, question: str) -> None:
             'hash the passphrase "correct horse" with iterations of 5000 and salt NaCl',
             "pbkdf2 sha512 5000 'correct horse' NaCl",
         ),
-        ("derive a key from password=p@ss! with sha3-256 and 2k iterations", "pbkdf2 sha3-256 2k 'p@ss!'"),
+        (
+            "derive a key from password=p@ss! with sha3-256 and 2k iterations",
+            "pbkdf2 sha3-256 2k 'p@ss!'",
+        ),
     ],
 )
 def test_hash_special_case(registry: CommandRegistry, question: str, text: str) -> None:

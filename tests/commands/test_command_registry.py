@@ -64,7 +64,7 @@ def test_suggestions() -> None:
     assert registry.suggestions("zzz") == []
 
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 from szrag.commands import CommandSpec
 
 
@@ -81,7 +81,7 @@ def register(registry):
 
 
 NOT_A_COMMAND = 42
-'''
+"""
 
 ENTRY_POINTS = """[szrag.commands]
 wave = szrag_plugin_fixture:WAVE
@@ -100,7 +100,9 @@ def installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     (site / "szrag_plugin_fixture.py").write_text(PLUGIN_MODULE)
     info = site / "szrag_plugin_fixture-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: szrag-plugin-fixture\nVersion: 1.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: szrag-plugin-fixture\nVersion: 1.0\n"
+    )
     (info / "entry_points.txt").write_text(ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -23,10 +24,17 @@ from szrag.commands import (
     MissingHandler,
     NoResponse,
     UnknownCommand,
+    builtin_registry,
     run_command,
 )
 from szrag.commands.model import ContextClosed
 from szrag.errors import CommandError
+
+
+@pytest.fixture
+def registry() -> CommandRegistry:
+    """The built-in commands, in a registry no other test shares."""
+    return builtin_registry()
 
 
 def _runner(registry: CommandRegistry, **kwargs: object) -> CommandRunner:
@@ -35,7 +43,11 @@ def _runner(registry: CommandRegistry, **kwargs: object) -> CommandRunner:
 
 async def test_result_has_the_spec_shape(registry: CommandRegistry) -> None:
     result = await _runner(registry).run("ping")
-    assert result.to_dict() == {"id": "ping", "command": "/sz-ping", "responses": [{"text": "pong"}]}
+    assert result.to_dict() == {
+        "id": "ping",
+        "command": "/sz-ping",
+        "responses": [{"text": "pong"}],
+    }
     assert result.text == "pong"
 
 
@@ -108,12 +120,12 @@ async def test_timeout_cancels_an_async_handler(registry: CommandRegistry) -> No
     assert "did not finish within 0.1 s" in caught.value.message
 
 
-async def test_handler_that_swallows_cancellation_still_times_out(registry: CommandRegistry) -> None:
+async def test_handler_that_swallows_cancellation_still_times_out(
+    registry: CommandRegistry,
+) -> None:
     async def stubborn(context: CommandContext) -> None:
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            pass
         context.respond("too late")
 
     registry.register(CommandSpec("stubborn", "Ignores cancellation.", stubborn))

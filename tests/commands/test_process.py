@@ -69,9 +69,7 @@ async def test_input_is_passed_on_stdin() -> None:
 
 
 async def test_output_is_capped() -> None:
-    result = await run_process(
-        [sys.executable, "-c", "print('x' * 100000)"], output_limit=1000
-    )
+    result = await run_process([sys.executable, "-c", "print('x' * 100000)"], output_limit=1000)
     assert len(result.stdout) == 1000 and result.truncated
 
 
@@ -82,7 +80,7 @@ async def test_missing_program_is_a_clear_failure(tmp_path: Path) -> None:
 
 async def test_own_timeout_kills_the_process(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    with pytest.raises(CommandFailed, match="did not finish within 0.2 s and was killed"):
+    with pytest.raises(CommandFailed, match=r"did not finish within 0\.2 s and was killed"):
         await run_process(["sh", "-c", f"echo $$ > {pid_file}; exec sleep 30"], timeout=0.2)
     assert await _wait_dead(await _read_pid(pid_file))
 

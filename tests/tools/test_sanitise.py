@@ -54,7 +54,9 @@ def test_sensitive_keys(key: str) -> None:
     assert is_sensitive_key(key)
 
 
-@pytest.mark.parametrize("key", ["name", "status", "version", "keyboard", "author", "path", "development"])
+@pytest.mark.parametrize(
+    "key", ["name", "status", "version", "keyboard", "author", "path", "development"]
+)
 def test_ordinary_keys(key: str) -> None:
     assert not is_sensitive_key(key)
 
@@ -143,8 +145,12 @@ class _Record:
 
 
 def test_non_json_values_become_json() -> None:
-    record = _Record(datetime(2024, 1, 2, tzinfo=UTC), Path("/srv/app"), b"\x00\x01", frozenset({"b", "a"}), "pw")
-    clean = sanitise({"record": record, "error": ValueError("bad"), "nan": float("nan"), "obj": object()})
+    record = _Record(
+        datetime(2024, 1, 2, tzinfo=UTC), Path("/srv/app"), b"\x00\x01", frozenset({"b", "a"}), "pw"
+    )
+    clean = sanitise(
+        {"record": record, "error": ValueError("bad"), "nan": float("nan"), "obj": object()}
+    )
     assert clean["record"] == {
         "when": "2024-01-02T00:00:00+00:00",
         "where": "/srv/app",

@@ -7,17 +7,60 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from toolbench import ToolBench
 
-from szrag.commands import Allowlist, CommandContext, CommandSpec, Identity
+from szrag.audit import AuditLog
+from szrag.commands import (
+    Allowlist,
+    CommandContext,
+    CommandRegistry,
+    CommandSpec,
+    Identity,
+    builtin_registry,
+)
 from szrag.index import build_index
 from szrag.runtime import ProcessRuntime
+from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ToolResult, fit_output
 
+
+@dataclass
+class ToolBench:
+    """An adapter and everything it reports to."""
+
+    root: Path
+    registry: CommandRegistry
+    runtime: ProcessRuntime
+    audit: AuditLog
+    activities: list[dict[str, Any]] = field(default_factory=list)
+
+    def adapter(self, **options: Any) -> ToolAdapter:
+        """An adapter over this bench; options override the defaults."""
+        settings: dict[str, Any] = {
+            "registry": self.registry,
+            "runtime": self.runtime,
+            "index_root": self.root,
+            "allowlist": Allowlist(),
+            "audit": self.audit,
+            "on_activity": self.activities.append,
+        }
+        settings.update(options)
+        return ToolAdapter(**settings)
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Iterator[ToolBench]:
+    """Built-in commands, a process runtime attached to the szrag logger, an audit log."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    runtime = ProcessRuntime(root, environ={})
+    with runtime:
+        yield ToolBench(root, builtin_registry(), runtime, AuditLog(tmp_path / "audit.log"))
 
 
 def _error(result: ToolResult) -> dict[str, Any]:
@@ -48,7 +91,10 @@ async def test_malformed_json_arguments(bench: ToolBench) -> None:
 
 async def test_arguments_that_are_not_an_object(bench: ToolBench) -> None:
     error = _error(await bench.adapter().call("getLogs", "[1, 2]"))
-    assert error == {"type": "invalid_arguments", "message": "arguments must be a JSON object, not list"}
+    assert error == {
+        "type": "invalid_arguments",
+        "message": "arguments must be a JSON object, not list",
+    }
 
 
 async def test_undeclared_argument_field(bench: ToolBench) -> None:
@@ -59,7 +105,10 @@ async def test_undeclared_argument_field(bench: ToolBench) -> None:
 
 async def test_argument_of_the_wrong_type_or_size(bench: ToolBench) -> None:
     adapter = bench.adapter()
-    assert "limit: must be at most 10" in _error(await adapter.call("getLogs", {"limit": 11}))["message"]
+    assert (
+        "limit: must be at most 10"
+        in _error(await adapter.call("getLogs", {"limit": 11}))["message"]
+    )
     long_text = {"commandId": "echo", "text": "x" * 501}
     assert "longer than 500" in _error(await adapter.call("runCommand", long_text))["message"]
     missing = _error(await adapter.call("runCommand", {}))
@@ -149,11 +198,16 @@ async def test_timeout_cancels_a_runtime_read(bench: ToolBench) -> None:
 
     adapter = bench.adapter(runtime=SlowRuntime(bench.root, environ={}), timeout=0.1)
     error = _error(await adapter.call("getStatus"))
-    assert error == {"type": "timeout", "message": "getStatus did not finish within 0.1 s and was cancelled"}
+    assert error == {
+        "type": "timeout",
+        "message": "getStatus did not finish within 0.1 s and was cancelled",
+    }
     assert observed == ["cancelled"]
 
 
-async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(bench: ToolBench) -> None:
+async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(
+    bench: ToolBench,
+) -> None:
     class BrokenRuntime(ProcessRuntime):
         def metrics(self) -> dict[str, Any]:
             raise RuntimeError("counter store unavailable")
@@ -161,7 +215,10 @@ async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(ben
     runtime = BrokenRuntime(bench.root, environ={})
     with runtime:
         error = _error(await bench.adapter(runtime=runtime).call("getMetrics"))
-        assert error == {"type": "internal_error", "message": "RuntimeError: counter store unavailable"}
+        assert error == {
+            "type": "internal_error",
+            "message": "RuntimeError: counter store unavailable",
+        }
         records = runtime.errors(10)["errors"]
     assert records[0]["type"] == "RuntimeError" and "tool getMetrics failed" in records[0]["where"]
 
@@ -258,8 +315,17 @@ async def test_run_command_success_activity_and_audit(bench: ToolBench) -> None:
     assert activity["arguments"] == {"commandId": "echo", "text": "hello"}
     assert activity["duration_ms"] >= 0 and activity["message"].startswith("runCommand completed")
     record = bench.audit.read()[-1]
-    assert record["identity"] == {"userId": "U1", "userName": "ada", "channelId": "C1", "teamId": "T1"}
-    assert (record["command"], record["outcome"], record["arguments"]) == ("echo", "ok", {"text": "hello"})
+    assert record["identity"] == {
+        "userId": "U1",
+        "userName": "ada",
+        "channelId": "C1",
+        "teamId": "T1",
+    }
+    assert (record["command"], record["outcome"], record["arguments"]) == (
+        "echo",
+        "ok",
+        {"text": "hello"},
+    )
     metrics = bench.runtime.metrics()
     assert metrics["commands"]["echo"]["count"] == 1
     assert metrics["toolCalls"]["runCommand"]["count"] == 1
@@ -273,7 +339,9 @@ async def test_get_commands(bench: ToolBench) -> None:
     assert one["name"] == "/sz-hash" and one["runnable"] is True
     ask = (await adapter.call("getCommands", {"id": "ask"})).content["command"]
     assert ask["runnable"] is False
-    assert _error(await adapter.call("getCommands", {"id": "/sz-hash"}))["type"] == "unknown_command"
+    assert (
+        _error(await adapter.call("getCommands", {"id": "/sz-hash"}))["type"] == "unknown_command"
+    )
     crypto = (await adapter.call("getCommands", {"category": "CRYPTO"})).content
     assert [c["id"] for c in crypto["commands"]] == ["hash", "token", "uuid"]
     combined = (await adapter.call("getCommands", {"category": "crypto", "text": "hex"})).content
@@ -284,7 +352,10 @@ async def test_get_commands(bench: ToolBench) -> None:
     assert [c["id"] for c in narrowed.content["commands"]] == ["uuid"]
     usage = await adapter.call("getCommands", {"usageHint": "NdM"})
     assert [c["id"] for c in usage.content["commands"]] == ["roll"]
-    assert (await adapter.call("getCommands", {"name": "zzz"})).content == {"commands": [], "count": 0}
+    assert (await adapter.call("getCommands", {"name": "zzz"})).content == {
+        "commands": [],
+        "count": 0,
+    }
     assert bench.activities[-1]["endpoint"] == "/api/commands"
     assert bench.activities[-1]["type"] == "api_request"
 
@@ -297,10 +368,17 @@ async def test_get_status(bench: ToolBench) -> None:
 
 
 async def test_get_release_info(bench: ToolBench) -> None:
-    (bench.root / "CHANGELOG.md").write_text("# Changes\n\n## v2.0.0 (2024-06-01)\n- Big.\n\n## v1.0.0\n- First.\n")
+    (bench.root / "CHANGELOG.md").write_text(
+        "# Changes\n\n## v2.0.0 (2024-06-01)\n- Big.\n\n## v1.0.0\n- First.\n"
+    )
     adapter = bench.adapter()
     latest = (await adapter.call("getReleaseInfo")).content
-    assert latest["latest"] == {"version": "2.0.0", "date": "2024-06-01", "title": "v2.0.0 (2024-06-01)", "notes": "- Big."}
+    assert latest["latest"] == {
+        "version": "2.0.0",
+        "date": "2024-06-01",
+        "title": "v2.0.0 (2024-06-01)",
+        "notes": "- Big.",
+    }
     assert latest["history"] == {"file": "CHANGELOG.md", "versions": ["2.0.0", "1.0.0"], "count": 2}
     one = (await adapter.call("getReleaseInfo", {"version": "1.0.0"})).content
     assert one["found"] is True and one["release"]["notes"] == "- First."
@@ -395,7 +473,9 @@ def test_definitions_are_the_openai_tools(bench: ToolBench) -> None:
     ]
 
 
-async def test_a_subprocess_command_is_killed_by_the_tool_timeout(bench: ToolBench, tmp_path: Path) -> None:
+async def test_a_subprocess_command_is_killed_by_the_tool_timeout(
+    bench: ToolBench, tmp_path: Path
+) -> None:
     from szrag.commands import run_process
 
     pid_file = tmp_path / "pid"

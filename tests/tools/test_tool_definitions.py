@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from szrag.tools import BLOCKED_TOOL_COMMANDS, MAX_OUTPUT_BYTES, TOOL_TIMEOUT_MS, TOOLS, tool_definitions
+from szrag.tools import (
+    BLOCKED_TOOL_COMMANDS,
+    MAX_OUTPUT_BYTES,
+    TOOL_TIMEOUT_MS,
+    TOOLS,
+    tool_definitions,
+)
 
 EXPECTED = {
     "getStatus": "/api/status",
@@ -19,7 +25,7 @@ EXPECTED = {
 def test_the_spec_constants() -> None:
     assert TOOL_TIMEOUT_MS == 5000
     assert MAX_OUTPUT_BYTES == 32 * 1024
-    assert BLOCKED_TOOL_COMMANDS == {"ask"}
+    assert {"ask"} == BLOCKED_TOOL_COMMANDS
 
 
 def test_eight_tools_with_their_endpoints() -> None:

@@ -24,7 +24,14 @@ SCHEMA: dict[str, Any] = {
 
 
 def test_valid_arguments() -> None:
-    value = {"commandId": "ping", "limit": 3, "ratio": 0.5, "flag": True, "level": "info", "tags": ["a"]}
+    value = {
+        "commandId": "ping",
+        "limit": 3,
+        "ratio": 0.5,
+        "flag": True,
+        "level": "info",
+        "tags": ["a"],
+    }
     assert validate(SCHEMA, value) == []
     assert validate(SCHEMA, {"commandId": "ping", "limit": 3.0}) == []  # 3.0 is an integer in JSON
 
@@ -34,7 +41,10 @@ def test_valid_arguments() -> None:
     [
         ([], "arguments: expected an object, got list"),
         ({}, "arguments: missing required field 'commandId'"),
-        ({"commandId": "ping", "extra": 1}, "arguments: undeclared field 'extra' (allowed: commandId, flag, level, limit, ratio, tags)"),
+        (
+            {"commandId": "ping", "extra": 1},
+            "arguments: undeclared field 'extra' (allowed: commandId, flag, level, limit, ratio, tags)",
+        ),
         ({"commandId": ""}, "commandId: shorter than 1 characters"),
         ({"commandId": "toolong"}, "commandId: longer than 5 characters"),
         ({"commandId": "PING"}, "commandId: does not match ^[a-z]+$"),

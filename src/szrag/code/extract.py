@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
 
-from szrag.code import paths, routes
+from szrag.code import modules, paths, routes
 from szrag.code.languages import LANGUAGES, LanguageSpec, language_of, parser, query
 from szrag.code.model import (
     Call,
@@ -22,7 +22,6 @@ from szrag.code.model import (
     Definition,
     EnvironmentVariable,
     Export,
-    Import,
     RecordBuilder,
 )
 from szrag.code.syntax import (
@@ -31,7 +30,8 @@ from szrag.code.syntax import (
     end_line,
     first_capture,
     line,
-    string_value,
+    name_of,
+    pattern_keys,
     text,
 )
 
@@ -39,17 +39,6 @@ Captures = dict[str, list[Node]]
 
 _CLASS_TYPES = frozenset(
     {"class_declaration", "class", "abstract_class_declaration", "class_definition"}
-)
-_DECLARATION_NAME_TYPES = frozenset(
-    {
-        "function_declaration",
-        "generator_function_declaration",
-        "class_declaration",
-        "abstract_class_declaration",
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-    }
 )
 
 
@@ -112,7 +101,7 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     name_node = first_capture(captures, "name")
     if name_node is None:
         return
-    name = string_value(name_node) if name_node.type == "string" else text(name_node)
+    name = name_of(name_node)
     if not name:
         return
     kind = role.removeprefix("definition.")
@@ -192,211 +181,20 @@ def _close_ended(open_spans: list[tuple[int, int, str]], position: int) -> None:
 
 
 def _import(state: Extraction, captures: Captures, role: str) -> None:
-    statement = captures[role][0]
-    kind = role.removeprefix("import.")
-    clause = first_capture(captures, "import.clause")
-    source_node = first_capture(captures, "import.source")
-    if kind == "module" and clause is not None:  # Python: import a.b [as c]
-        target = clause.child_by_field_name("name") if clause.type == "aliased_import" else clause
-        alias = clause.child_by_field_name("alias")
-        if target is None:
-            return
-        source = text(target)
-        local = text(alias) if alias is not None else source.split(".")[0]
-        state.builder.imports.append(Import(source, line(statement), (local,), kind))
-        return
-    if source_node is None:
-        return
-    source = "".join(text(source_node).split()) if kind == "from" else string_value(source_node)
-    if not source:
-        return
-    if kind == "import":
-        names = _clause_names(clause)
-    elif kind == "reexport":
-        names = _reexport_names(statement)
-    elif kind == "from":
-        names = _from_names(statement)
-    elif clause is not None:  # TypeScript: import fs = require("fs")
-        names = (text(clause),)
-    else:
-        names = _bound_names(statement)
-    state.builder.imports.append(Import(source, line(statement), names, kind))
-
-
-def _clause_names(clause: Node | None) -> tuple[str, ...]:
-    """Names of an ES import clause: the local default and namespace names, named imports as
-    the module exports them."""
-    if clause is None:
-        return ()
-    names: list[str] = []
-    for child in clause.named_children:
-        if child.type == "identifier":
-            names.append(text(child))
-        elif child.type == "namespace_import":
-            names.extend(text(item) for item in child.named_children if item.type == "identifier")
-        elif child.type == "named_imports":
-            for specifier in child.named_children:
-                name = specifier.child_by_field_name("name")
-                if specifier.type == "import_specifier" and name is not None:
-                    names.append(string_value(name) if name.type == "string" else text(name))
-    return tuple(names)
-
-
-def _reexport_names(statement: Node) -> tuple[str, ...]:
-    """Names passed through by ``export ... from``."""
-    names: list[str] = []
-    for child in statement.children:
-        if child.type == "*":
-            names.append("*")
-        elif child.type == "namespace_export":
-            names.extend(text(item) for item in child.named_children)
-        elif child.type == "export_clause":
-            for specifier in child.named_children:
-                name = specifier.child_by_field_name("name")
-                if specifier.type == "export_specifier" and name is not None:
-                    names.append(text(name))
-    return tuple(names)
-
-
-def _from_names(statement: Node) -> tuple[str, ...]:
-    """Names a Python ``from ... import ...`` takes from the module (before any ``as``)."""
-    names: list[str] = []
-    for child in statement.children_by_field_name("name"):
-        name = child.child_by_field_name("name") if child.type == "aliased_import" else child
-        if name is not None:
-            names.append(text(name))
-    if any(child.type == "wildcard_import" for child in statement.children):
-        names.append("*")
-    return tuple(names)
-
-
-def _bound_names(call: Node) -> tuple[str, ...]:
-    """Names a require() or import() result is bound to: ``const x = ...``, ``const {a} = ...``."""
-    holder = call.parent
-    while holder is not None and holder.type in ("await_expression", "parenthesized_expression"):
-        holder = holder.parent
-    if holder is None or holder.type != "variable_declarator":
-        return ()
-    target = holder.child_by_field_name("name")
-    if target is None:
-        return ()
-    if target.type == "identifier":
-        return (text(target),)
-    if target.type == "object_pattern":
-        return tuple(name for name, _node in pattern_keys(target))
-    return ()
-
-
-def pattern_keys(pattern: Node) -> list[tuple[str, Node]]:
-    """The property names an object pattern reads: ``{a, b: c, d = 1}`` gives a, b, d."""
-    keys: list[tuple[str, Node]] = []
-    for child in pattern.named_children:
-        key: Node | None = None
-        if child.type == "shorthand_property_identifier_pattern":
-            key = child
-        elif child.type == "pair_pattern":
-            key = child.child_by_field_name("key")
-        elif child.type == "object_assignment_pattern":
-            key = child.child_by_field_name("left")
-        if key is None:
-            continue
-        name = string_value(key) if key.type == "string" else text(key)
-        if name:
-            keys.append((name, key))
-    return keys
+    found = modules.read_import(captures, role)
+    if found is not None:
+        state.builder.imports.append(found)
 
 
 # ---- exports ----------------------------------------------------------------------------
 
 
 def _export(state: Extraction, captures: Captures, role: str) -> None:
-    statement = captures[role][0]
-    at = line(statement)
-    names: list[str] = []
-    if (node := first_capture(captures, "export.name")) is not None:
-        names.append(text(node))
-    if (node := first_capture(captures, "export.declaration")) is not None:
-        default = any(child.type == "default" for child in statement.children)
-        names.extend(["default"] if default else _declared_names(node))
-    if first_capture(captures, "export.default") is not None:
-        names.append("default")
-    if (node := first_capture(captures, "export.clause")) is not None:
-        names.extend(_clause_exports(node))
-    if (node := first_capture(captures, "export.value")) is not None:
-        names.extend(_object_keys(node) if node.type == "object" else ["default"])
-    if (node := first_capture(captures, "export.all")) is not None:
-        listed = [
-            Export(value, line(node))
-            for item in node.named_children
-            if (value := string_value(item))
-        ]
-        state.all_names = (state.all_names or []) + listed
-    for key in ("export.public", "export.definition", "export.type"):
-        if (node := first_capture(captures, key)) is not None and (name := _python_name(node)):
-            state.public_names.append(Export(name, line(node)))
-    state.builder.exports.extend(Export(name, at) for name in names if name)
-
-
-def _declared_names(declaration: Node) -> list[str]:
-    if declaration.type in _DECLARATION_NAME_TYPES:
-        name = declaration.child_by_field_name("name")
-        return [text(name)] if name is not None else []
-    if declaration.type in ("lexical_declaration", "variable_declaration"):
-        names: list[str] = []
-        for declarator in declaration.named_children:
-            target = declarator.child_by_field_name("name")
-            if target is not None and target.type == "identifier":
-                names.append(text(target))
-            elif target is not None and target.type == "object_pattern":
-                names.extend(name for name, _node in pattern_keys(target))
-        return names
-    return []
-
-
-def _clause_exports(clause: Node) -> list[str]:
-    names: list[str] = []
-    for specifier in clause.named_children:
-        if specifier.type == "export_specifier":
-            exported = specifier.child_by_field_name("alias") or specifier.child_by_field_name(
-                "name"
-            )
-            if exported is not None:
-                names.append(
-                    string_value(exported) if exported.type == "string" else text(exported)
-                )
-    return [name for name in names if name]
-
-
-def _object_keys(node: Node) -> list[str]:
-    """Keys of ``module.exports = { a, b: c, d() {} }``."""
-    names: list[str] = []
-    for child in node.named_children:
-        key: Node | None = None
-        if child.type == "shorthand_property_identifier":
-            key = child
-        elif child.type in ("pair", "method_definition"):
-            key = child.child_by_field_name("key") or child.child_by_field_name("name")
-        if key is not None:
-            name = string_value(key) if key.type == "string" else text(key)
-            if name:
-                names.append(name)
-    return names
-
-
-def _python_name(node: Node) -> str | None:
-    if node.type == "identifier":
-        return text(node)
-    if node.type in ("function_definition", "class_definition"):
-        name = node.child_by_field_name("name")
-        return text(name) if name is not None else None
-    # type Alias[T] = ...: the alias name is the first identifier inside the type
-    for child in (node, *node.named_children):
-        if child.type == "identifier":
-            return text(child)
-        if child.type == "generic_type" and child.named_child_count:
-            first = child.named_child(0)
-            return text(first) if first is not None else None
-    return None
+    state.builder.exports.extend(modules.export_names(captures, role))
+    if (listed := first_capture(captures, "export.all")) is not None:
+        state.all_names = (state.all_names or []) + modules.listed_names(listed)
+    if (public := modules.public_name(captures)) is not None:
+        state.public_names.append(public)
 
 
 def _finish_exports(state: Extraction) -> None:
@@ -416,7 +214,7 @@ def _finish_exports(state: Extraction) -> None:
 def _environment(state: Extraction, captures: Captures, role: str) -> None:
     found: list[tuple[str, Node]] = []
     if (node := first_capture(captures, "env.name")) is not None:
-        name = string_value(node) if node.type == "string" else text(node)
+        name = name_of(node)
         if name:
             found.append((name, node))
     if (node := first_capture(captures, "env.pattern")) is not None:
@@ -426,7 +224,7 @@ def _environment(state: Extraction, captures: Captures, role: str) -> None:
     )
 
 
-# ---- path anchors -----------------------------------------------------------------------
+# ---- path anchors and routes ------------------------------------------------------------
 
 
 def _anchor(state: Extraction, captures: Captures, role: str) -> None:

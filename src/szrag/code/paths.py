@@ -191,8 +191,10 @@ def _member_step(node: Node, member: Node, value: str) -> Step | None:
         for _level in range(int(text(index), 0) + 1):
             value = parent_of(value)
         return outer, value, True
-    function = outer.child_by_field_name("function") if is_call(outer) else None
-    if outer is None or function is None or function.id != member.id:
+    if outer is None or not is_call(outer):
+        return None
+    function = outer.child_by_field_name("function")
+    if function is None or function.id != member.id:
         return None
     args = positional(arguments_of(outer))
     if name in _SAME_METHODS and not args:

@@ -63,6 +63,13 @@ def string_value(node: Node | None) -> str | None:
     return None
 
 
+def name_of(node: Node) -> str:
+    """The text of a name, or the value of a string standing for one (``{"key": ...}``)."""
+    if node.type == "string":
+        return string_value(node) or ""
+    return text(node)
+
+
 def dotted_name(node: Node | None) -> str | None:
     """``a.b.c`` for a chain of names (member access, attributes, string subscripts)."""
     parts: list[str] = []
@@ -165,3 +172,22 @@ def first_capture(captures: dict[str, list[Node]], key: str) -> Node | None:
     """The first node captured under ``key`` in a query match."""
     nodes = captures.get(key)
     return nodes[0] if nodes else None
+
+
+def pattern_keys(pattern: Node) -> list[tuple[str, Node]]:
+    """The property names an object pattern reads: ``{a, b: c, d = 1}`` gives a, b, d."""
+    keys: list[tuple[str, Node]] = []
+    for child in pattern.named_children:
+        key: Node | None = None
+        if child.type == "shorthand_property_identifier_pattern":
+            key = child
+        elif child.type == "pair_pattern":
+            key = child.child_by_field_name("key")
+        elif child.type == "object_assignment_pattern":
+            key = child.child_by_field_name("left")
+        if key is None:
+            continue
+        name = name_of(key)
+        if name:
+            keys.append((name, key))
+    return keys

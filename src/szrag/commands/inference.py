@@ -8,6 +8,8 @@
   names, sha512 otherwise, as in the spec. Unlike the spec, the algorithm is always PBKDF2:
   the spec falls back to ``sha256``, which builds input no hash command can read, since an
   iteration count only means something to a key-derivation function.
+* ``/sz-ask`` is never inferred: the question is already being asked, and running ``ask``
+  from inside an answer would recurse (with an allowlist of ``*``, without end).
 * ``is_command_oriented`` tells whether the question asks to run, execute, use, call or
   invoke a command, so the answer path can skip codebase expansion.
 """
@@ -22,6 +24,7 @@ from szrag.commands import hashing
 from szrag.commands.registry import CommandRegistry
 
 DEFAULT_PBKDF2_DIGEST = "sha512"
+NEVER_INFERRED = frozenset({"ask"})
 
 _SLASH = re.compile(r"(?<![\w/-])/sz-([a-z0-9][a-z0-9_-]*)", re.IGNORECASE)
 _LEADING_COMMAND = re.compile(r"^(?:the\s+)?command\b[\s:,-]*", re.IGNORECASE)
@@ -122,12 +125,15 @@ def _text_after(question: str, match: re.Match[str]) -> str:
     return rest.strip().rstrip("?").strip()
 
 
+def _inferable(registry: CommandRegistry, name: str) -> bool:
+    spec = registry.get(name)
+    return spec is not None and spec.id not in NEVER_INFERRED
+
+
 def infer_command_invocation(question: str, registry: CommandRegistry) -> Invocation | None:
     """The command a question asks for, with its input; None when it names none."""
     oriented = is_command_oriented(question)
-    slash = next(
-        (m for m in _SLASH.finditer(question) if registry.get(m.group(1)) is not None), None
-    )
+    slash = next((m for m in _SLASH.finditer(question) if _inferable(registry, m.group(1))), None)
     hash_spec = registry.get("hash")
     names_hash = slash is not None and registry.get(slash.group(1)) is hash_spec
     if hash_spec is not None and (names_hash or (slash is None and _HASH_VERB.search(question))):

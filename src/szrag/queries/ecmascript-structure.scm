@@ -130,29 +130,45 @@
     property: (property_identifier) @_route (#eq? @_route "route"))
   arguments: (arguments . [(string) (template_string)] @route.path)) @route.chain
 
-; url.pathname === "/path" (either side)
+; url.pathname === "/path" (either side), also a destructured `pathname`
 (binary_expression
-  left: (_) @route.subject
+  left: [
+    (member_expression property: (property_identifier) @_pathname)
+    (identifier) @_pathname
+  ] @route.subject
   operator: ["===" "=="]
-  right: (string) @route.path) @route.pathname
+  right: (string) @route.path
+  (#eq? @_pathname "pathname")) @route.pathname
 (binary_expression
   left: (string) @route.path
   operator: ["===" "=="]
-  right: (_) @route.subject) @route.pathname
+  right: [
+    (member_expression property: (property_identifier) @_pathname)
+    (identifier) @_pathname
+  ] @route.subject
+  (#eq? @_pathname "pathname")) @route.pathname
 
 ; url.pathname.startsWith("/prefix")
 (call_expression
   function: (member_expression
-    object: (_) @route.subject
+    object: [
+      (member_expression property: (property_identifier) @_pathname)
+      (identifier) @_pathname
+    ] @route.subject
     property: (property_identifier) @_starts (#eq? @_starts "startsWith"))
-  arguments: (arguments . (string) @route.path)) @route.pathname
+  arguments: (arguments . (string) @route.path)
+  (#eq? @_pathname "pathname")) @route.pathname
 
 ; ["/a", "/b"].includes(url.pathname)
 (call_expression
   function: (member_expression
     object: (array) @route.paths
     property: (property_identifier) @_includes (#eq? @_includes "includes"))
-  arguments: (arguments . (_) @route.subject)) @route.pathname
+  arguments: (arguments . [
+    (member_expression property: (property_identifier) @_pathname)
+    (identifier) @_pathname
+  ] @route.subject)
+  (#eq? @_pathname "pathname")) @route.pathname
 
 ; ---- path references ---------------------------------------------------------------------
 

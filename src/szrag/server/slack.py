@@ -88,6 +88,18 @@ def is_help(text: str) -> bool:
     return text.strip().lower() in ("", "help", "-h", "--help", "?")
 
 
+def _authorizer(bot_token: str | None) -> Callable[..., AuthorizeResult]:
+    """Bolt's authorize function: slash commands answer through response_url and need no
+    token, so nothing is looked up (and nothing goes over the network); a bot token is
+    handed on when configured."""
+
+    # Bolt passes arguments by their names, so this must be a plain function.
+    def authorize(enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
+        return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, bot_token=bot_token)
+
+    return authorize
+
+
 class SlackFace:
     """The Bolt app of one server and the bridge from its threads to the event loop."""
 
@@ -108,19 +120,13 @@ class SlackFace:
         self._executor = ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="szrag-slack")
         self.app = App(
             signing_secret=settings.slack_signing_secret,
-            authorize=self._authorize,
+            authorize=_authorizer(settings.slack_bot_token),
             request_verification_enabled=bool(settings.slack_signing_secret),
             listener_executor=self._executor,
             logger=log,
         )
         self.app.command(SLASH_COMMAND)(self._on_command)
         self._socket_mode: Any = None
-
-    def _authorize(self, enterprise_id: str | None, team_id: str | None, **_: Any) -> AuthorizeResult:
-        # Slash commands answer through response_url and need no token; one is used when set.
-        return AuthorizeResult(
-            enterprise_id=enterprise_id, team_id=team_id, bot_token=self.settings.slack_bot_token
-        )
 
     # HTTP and Socket Mode -------------------------------------------------------------
 

@@ -169,9 +169,11 @@ def help_blocks(commands: Sequence[tuple[str, str]]) -> list[Block]:
         section(
             "*/sz-ask* answers questions about this repository and the running application, "
             "citing the files it used.\n"
-            "• `/sz-ask <question>`: ask anything\n"
-            "• `/sz-ask run /sz-<command> <args>` or `/sz-ask execute <command> <args>`: "
-            "run a command and explain its result"
+            + escape(
+                "• `/sz-ask <question>`: ask anything\n"
+                "• `/sz-ask run /sz-<command> <args>` or `/sz-ask execute <command> <args>`: "
+                "run a command and explain its result"
+            )
         ),
         section("*Examples*\n" + "\n".join(f"• `{escape(example)}`" for example in EXAMPLES)),
     ]

@@ -24,6 +24,7 @@ from watchfiles import DefaultFilter, awatch
 
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.store import INDEX_DIRECTORY
+from szrag.server.shared_index import SharedIndex
 
 log = logging.getLogger("szrag.server.watcher")
 
@@ -69,11 +70,12 @@ def changed_count(report: RefreshReport) -> int:
 
 
 class IndexWatcher:
-    """A background task that refreshes ``index`` shortly after files change."""
+    """A background task that refreshes ``index`` shortly after files change (the refresh runs
+    in its own thread, hence a :class:`SharedIndex`)."""
 
     def __init__(
         self,
-        index: Index,
+        index: SharedIndex,
         *,
         debounce_ms: int = 400,
         refresher: Refresher = refresh_index,

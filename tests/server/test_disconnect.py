@@ -1,0 +1,78 @@
+"""A client that hangs up mid-stream cancels the answer and, with it, the model request."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import StartServer, model_settings_for
+from live import SlowProvider, serve_asgi
+
+from szrag.audit import AuditLog
+
+
+@pytest.fixture
+def slow_provider() -> Iterator[tuple[SlowProvider, str]]:
+    provider = SlowProvider(interval=0.1, tokens=300)  # 30 s unless cancelled
+    with serve_asgi(provider, lifespan="off") as base_url:
+        yield provider, f"{base_url}/v1"
+
+
+def wait_until(condition: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_disconnecting_cancels_the_model_request(
+    start_server: StartServer, slow_provider: tuple[SlowProvider, str], web_repo: Path
+) -> None:
+    provider, base_url = slow_provider
+    server = start_server(answer_settings=model_settings_for(base_url, read_timeout=30.0))
+    payload = {"question": "How does the gateway token bucket work?"}
+    seen_token = False
+    started = time.monotonic()
+    with (
+        httpx.Client(base_url=server, timeout=10.0) as client,
+        client.stream("POST", "/api/ask", json=payload, headers={"Accept": "text/event-stream"}) as response,
+    ):
+        for line in response.iter_lines():
+            if line == "event: token":
+                seen_token = True
+                break
+    # Leaving the block closed the connection after the first token.
+
+    assert seen_token and provider.started.is_set()
+    assert provider.disconnected.wait(5.0), "the provider connection stayed open"
+    assert not provider.finished.is_set()
+    assert time.monotonic() - started < 10.0
+
+    def cancelled_ask_audited() -> bool:
+        records = AuditLog(web_repo / ".rag" / "audit.log").read()
+        return any(r["event"] == "ask" and r["outcome"] == "cancelled" for r in records)
+
+    assert wait_until(cancelled_ask_audited, 5.0)
+
+
+def test_the_server_keeps_answering_after_a_disconnect(
+    start_server: StartServer, slow_provider: tuple[SlowProvider, str]
+) -> None:
+    provider, base_url = slow_provider
+    server = start_server(answer_settings=model_settings_for(base_url, read_timeout=30.0))
+    with httpx.Client(base_url=server, timeout=10.0) as client:
+        with client.stream(
+            "POST", "/api/ask", json={"question": "gateway"}, headers={"Accept": "text/event-stream"}
+        ) as response:
+            for line in response.iter_lines():
+                if line.startswith("event: token"):
+                    break
+        follow_up = client.post("/api/ask", json={"question": "gateway", "withAi": False})
+
+    assert follow_up.status_code == 200 and follow_up.json()["ok"] is True
+    assert provider.disconnected.wait(5.0)

@@ -1,0 +1,100 @@
+"""The file watcher keeps the index fresh while the server runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import StartServer
+
+from szrag.index import Index, RefreshReport
+from szrag.server.shared_index import open_shared_index
+from szrag.server.watcher import IndexWatcher, changed_count
+
+IMAGE = "docs/diagrams/architecture-diagram.png"
+
+
+def poll(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def sources_for(client: httpx.Client, question: str) -> list[str]:
+    data = client.post("/api/ask", json={"question": question, "withAi": False}).json()["data"]
+    return [source["path"] for source in data["sources"]]
+
+
+def test_edits_new_files_and_images_reach_the_index_without_a_restart(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(watch=True, watch_debounce_ms=100)
+    with httpx.Client(base_url=base) as client:
+        assert "docs/zeppelin.md" not in sources_for(client, "zeppelin hangar")
+        (web_repo / "docs" / "zeppelin.md").write_text("# Zeppelin hangar\n\nThe zeppelin hangar.\n")
+        poll(lambda: "docs/zeppelin.md" in sources_for(client, "zeppelin hangar"))
+
+        (web_repo / "docs" / "diagrams" / "hangar.png").write_bytes((web_repo / IMAGE).read_bytes())
+        poll(lambda: client.get("/docs/diagrams/hangar.png").status_code == 200)
+
+        (web_repo / "docs" / "zeppelin.md").unlink()
+        poll(lambda: "docs/zeppelin.md" not in sources_for(client, "zeppelin hangar"))
+        status = client.get("/api/status").json()["data"]["watcher"]
+
+    assert status["running"] is True and status["mode"] == "watch"
+    assert status["refreshes"] >= 3 and status["lastError"] is None
+
+
+def test_the_index_directory_does_not_trigger_refreshes(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(watch=True, watch_debounce_ms=50)
+    with httpx.Client(base_url=base) as client:
+        time.sleep(0.3)
+        before = client.get("/api/status").json()["data"]["watcher"]["refreshes"]
+        for _ in range(3):  # each ask appends to .rag/audit.log
+            client.post("/api/ask", json={"question": "gateway", "withAi": False})
+        (web_repo / ".rag" / "scratch.txt").write_text("not part of the repository")
+        time.sleep(0.6)
+        after = client.get("/api/status").json()["data"]["watcher"]["refreshes"]
+
+    assert after == before
+
+
+async def test_a_failing_refresh_is_kept_in_the_state(web_repo: Path) -> None:
+    def broken(index: Index) -> RefreshReport:
+        raise OSError("disk on fire")
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index, refresher=broken)
+        assert await watcher.refresh() is None
+        await watcher.stop()
+
+    assert watcher.state.last_error == "disk on fire"
+    assert watcher.state.refreshes == 0 and watcher.state.running is False
+
+
+async def test_a_refresh_reports_what_changed(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index)
+        (web_repo / "notes.md").write_text("# Notes\n")
+        report = await watcher.refresh()
+        await watcher.stop()
+
+    assert report is not None and report.added == ["notes.md"]
+    assert changed_count(report) == 1
+    assert watcher.state.refreshes == 1 and watcher.state.last_changed == 1
+
+
+@pytest.mark.parametrize("debounce", [0, -5])
+def test_the_debounce_is_at_least_a_millisecond(web_repo: Path, debounce: int) -> None:
+    with open_shared_index(web_repo) as index:
+        assert IndexWatcher(index, debounce_ms=debounce).debounce_ms == 1
