@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.bm25 import SYMBOL_BONUS, _structural_bonus, query_terms
+from szrag.bm25 import named_symbols, query_terms
 from szrag.errors import ConfigError
 from szrag.index import Index, build_index, refresh_index
 from szrag.retrieve import retrieve
@@ -104,19 +104,14 @@ def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: 
     assert leftover == 0
 
 
-def test_structural_bonus_for_named_symbols_routes_and_variables() -> None:
-    record = {
-        "functions": [{"name": "verify_signature", "line": 70}],
-        "routes": [{"method": "POST", "path": "/deploy"}],
-        "environment_variables": [{"name": "GITHUB_SECRET", "line": 3}],
+def test_named_symbols_are_identifier_shaped_mentions() -> None:
+    assert named_symbols("what calls restartService and `deploy` or run() with default_jobs?") == {
+        "restartservice",
+        "deploy",
+        "run",
+        "defaultjobs",
     }
-    assert _structural_bonus(record, "what does verify_signature do", {"verifysignature"}) == (
-        SYMBOL_BONUS,
-        70,
-    )
-    bonus, line = _structural_bonus(record, "who handles POST /deploy with GITHUB_SECRET?", set())
-    assert bonus > 0 and line is None
-    assert _structural_bonus(None, "anything", set()) == (0.0, None)
+    assert named_symbols("how is the kafka consumer group rebalanced?") == set()
 
 
 def test_unknown_ranker_is_a_clear_error(index: Index) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from szrag.index import Index
+from szrag.index.terms import symbol_key
 from szrag.text import code_terms
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
@@ -197,10 +198,15 @@ STOPWORDS = frozenset(
 )
 
 _TERM = re.compile(r"[a-z0-9]+")
-_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
+)
 _ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
 _ROUTE = re.compile(r"(?<![\w.])/[A-Za-z0-9_\-./:{}<>]*")
 _ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+_COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
+_CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
+_CALLED = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +227,14 @@ def query_terms(question: str) -> list[str]:
     """The content terms of a question, code-aware, in first-seen order."""
     found = _TERM.findall(code_terms(question).lower())
     return list(dict.fromkeys(term for term in found if len(term) > 1 and term not in STOPWORDS))
+
+
+def named_symbols(question: str) -> set[str]:
+    """Identifiers the question names: compound ones (``restartService``, ``default_jobs``)
+    and any written as code (in backticks or followed by parentheses), as lookup keys."""
+    found = {match for match in _COMPOUND.findall(question)}
+    found |= set(_CODE_SPAN.findall(question)) | set(_CALLED.findall(question))
+    return {symbol_key(name) for name in found if len(name) > 2}
 
 
 def _document_frequencies(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
@@ -276,32 +290,41 @@ def _first_chunk(conn: sqlite3.Connection, path: str) -> tuple[Any, ...] | None:
     return row
 
 
-def _structural_bonus(
-    code: dict[str, Any] | None, question: str, wanted: set[str]
-) -> tuple[float, int | None]:
-    """Bonus for defining a named symbol, serving a named route or reading a named variable,
-    and the line of the named definition when there is one."""
-    if not code:
-        return 0.0, None
-    bonus, line = 0.0, None
-    for item in code.get("functions") or []:
-        name = str(item.get("name") or "")
-        if name and name.replace("_", "").lower() in wanted:
-            bonus = max(bonus, SYMBOL_BONUS)
-            line = line or item.get("line")
-    if not bonus:
-        for call in code.get("calls") or []:
-            callee = str(call.get("name") or "").rsplit(".", 1)[-1]
-            if callee and callee.replace("_", "").lower() in wanted:
-                bonus, line = CALL_BONUS, call.get("line")
-                break
-    routes = {match.rstrip(".,?") for match in _ROUTE.findall(question)}
-    if routes and any(str(route.get("path")) in routes for route in code.get("routes") or []):
-        bonus += ROUTE_BONUS
-    names = set(_ENVIRONMENT.findall(question))
-    if names and any(item.get("name") in names for item in code.get("environment_variables") or []):
-        bonus += ENVIRONMENT_BONUS
-    return bonus, line
+def _structural_evidence(
+    conn: sqlite3.Connection, question: str, wanted: set[str]
+) -> dict[str, tuple[float, int | None]]:
+    """Per file: a bonus for defining or calling a named symbol, serving a named route or
+    reading a named environment variable, and the line of the named definition or call."""
+    lookups: list[tuple[str, str]] = [
+        (name, kind) for name in wanted for kind in ("definition", "call")
+    ]
+    lookups += [(route.rstrip(".,?"), "route") for route in _ROUTE.findall(question)]
+    lookups += [(name, "environment") for name in _ENVIRONMENT.findall(question)]
+    if not lookups:
+        return {}
+    condition = " OR ".join("(n.name = ? AND n.kind = ?)" for _ in lookups)
+    rows = conn.execute(
+        f"SELECT f.path, n.kind, n.line FROM names n JOIN files f ON f.id = n.file_id WHERE {condition}"
+        " ORDER BY f.path, n.line",
+        [value for pair in lookups for value in pair],
+    )
+    symbol: dict[str, tuple[float, int]] = {}
+    extra: dict[str, float] = {}
+    for path, kind, line in rows:
+        if kind == "definition":
+            if symbol.get(path, (0.0, 0))[0] < SYMBOL_BONUS:
+                symbol[path] = (SYMBOL_BONUS, line)
+        elif kind == "call":
+            symbol.setdefault(path, (CALL_BONUS, line))
+        elif kind == "route":
+            extra[path] = extra.get(path, 0.0) + ROUTE_BONUS
+        else:
+            extra[path] = max(extra.get(path, 0.0), ENVIRONMENT_BONUS)
+    evidence: dict[str, tuple[float, int | None]] = {}
+    for path in symbol.keys() | extra.keys():
+        bonus, line = symbol.get(path, (0.0, None))
+        evidence[path] = (bonus + extra.get(path, 0.0), line)
+    return evidence
 
 
 def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> list[RankedChunk]:
@@ -333,15 +356,15 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
             weights.values()
         )
 
-    wanted = {term for term in terms if len(term) > 3}
+    wanted = named_symbols(question)
     demote_tests = not _ASKS_ABOUT_TESTS.search(question)
     scored: dict[str, tuple[float, tuple[Any, ...]]] = {}
     evidence = False
+    evidence_by_path = _structural_evidence(conn, question, wanted)
     for path, (score, fact) in best.items():
         if demote_tests and _TEST_PATH.search(path):
             score *= TEST_FACTOR
-        stored = index.get_file(path)
-        bonus, line = _structural_bonus(stored.code if stored else None, question, wanted)
+        bonus, line = evidence_by_path.get(path, (0.0, None))
         if bonus:
             evidence = True
             if line is not None and not (fact[3] <= line <= fact[4]):

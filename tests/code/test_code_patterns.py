@@ -166,3 +166,8 @@ def test_python_path_variables_are_followed() -> None:
         "LOCAL = HERE / name\n"
     )
     assert references(text, "pkg/web.py") == ["../static", "../static/index.html"]
+
+
+def test_absurd_parent_counts_are_ignored() -> None:
+    text = "from pathlib import Path\nX = Path(__file__).parents[1000000000] / 'x'\n"
+    assert references(text, "pkg/mod.py") == []

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecc"
+ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER_CANDIDATES = ("/usr/bin/chromedriver",)
 CHROMIUM_ARGS = (

@@ -223,6 +223,20 @@ async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(
     assert records[0]["type"] == "RuntimeError" and "tool getMetrics failed" in records[0]["where"]
 
 
+async def test_a_timeout_raised_inside_a_handler_is_not_the_adapters_timeout(
+    bench: ToolBench,
+) -> None:
+    class UpstreamRuntime(ProcessRuntime):
+        def metrics(self) -> dict[str, Any]:
+            raise TimeoutError("metrics backend timed out")
+
+    error = _error(
+        await bench.adapter(runtime=UpstreamRuntime(bench.root, environ={})).call("getMetrics")
+    )
+    assert error == {"type": "internal_error", "message": "TimeoutError: metrics backend timed out"}
+    assert bench.activities[-1]["status"] == "failed"
+
+
 async def test_an_activity_callback_that_raises_does_not_break_the_call(bench: ToolBench) -> None:
     def explode(activity: dict[str, Any]) -> None:
         raise RuntimeError("listener bug")

@@ -49,7 +49,7 @@ def commands_command(as_json: bool) -> None:
         for spec in registry.specs()
     ]
     if as_json:
-        print_json({"commands": rows, "pluginErrors": [e.__dict__ for e in registry.plugin_errors]})
+        print_json({"commands": rows, "pluginErrors": registry.plugin_errors})
         return
     table = Table("command", "category", "allowlisted", "description")
     for row in rows:

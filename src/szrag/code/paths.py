@@ -52,6 +52,7 @@ _SAME = frozenset(
 )
 _SAME_METHODS = frozenset({"resolve", "absolute", "expanduser"})
 _MAX_ROUNDS = 4  # variables assigned from variables assigned from ... an anchor
+_MAX_PARENTS = 32  # Path(__file__).parents[n]: deeper than any real tree
 
 Step = tuple[Node, str | None, bool]
 """(expression reached, its value or None when unknowable, True when fully literal)."""
@@ -186,9 +187,10 @@ def _member_step(node: Node, member: Node, value: str) -> Step | None:
     outer = member.parent
     if name == "parents" and outer is not None and outer.type == "subscript":
         index = outer.child_by_field_name("subscript")
-        if index is None or index.type != "integer":
+        levels = text(index) if index is not None and index.type == "integer" else ""
+        if not levels.isdigit() or int(levels) > _MAX_PARENTS:
             return None
-        for _level in range(int(text(index), 0) + 1):
+        for _level in range(int(levels) + 1):
             value = parent_of(value)
         return outer, value, True
     if outer is None or not is_call(outer):

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError
-from szrag.index.terms import term_fields
+from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -69,6 +69,14 @@ CREATE INDEX edges_target ON edges(target);
 CREATE VIRTUAL TABLE chunk_terms USING fts5(
     path, heading, symbols, body, content = '', tokenize = 'porter unicode61'
 );
+CREATE TABLE names (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX names_name ON names(name, kind);
+CREATE INDEX names_file ON names(file_id);
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL
@@ -206,6 +214,10 @@ def insert_file(
     )
     file_id = cursor.lastrowid
     assert file_id is not None
+    conn.executemany(
+        "INSERT INTO names(file_id, kind, name, line) VALUES (?, ?, ?, ?)",
+        ((file_id, kind, name, line) for kind, name, line in code_names(code)),
+    )
     for seq, chunk in enumerate(chunks):
         cursor = conn.execute(
             "INSERT INTO chunks(file_id, seq, start, end, type, heading, text, words)"

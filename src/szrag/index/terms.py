@@ -11,6 +11,8 @@ from typing import Any
 
 from szrag.text import Chunk, code_terms
 
+NAME_KINDS = ("definition", "call", "route", "environment")
+
 TermFields = tuple[str, str, str, str]
 """(path, heading, symbols, body) as indexed."""
 
@@ -43,3 +45,27 @@ def term_fields(
         )
         for chunk, body in zip(chunks, bodies, strict=True)
     ]
+
+
+def symbol_key(name: str) -> str:
+    """How a function or class name is looked up: last dotted part, lowercase, no underscores."""
+    return name.rsplit(".", 1)[-1].replace("_", "").lower()
+
+
+def code_names(code: dict[str, Any] | None) -> list[tuple[str, str, int]]:
+    """(kind, name, line) of what a file defines, calls, serves and reads, for lookups by name."""
+    if not code:
+        return []
+    found: set[tuple[str, str, int]] = set()
+    for kind, key, field, normalise in (
+        ("definition", "functions", "name", True),
+        ("call", "calls", "name", True),
+        ("route", "routes", "path", False),
+        ("environment", "environment_variables", "name", False),
+    ):
+        for item in code.get(key) or []:
+            value = item.get(field) if isinstance(item, dict) else None
+            line = item.get("line") if isinstance(item, dict) else None
+            if isinstance(value, str) and value and isinstance(line, int):
+                found.add((kind, symbol_key(value) if normalise else value, line))
+    return sorted(found)

@@ -35,6 +35,7 @@ _MEDIA_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
 
 
@@ -87,7 +88,7 @@ async def index_page() -> Response:
 
 @router.get(ASSET_PREFIX + "{name}", include_in_schema=False)
 async def asset(name: str) -> Response:
-    """The page's script and style sheet."""
+    """The page's scripts, style sheet and icon."""
     return _asset_response(name)
 
 

@@ -79,11 +79,10 @@ class ToolResult:
 class _Failure(Exception):
     """A tool-level failure with the label the model and the activity see."""
 
-    def __init__(self, kind: str, message: str, **details: Any) -> None:
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
-        self.details = details
 
 
 def _json(value: Any) -> str:
@@ -212,7 +211,7 @@ class ToolAdapter:
             if tool is None:
                 raise _Failure(
                     "unknown_tool",
-                    f"unknown tool {name!r}; available: {', '.join(TOOLS_BY_NAME)}",
+                    f"unknown tool {name[:64]!r}; available: {', '.join(TOOLS_BY_NAME)}",
                 )
             args = self._parse_arguments(arguments)
             problems = validate(tool.parameters, args)
@@ -250,9 +249,11 @@ class ToolAdapter:
     async def _run(self, tool: ToolDefinition, args: dict[str, Any], identity: Identity) -> Any:
         limit = self.timeout + (_COMMAND_GRACE if tool.kind == COMMAND_TOOL else 0.0)
         try:
-            async with asyncio.timeout(limit):
+            async with asyncio.timeout(limit) as scope:
                 return await self._handlers[tool.name](args, identity)
         except TimeoutError:
+            if not scope.expired():  # raised inside the handler: a failure like any other
+                raise
             raise _Failure(
                 "timeout", f"{tool.name} did not finish within {self.timeout:g} s and was cancelled"
             ) from None
@@ -260,8 +261,6 @@ class ToolAdapter:
             raise _Failure(error_kind(error), error.message) from None
         except SzragError as error:
             raise _Failure("unavailable", error.message) from None
-        except ValueError as error:  # a runtime refusing its input (e.g. a log level)
-            raise _Failure("invalid_arguments", str(error)) from None
 
     def _finish(
         self,
@@ -274,9 +273,7 @@ class ToolAdapter:
         failure: _Failure | None = None,
     ) -> ToolResult:
         if failure is not None:
-            content = {
-                "error": {"type": failure.kind, "message": failure.message, **failure.details}
-            }
+            content = {"error": {"type": failure.kind, "message": failure.message}}
         safe, text = fit_output(sanitise(content), self.max_output_bytes)
         duration = (time.perf_counter() - started) * 1000
         status = (
