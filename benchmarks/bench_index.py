@@ -16,10 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from generate_repo import WORDS, generate
-
+from benchmarks.generate_repo import WORDS, Zipf, generate, vocabulary
 from szrag.index import build_index, load_index, refresh_index
 from szrag.retrieve import retrieve
 
@@ -37,13 +36,14 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=200)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--cli-runs", type=int, default=5)
+    parser.add_argument("--vocabulary", type=int, default=5000, help="distinct words (Zipf)")
     args = parser.parse_args()
 
-    root = WORK / f"repo-{args.files}"
+    root = WORK / f"repo-{args.files}-{args.vocabulary}"
     if root.exists():
         shutil.rmtree(root)
     started = time.perf_counter()
-    generate(root, args.files, args.lines)
+    generate(root, args.files, args.lines, vocabulary_size=args.vocabulary)
     print(f"generated {args.files} files in {time.perf_counter() - started:.1f}s at {root}")
 
     started = time.perf_counter()
@@ -77,8 +77,10 @@ def main() -> None:
     import random
 
     rng = random.Random(3)
+    words = Zipf(vocabulary(args.vocabulary), rng)
     questions = [
-        "how does the " + " ".join(rng.sample(WORDS, 3)) + " work?" for _ in range(args.queries)
+        f"how does the {words.choice()} {words.choice()} {rng.choice(WORDS)} work?"
+        for _ in range(args.queries)
     ]
     index.keep_in_memory()
     started = time.perf_counter()

@@ -27,6 +27,7 @@ from szrag.text import code_terms
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
+COMMON_SHARE = 0.5  # a term in more than this share of chunks is left out of the search
 PATH_MENTION_BONUS = 100.0
 SYMBOL_BONUS = 8.0
 CALL_BONUS = 4.0
@@ -334,12 +335,16 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     frequencies = _document_frequencies(conn, terms) if terms else {}
     present = [term for term in terms if frequencies.get(term)]
+    # terms in most chunks barely move BM25 but make the query scan them all
+    selective = [term for term in present if frequencies[term] <= total * COMMON_SHARE]
+    if present and not selective:
+        selective = [min(present, key=lambda term: frequencies[term])]
     best: dict[str, tuple[float, tuple[Any, ...]]] = {}
     if present:
         rows = conn.execute(
             "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
             " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
-            (*FIELD_WEIGHTS, _match_expression(present), CANDIDATE_CHUNKS),
+            (*FIELD_WEIGHTS, _match_expression(selective), CANDIDATE_CHUNKS),
         ).fetchall()
         facts = _chunk_facts(conn, [row[0] for row in rows])
         for chunk_id, bm25_rank in rows:

@@ -126,7 +126,10 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "url_password",
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'`]+:(?P<secret>[^\s/@\"'`]+)@"),
+        re.compile(
+            r"(?<![a-zA-Z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]*+://"
+            r"[^\s:/@\"'`]++:(?P<secret>[^\s/@\"'`]++)@"
+        ),
         keep=lambda match: not _has_template(match.group("secret")),
     ),
 )
@@ -164,21 +167,21 @@ def is_secret_name(key: str) -> bool:
     return words[-1] in _SECRET_WORDS or tuple(words[-2:]) in _SECRET_PAIRS
 
 
-_KEY = r"[A-Za-z_][\w.\-]*"
+_KEY = r"[A-Za-z_][\w.\-]*+"
 _QUOTED_ASSIGNMENT = re.compile(
     r"(?:(?P<q>[\"'])(?P<qkey>" + _KEY + r")(?P=q)|(?<![\w.\-$\"'`])(?P<key>" + _KEY + r"))"
-    r"[ \t]*(?::[ \t]*[\w\[\]|.,< >]{1,60}?[ \t]*(?==))?"  # an optional type annotation
-    r"(?:=>|:=|=(?!=)|:)[ \t]*(?:[rRbBuU]{1,2})?"
+    r"[ \t]*+(?::[ \t]*+[\w\[\]|.,<>][\w\[\]|.,<> \t]{0,59}?(?==))?"  # a type annotation
+    r"(?:=>|:=|=(?!=)|:)[ \t]*+(?:[rRbBuU]{1,2})?"
     r"(?P<quote>[\"'`])(?P<secret>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"
 )
 _UNQUOTED_EQUALS = re.compile(
-    r"^(?P<indent>[ \t]*)(?:export[ \t]+)?(?P<key>" + _KEY + r")(?P<before>[ \t]*)=(?!=)[ \t]*"
-    r"(?P<secret>[^\s\"'`#][^\s#]*)[ \t]*(?:#.*)?$",
+    r"^(?P<indent>[ \t]*+)(?:export[ \t]++)?(?P<key>" + _KEY + r")(?P<before>[ \t]*+)=(?!=)"
+    r"[ \t]*+(?P<secret>[^\s\"'`#][^\s#]*+)[ \t]*+(?:#.*)?$",
     re.MULTILINE,
 )
 _UNQUOTED_COLON = re.compile(
     r"^[ \t]*(?:-[ \t]+)?(?:(?P<q>[\"'])(?P<qkey>" + _KEY + r")(?P=q)|(?P<key>" + _KEY + r"))"
-    r"[ \t]*:[ \t]+(?P<secret>[^\s\"'`#][^#\n]*?)[ \t]*(?:#.*)?$",
+    r"[ \t]*+:[ \t]++(?P<secret>[^\s\"'`#][^\s#]*+)[ \t]*+(?:#.*)?$",  # one word: prose is not
     re.MULTILINE,
 )
 

@@ -346,6 +346,8 @@ async def test_ask_needs_a_question(run_text: RunText) -> None:
 
 async def test_ask_answers_from_the_repository(run_text: RunText, tmp_path: Path) -> None:
     # No AI_API_KEY in tests: the question pipeline answers from retrieval alone.
-    (tmp_path / "README.md").write_text("# Widget\n\nThe widget service stores feedback in SQLite.\n")
+    (tmp_path / "README.md").write_text(
+        "# Widget\n\nThe widget service stores feedback in SQLite.\n"
+    )
     text = await run_text("ask", "where is feedback stored?", root=tmp_path)
     assert "README.md:1-" in text

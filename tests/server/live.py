@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
@@ -26,7 +26,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @contextlib.contextmanager
-def serve_asgi(app: ASGIApp, *, lifespan: str = "on") -> Iterator[str]:
+def serve_asgi(app: ASGIApp, *, lifespan: Literal["on", "off"] = "on") -> Iterator[str]:
     """Run ``app`` with uvicorn on a free port in a background thread; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -59,7 +59,7 @@ async def _read_body(receive: Receive) -> bytes:
     body = b""
     while True:
         message = await receive()
-        body += message.get("body", b"")
+        body += bytes(message.get("body", b""))
         if not message.get("more_body"):
             return body
 
@@ -112,7 +112,13 @@ class CaptureServer:
         with self._arrived:
             self._received.append(Captured(scope["method"], scope["path"], headers, body))
             self._arrived.notify_all()
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/plain")],
+            }
+        )
         await send({"type": "http.response.body", "body": b"ok"})
 
 
@@ -149,7 +155,9 @@ class SlowProvider:
                 body = f"data: {json.dumps(delta)}\n\n".encode()
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 await asyncio.sleep(self.interval)
-            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+            await send(
+                {"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False}
+            )
             self.finished.set()
         finally:
             if not self.disconnected.is_set():
@@ -175,7 +183,7 @@ def slack_headers(secret: str, body: bytes, *, timestamp: float | None = None) -
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
     """``(event, parsed data)`` pairs of a server-sent event stream given line by line."""
-    name, data = "message", []
+    name, data = "message", list[str]()
     for line in lines:
         if not line:
             if data:

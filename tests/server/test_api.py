@@ -50,14 +50,16 @@ def test_json_mode_without_ai_returns_the_local_shape(client: httpx.Client) -> N
     data = body["data"]
     assert set(data) == {"answer", "sources", "images", "command", "activities", "context"}
     assert any(source["path"] == "README.md" for source in data["sources"])
-    assert [activity["stage"] for activity in data["activities"]][0] == "retrieval"
+    assert data["activities"][0]["stage"] == "retrieval"
 
 
 def test_json_mode_with_the_model_returns_answer_usage_and_rounds(
     client: httpx.Client, provider: ScriptedProvider
 ) -> None:
     usage = {"prompt_tokens": 120, "completion_tokens": 9}
-    provider.script(text_reply("The bucket holds **ten** tokens [src/gateway.js:6-15].", usage=usage))
+    provider.script(
+        text_reply("The bucket holds **ten** tokens [src/gateway.js:6-15].", usage=usage)
+    )
 
     data = client.post("/api/ask", json={"question": QUESTION}).json()["data"]
 
@@ -104,8 +106,13 @@ def test_sse_frames_activities_then_tokens_then_one_result(
     assert all(isinstance(token, dict) and token["round"] == 1 for token in tokens)
     result = events[-1][1]
     assert isinstance(result, dict)
-    assert "".join(str(token["text"]) for token in tokens if isinstance(token, dict)) == result["answer"]
-    streamed_ids = [data["id"] for name, data in events if name == "activity" and isinstance(data, dict)]
+    assert (
+        "".join(str(token["text"]) for token in tokens if isinstance(token, dict))
+        == result["answer"]
+    )
+    streamed_ids = [
+        data["id"] for name, data in events if name == "activity" and isinstance(data, dict)
+    ]
     assert streamed_ids == [activity["id"] for activity in result["activities"]]
 
 
@@ -128,7 +135,11 @@ def test_a_failure_while_answering_is_an_error_event_or_503(web_repo: Path) -> N
     assert events[-1] == ("error", {"code": "index_unavailable", "error": "the index is closed"})
     assert "result" not in [name for name, _ in events]
     assert plain.status_code == 503
-    assert plain.json() == {"ok": False, "code": "index_unavailable", "error": "the index is closed"}
+    assert plain.json() == {
+        "ok": False,
+        "code": "index_unavailable",
+        "error": "the index is closed",
+    }
 
 
 # Errors ---------------------------------------------------------------------------------
@@ -172,7 +183,9 @@ def test_a_body_over_one_mebibyte_is_413(client: httpx.Client) -> None:
         for start in range(0, len(big), 64 * 1024):
             yield big[start : start + 64 * 1024]
 
-    chunked = client.post("/api/ask", content=chunks(), headers={"Content-Type": "application/json"})
+    chunked = client.post(
+        "/api/ask", content=chunks(), headers={"Content-Type": "application/json"}
+    )
 
     for response in (declared, chunked):
         assert response.status_code == 413
@@ -222,7 +235,12 @@ def test_an_allowlisted_command_runs_with_the_callers_identity_and_is_audited(
     assert data["command"]["responses"][0]["text"] == "hello there"
     records = audit_records(web_repo)
     command = next(record for record in records if record["event"] == "command")
-    assert command["identity"] == {"userId": "U123", "userName": "ada", "channelId": "C9", "teamId": "T1"}
+    assert command["identity"] == {
+        "userId": "U123",
+        "userName": "ada",
+        "channelId": "C9",
+        "teamId": "T1",
+    }
     assert command["outcome"] == "ok"
     ask = next(record for record in records if record["event"] == "ask")
     assert ask["source"] == "api" and ask["question"] == "echo this back" and ask["outcome"] == "ok"
@@ -256,7 +274,9 @@ def test_commands_lists_metadata_and_what_may_run(client: httpx.Client) -> None:
 def test_routes_come_from_the_index(client: httpx.Client) -> None:
     routes = client.get("/api/routes").json()["data"]["routes"]
 
-    assert {"method": "GET", "path": "/api/items", "file": "src/gateway.js"}.items() <= routes[0].items()
+    assert {"method": "GET", "path": "/api/items", "file": "src/gateway.js"}.items() <= routes[
+        0
+    ].items()
 
 
 def test_release_logs_and_metrics_answer(client: httpx.Client) -> None:
@@ -280,7 +300,9 @@ def test_admin_errors_need_the_admin_token(start_server: StartServer) -> None:
     disabled = httpx.get(f"{closed}/api/admin/errors")
     missing = httpx.get(f"{opened}/api/admin/errors")
     wrong = httpx.get(f"{opened}/api/admin/errors", headers={"Authorization": "Bearer nope"})
-    allowed = httpx.get(f"{opened}/api/admin/errors", headers={"Authorization": "Bearer admin-secret"})
+    allowed = httpx.get(
+        f"{opened}/api/admin/errors", headers={"Authorization": "Bearer admin-secret"}
+    )
 
     assert disabled.status_code == 403 and "SZRAG_ADMIN_TOKEN" in disabled.json()["error"]
     assert missing.status_code == 403 and wrong.status_code == 403
@@ -308,7 +330,9 @@ def test_cors_is_closed_by_default(client: httpx.Client) -> None:
         headers={"Origin": "http://elsewhere.example", "Access-Control-Request-Method": "POST"},
     )
     cross = client.post(
-        "/api/ask", json={"question": QUESTION, "withAi": False}, headers={"Origin": "http://elsewhere.example"}
+        "/api/ask",
+        json={"question": QUESTION, "withAi": False},
+        headers={"Origin": "http://elsewhere.example"},
     )
 
     assert "access-control-allow-origin" not in preflight.headers
@@ -326,7 +350,9 @@ def test_configured_origins_may_call_the_api(start_server: StartServer) -> None:
             "/api/ask", json={"question": QUESTION, "withAi": False}, headers={"Origin": origin}
         )
         refused = client.post(
-            "/api/ask", json={"question": QUESTION, "withAi": False}, headers={"Origin": "http://evil.example"}
+            "/api/ask",
+            json={"question": QUESTION, "withAi": False},
+            headers={"Origin": "http://evil.example"},
         )
 
     assert preflight.status_code == 200

@@ -124,7 +124,7 @@ def test_a_bucket_allows_its_burst_then_refills_at_the_rate() -> None:
 
     assert [limiter.take("a").allowed for _ in range(3)] == [True, True, False]
     refused = limiter.take("a")
-    assert refused == Decision(False, pytest.approx(1.0))
+    assert not refused.allowed and refused.retry_after == pytest.approx(1.0)
     assert refused.retry_after_header == "1"
     assert limiter.take("b").allowed  # another identity has its own bucket
     clock.now += 1.0

@@ -40,7 +40,9 @@ def test_disconnecting_cancels_the_model_request(
     started = time.monotonic()
     with (
         httpx.Client(base_url=server, timeout=10.0) as client,
-        client.stream("POST", "/api/ask", json=payload, headers={"Accept": "text/event-stream"}) as response,
+        client.stream(
+            "POST", "/api/ask", json=payload, headers={"Accept": "text/event-stream"}
+        ) as response,
     ):
         for line in response.iter_lines():
             if line == "event: token":
@@ -67,7 +69,10 @@ def test_the_server_keeps_answering_after_a_disconnect(
     server = start_server(answer_settings=model_settings_for(base_url, read_timeout=30.0))
     with httpx.Client(base_url=server, timeout=10.0) as client:
         with client.stream(
-            "POST", "/api/ask", json={"question": "gateway"}, headers={"Accept": "text/event-stream"}
+            "POST",
+            "/api/ask",
+            json={"question": "gateway"},
+            headers={"Accept": "text/event-stream"},
         ) as response:
             for line in response.iter_lines():
                 if line.startswith("event: token"):

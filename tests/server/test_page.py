@@ -63,7 +63,9 @@ def ask(browser: Session, base_url: str, question: str = QUESTION, *, watch: boo
 
 def notice(browser: Session) -> tuple[str, str]:
     kind = browser.script("return document.getElementById('notice').dataset.kind || ''")
-    text = browser.script("return document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent")
+    text = browser.script(
+        "return document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent"
+    )
     return str(kind), str(text)
 
 
@@ -71,7 +73,9 @@ def test_a_question_streams_the_answer_sources_images_and_activities(
     browser: Session, start_server: StartServer, provider: ScriptedProvider
 ) -> None:
     usage = {"prompt_tokens": 321, "completion_tokens": 45}
-    provider.script(dataclasses.replace(text_reply(ANSWER, pieces=8, usage=usage), chunk_delay=0.08))
+    provider.script(
+        dataclasses.replace(text_reply(ANSWER, pieces=8, usage=usage), chunk_delay=0.08)
+    )
     base = start_server()
 
     ask(browser, base, watch=True)
@@ -114,8 +118,12 @@ def test_a_question_streams_the_answer_sources_images_and_activities(
     assert notice(browser) == ("", "")
 
 
-def test_no_key_and_rate_limit_states_are_shown(browser: Session, start_server: StartServer) -> None:
-    base = start_server(answer_settings=Settings(ai_api_key=None), ask_rate=RateLimit(per_minute=1, burst=1))
+def test_no_key_and_rate_limit_states_are_shown(
+    browser: Session, start_server: StartServer
+) -> None:
+    base = start_server(
+        answer_settings=Settings(ai_api_key=None), ask_rate=RateLimit(per_minute=1, burst=1)
+    )
 
     ask(browser, base)
     browser.wait(lambda: notice(browser)[0] == "warn", what="the no-key notice")
@@ -129,7 +137,9 @@ def test_no_key_and_rate_limit_states_are_shown(browser: Session, start_server: 
 
 
 def test_a_token_is_asked_for_and_used(browser: Session, start_server: StartServer) -> None:
-    base = start_server(api_tokens=frozenset({"page-token"}), answer_settings=Settings(ai_api_key=None))
+    base = start_server(
+        api_tokens=frozenset({"page-token"}), answer_settings=Settings(ai_api_key=None)
+    )
 
     ask(browser, base)
     browser.wait(lambda: notice(browser)[0] == "error", what="the access notice")

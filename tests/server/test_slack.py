@@ -15,11 +15,10 @@ from conftest import TEST_SETTINGS, StartServer
 from live import CaptureServer, serve_asgi, slack_headers, slack_signature
 
 from szrag.audit import AuditLog
-from szrag.commands import Allowlist
+from szrag.commands import Allowlist, builtin_registry
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import RateLimit, create_app
 from szrag.server.slack import explicit_command, is_help, slack_identity
-from szrag.commands import builtin_registry
 from szrag.settings import Settings
 
 SECRET = "test-signing-secret"
@@ -73,7 +72,9 @@ def test_a_wrongly_signed_request_is_refused(
     recorder, url = capture
     body = command_body("/sz-ask", "how does the gateway work?", f"{url}/hook")
     headers = slack_headers(SECRET, body)
-    headers["X-Slack-Signature"] = slack_signature("another-secret", headers["X-Slack-Request-Timestamp"], body)
+    headers["X-Slack-Signature"] = slack_signature(
+        "another-secret", headers["X-Slack-Request-Timestamp"], body
+    )
 
     response = post(slack_server, body, headers)
 
@@ -143,7 +144,9 @@ def test_a_question_gets_thinking_then_the_answer_through_response_url(
             usage={"prompt_tokens": 50, "completion_tokens": 20},
         )
     )
-    body = command_body("/sz-ask", "How does the gateway rate limiting token bucket work?", f"{url}/hook")
+    body = command_body(
+        "/sz-ask", "How does the gateway rate limiting token bucket work?", f"{url}/hook"
+    )
 
     started = time.monotonic()
     response = post(slack_server, body, slack_headers(SECRET, body))
@@ -156,13 +159,20 @@ def test_a_question_gets_thinking_then_the_answer_through_response_url(
     message = posted.json
     assert message["response_type"] == "in_channel"
     blocks = message["blocks"]
-    assert blocks[0]["type"] == "context" and "How does the gateway" in blocks[0]["elements"][0]["text"]
+    assert (
+        blocks[0]["type"] == "context"
+        and "How does the gateway" in blocks[0]["elements"][0]["text"]
+    )
     answer = blocks[1]["text"]["text"]
     assert answer.startswith("*Buckets*\nThe gateway keeps *ten* tokens")
     assert "the code (src/gateway.js)" in answer and "`takeToken(id)` &amp; &lt;b&gt;" in answer
-    sources = next(b for b in blocks if b["type"] == "context" and "Sources" in b["elements"][0]["text"])
+    sources = next(
+        b for b in blocks if b["type"] == "context" and "Sources" in b["elements"][0]["text"]
+    )
     links = [element["text"] for element in sources["elements"][1:]]
-    assert any(link.startswith(f"<{REPO_URL}/README.md#L1-L") and "|README.md:1-" in link for link in links)
+    assert any(
+        link.startswith(f"<{REPO_URL}/README.md#L1-L") and "|README.md:1-" in link for link in links
+    )
     assert "tokens: 50 in · 20 out" in texts(blocks)
     assert message["text"].startswith("## Buckets The gateway keeps")
 
@@ -181,7 +191,12 @@ def test_run_passes_the_command_explicitly_with_the_slack_identity(
     records = AuditLog(web_repo / ".rag" / "audit.log").read()
     command = next(r for r in records if r["event"] == "command")
     assert command["command"] == "echo" and command["arguments"] == {"text": "hello from slack"}
-    assert command["identity"] == {"userId": "U42", "userName": "grace", "channelId": "C7", "teamId": "T1"}
+    assert command["identity"] == {
+        "userId": "U42",
+        "userName": "grace",
+        "channelId": "C7",
+        "teamId": "T1",
+    }
     ask = next(r for r in records if r["event"] == "ask")
     assert ask["source"] == "slack" and ask["identity"]["userId"] == "U42"
 
@@ -199,7 +214,9 @@ def test_a_failure_is_a_friendly_message(
         [posted] = recorder.wait_for(1)
 
     assert posted.json["response_type"] == "ephemeral"
-    assert posted.json["blocks"][0]["text"]["text"].startswith(":warning: Sorry, I could not answer that.")
+    assert posted.json["blocks"][0]["text"]["text"].startswith(
+        ":warning: Sorry, I could not answer that."
+    )
     assert "index is closed" in posted.json["text"]
 
 
@@ -216,7 +233,9 @@ def test_other_registered_commands_answer_as_themselves(
 
     assert response.status_code == 200
     [posted] = recorder.wait_for(1)
-    assert re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", posted.json["text"])
+    assert re.search(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", posted.json["text"]
+    )
     assert posted.json["response_type"] == "in_channel"
 
 
@@ -230,7 +249,9 @@ def test_commands_off_the_allowlist_are_refused(
     response = post(base, body, slack_headers(SECRET, body))
 
     assert response.status_code == 200
-    assert response.json()["text"].startswith(":no_entry:") and "allowlist" in response.json()["text"]
+    assert (
+        response.json()["text"].startswith(":no_entry:") and "allowlist" in response.json()["text"]
+    )
     time.sleep(0.2)
     assert recorder.received == []
 
@@ -266,7 +287,14 @@ def test_explicit_command_forms() -> None:
 
 
 def test_slack_identity_from_a_payload() -> None:
-    identity = slack_identity({"user_id": "U1", "user_name": "ada", "channel_id": "C1", "team_id": "T1"})
+    identity = slack_identity(
+        {"user_id": "U1", "user_name": "ada", "channel_id": "C1", "team_id": "T1"}
+    )
 
-    assert identity.to_dict() == {"userId": "U1", "userName": "ada", "channelId": "C1", "teamId": "T1"}
+    assert identity.to_dict() == {
+        "userId": "U1",
+        "userName": "ada",
+        "channelId": "C1",
+        "teamId": "T1",
+    }
     assert slack_identity({}).user_id == "unknown"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from szrag.server.mrkdwn import escape, inline, to_mrkdwn
@@ -94,10 +96,18 @@ def test_long_text_splits_at_lines_and_keeps_code_fences_balanced() -> None:
     assert split_text("y" * (SECTION_LIMIT * 2))[0] == "y" * (SECTION_LIMIT - 5)
 
 
-RESULT = {
+RESULT: dict[str, Any] = {
     "answer": "The **bucket** refills.",
     "sources": [
-        {"path": f"src/file{n}.js", "start": 1, "end": 40, "type": "javascript", "heading": None, "text": "", "score": 9}
+        {
+            "path": f"src/file{n}.js",
+            "start": 1,
+            "end": 40,
+            "type": "javascript",
+            "heading": None,
+            "text": "",
+            "score": 9,
+        }
         for n in range(12)
     ],
     "images": [{"path": "docs/a b.png", "url": "/docs/a b.png", "score": 10}],
@@ -108,13 +118,22 @@ RESULT = {
 def test_answer_blocks_with_linked_sources_images_and_usage() -> None:
     blocks = answer_blocks(RESULT, question="why <b>?", repo_url="https://github.com/o/r/blob/main")
 
-    assert blocks[0] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "*Q:* why &lt;b&gt;?"}]}
+    assert blocks[0] == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "*Q:* why &lt;b&gt;?"}],
+    }
     assert blocks[1]["text"]["text"] == "The *bucket* refills."
     sources = blocks[2]["elements"]
     assert len(sources) == CONTEXT_ELEMENTS
-    assert sources[1]["text"] == "<https://github.com/o/r/blob/main/src/file0.js#L1-L40|src/file0.js:1-40>"
+    assert (
+        sources[1]["text"]
+        == "<https://github.com/o/r/blob/main/src/file0.js#L1-L40|src/file0.js:1-40>"
+    )
     assert sources[-1]["text"].endswith("and 3 more")
-    assert blocks[3]["elements"][1]["text"] == "<https://github.com/o/r/blob/main/docs/a%20b.png|docs/a b.png>"
+    assert (
+        blocks[3]["elements"][1]["text"]
+        == "<https://github.com/o/r/blob/main/docs/a%20b.png|docs/a b.png>"
+    )
     assert blocks[4]["elements"][0]["text"] == "tokens: 10 in · 5 out"
 
 
@@ -136,7 +155,10 @@ def test_a_huge_answer_is_cut_to_slacks_block_limit() -> None:
 
 
 def test_source_urls_and_fallback_text() -> None:
-    assert source_url("https://h/x/", {"path": "a/b c.md", "start": 3, "end": 9}) == "https://h/x/a/b%20c.md#L3-L9"
+    assert (
+        source_url("https://h/x/", {"path": "a/b c.md", "start": 3, "end": 9})
+        == "https://h/x/a/b%20c.md#L3-L9"
+    )
     assert fallback_text("a\n\nb   c") == "a b c"
     assert len(fallback_text("w " * 500)) == 300
 

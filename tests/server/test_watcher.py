@@ -39,7 +39,9 @@ def test_edits_new_files_and_images_reach_the_index_without_a_restart(
     base = start_server(watch=True, watch_debounce_ms=100)
     with httpx.Client(base_url=base) as client:
         assert "docs/zeppelin.md" not in sources_for(client, "zeppelin hangar")
-        (web_repo / "docs" / "zeppelin.md").write_text("# Zeppelin hangar\n\nThe zeppelin hangar.\n")
+        (web_repo / "docs" / "zeppelin.md").write_text(
+            "# Zeppelin hangar\n\nThe zeppelin hangar.\n"
+        )
         poll(lambda: "docs/zeppelin.md" in sources_for(client, "zeppelin hangar"))
 
         (web_repo / "docs" / "diagrams" / "hangar.png").write_bytes((web_repo / IMAGE).read_bytes())

@@ -59,5 +59,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     if settings.slack_signing_secret:
         console.print(f"  Slack request URL: {base}/slack/events", highlight=False)
     if not settings.api_tokens:
-        console.print("  no SZRAG_API_TOKENS: the API is open to this machine only", highlight=False)
+        console.print(
+            "  no SZRAG_API_TOKENS: the API is open to this machine only", highlight=False
+        )
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

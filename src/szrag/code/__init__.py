@@ -5,8 +5,12 @@ file, or None when the file is not code szrag can parse. ``resolve_edges(path, r
 known_paths)`` turns a record's imports and path references into dependency edges. The
 graph functions (``find_symbols``, ``find_routes`` ...) read both back from an open index.
 
-Language knowledge lives in ``szrag/queries/<language>-structure.scm``; ``extract`` walks
-the query matches, ``routes`` and ``paths`` hold the few rules a query cannot express.
+Modules: ``languages`` (extensions, grammars, query files), ``extract`` (walks the query
+matches into a ``model.CodeRecord``), ``modules`` (imports and exports), ``routes`` and
+``pathname`` (HTTP routes), ``paths`` (path references), ``resolve`` (edges), ``graph``
+(questions over an index). Language knowledge lives in
+``szrag/queries/<language>-structure.scm``; the Python modules hold only the few rules a
+query cannot express.
 """
 
 from __future__ import annotations

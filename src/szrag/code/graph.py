@@ -8,6 +8,7 @@ Dependencies and dependants come from the index's stored edges, never from a res
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import weakref
@@ -36,28 +37,38 @@ _records_cache: weakref.WeakKeyDictionary[Index, tuple[str, list[tuple[str, Code
 # ---- scoring (pure) -----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65536)
+def name_tokens(name: str) -> frozenset[str]:
+    """The tokens of a symbol name or route, computed once per distinct name."""
+    return frozenset(tokens(name))
+
+
 def names_in(question_lower: str, name: str) -> bool:
     """True when ``name`` occurs in the question as a whole word (``get`` not in ``target``)."""
-    lowered = re.escape(name.lower())
-    return re.search(rf"(?<![\w$]){lowered}(?![\w$])", question_lower) is not None
+    lowered = name.lower()
+    if lowered not in question_lower:  # cheap test first: most names are not there at all
+        return False
+    return re.search(rf"(?<![\w$]){re.escape(lowered)}(?![\w$])", question_lower) is not None
 
 
 def symbol_score(question_lower: str, question_tokens: set[str], name: str) -> int:
     """100 for the full name in the question plus 20 per question token in the name."""
     full = FULL_NAME if name and names_in(question_lower, name) else 0
-    return full + NAME_TOKEN * len(question_tokens & tokens(name))
+    return full + NAME_TOKEN * len(name_tokens(name) & question_tokens)
 
 
 def path_in(question_lower: str, path: str) -> bool:
     """True when a route path stands in the question on its own (``/`` not in ``and/or``)."""
-    lowered = re.escape(path.lower())
-    return bool(path) and re.search(rf"(?<![\w/]){lowered}(?![\w/-])", question_lower) is not None
+    lowered = path.lower()
+    if not path or lowered not in question_lower:
+        return False
+    return re.search(rf"(?<![\w/]){re.escape(lowered)}(?![\w/-])", question_lower) is not None
 
 
 def route_score(question_lower: str, question_tokens: set[str], method: str, path: str) -> int:
     """100 for the route path in the question plus 20 per question token in method and path."""
     exact = ROUTE_PATH if path_in(question_lower, path) else 0
-    return exact + ROUTE_TOKEN * len(question_tokens & tokens(f"{method} {path}"))
+    return exact + ROUTE_TOKEN * len(name_tokens(f"{method} {path}") & question_tokens)
 
 
 def extract_environment_variables(question: str) -> list[str]:

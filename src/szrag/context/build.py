@@ -19,6 +19,7 @@ from szrag.code.graph import (
     get_code_context,
     get_dependants,
     get_dependencies,
+    splice,
 )
 from szrag.code.model import EnvReference, SymbolMatch
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
@@ -139,25 +140,17 @@ def _variables_in(files: Sequence[str], stored: dict[str, StoredFile]) -> list[E
 def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch]) -> str:
     """The lines of every chunk overlapping a symbol's range, each line once, in runs.
 
-    Chunks overlap by design (60 lines every 40), and two symbols may share a chunk; lines
-    are keyed by number so none is repeated, and each contiguous run gets its own header.
+    Chunks overlap by design (60 lines every 40), and two symbols may share a chunk; the
+    chunks of all the file's symbols are spliced together so no line is repeated.
     """
-    lines: dict[int, str] = {}
-    for symbol in symbols:
-        end = max(symbol.end_line, symbol.line)
-        for chunk in chunks:
-            if chunk.start <= end and chunk.end >= symbol.line:
-                for offset, line in enumerate(chunk.text.split("\n")):
-                    lines.setdefault(chunk.start + offset, line)
-    runs: list[list[int]] = []
-    for number in sorted(lines):
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
+    ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
+    overlapping = [
+        (chunk.start, chunk.text)
+        for chunk in chunks
+        if any(chunk.start <= end and chunk.end >= start for start, end in ranges)
+    ]
     return "\n\n".join(
-        f"SOURCE ({run[0]}-{run[-1]}):\n" + "\n".join(lines[number] for number in run)
-        for run in runs
+        f"SOURCE ({first}-{last}):\n{text}" for first, last, text in splice(overlapping)
     )
 
 
@@ -198,13 +191,17 @@ def build_codebase_context(
         selection.offer(path, score, DIRECT)
     symbols = tuple(find_symbols(clean, index))
     routes = tuple(find_routes(clean, index))
-    for match in (*symbols, *routes):
-        selection.offer(match.file, match.score, DIRECT)
+    matched = [(item.file, item.score) for item in symbols]
+    matched += [(item.file, item.score) for item in routes]
+    for path, score in matched:
+        selection.offer(path, score, DIRECT)
 
     direct = best_first(selection.with_relation(DIRECT))
     dependencies: list[str] = []
     dependants: list[str] = []
     for root in direct[:MAX_RELATIONSHIP_ROOTS]:
+        if root not in stored:
+            continue  # a retrieved path that is no longer indexed has no edges
         root_score = selection.scores[root]
         for path in get_dependencies(root, index):
             dependencies.append(path)

@@ -40,9 +40,13 @@ def ok(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse({"ok": True, "data": data}, status_code=status)
 
 
-def failure(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def failure(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     """The failure envelope."""
-    return JSONResponse({"ok": False, "code": code, "error": message}, status_code=status, headers=headers)
+    return JSONResponse(
+        {"ok": False, "code": code, "error": message}, status_code=status, headers=headers
+    )
 
 
 def check_origin(request: Request, settings: ServerSettings) -> None:
@@ -52,7 +56,9 @@ def check_origin(request: Request, settings: ServerSettings) -> None:
         return
     if urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower():
         return
-    raise ApiError(403, "forbidden_origin", "cross-origin requests are not allowed here (SZRAG_CORS_ORIGINS)")
+    raise ApiError(
+        403, "forbidden_origin", "cross-origin requests are not allowed here (SZRAG_CORS_ORIGINS)"
+    )
 
 
 def _spend(limiter: RateLimiter, caller: Caller) -> None:

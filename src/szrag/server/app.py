@@ -80,6 +80,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         index = await anyio.to_thread.run_sync(open_shared_index, root)
+        index.keep_in_memory()  # a server answers many questions: rank from memory
         process_runtime.attach()
         http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100))
         service = AskService(

@@ -81,7 +81,9 @@ def authenticate(
     if not settings.auth_required:
         return Caller(key=f"ip:{client_host or 'unknown'}")
     if token is None:
-        raise ApiError(401, "unauthorized", "this server needs a bearer token (Authorization: Bearer ...)")
+        raise ApiError(
+            401, "unauthorized", "this server needs a bearer token (Authorization: Bearer ...)"
+        )
     if not token_in(token, settings.api_tokens):
         raise ApiError(401, "unauthorized", "the bearer token is not valid")
     return Caller(key=f"token:{fingerprint(token)}")
@@ -90,6 +92,8 @@ def authenticate(
 def require_admin(caller: Caller, settings: ServerSettings) -> None:
     """ApiError 403 unless ``caller`` presented the admin token."""
     if not settings.admin_token:
-        raise ApiError(403, "forbidden", "admin routes are disabled: set SZRAG_ADMIN_TOKEN to enable them")
+        raise ApiError(
+            403, "forbidden", "admin routes are disabled: set SZRAG_ADMIN_TOKEN to enable them"
+        )
     if not caller.admin:
         raise ApiError(403, "forbidden", "this route needs the admin token")

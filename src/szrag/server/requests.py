@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from szrag.commands.model import Identity
@@ -24,7 +24,7 @@ class AskRequest:
     command_id: str | None = None
     command_text: str | None = None
     with_ai: bool = True
-    identity: Identity = Identity()
+    identity: Identity = field(default_factory=Identity)
 
 
 def parse_json_body(body: bytes) -> dict[str, Any]:
@@ -34,7 +34,9 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
     try:
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError) as error:
-        raise ApiError(400, "invalid_json", f"the request body is not valid JSON: {error}") from None
+        raise ApiError(
+            400, "invalid_json", f"the request body is not valid JSON: {error}"
+        ) from None
     if not isinstance(payload, dict):
         raise ApiError(400, "invalid_json", "the request body must be a JSON object")
     return payload
@@ -61,7 +63,9 @@ def parse_ask(payload: dict[str, Any], *, default_user: str) -> AskRequest:
     if not question:
         raise ApiError(400, "empty_question", "the question is empty")
     if len(question) > MAX_QUESTION_CHARS:
-        raise ApiError(400, "invalid_request", f"the question is longer than {MAX_QUESTION_CHARS} characters")
+        raise ApiError(
+            400, "invalid_request", f"the question is longer than {MAX_QUESTION_CHARS} characters"
+        )
     with_ai = payload.get("withAi", True)
     if not isinstance(with_ai, bool):
         raise ApiError(400, "invalid_request", "withAi must be true or false")

@@ -4,11 +4,19 @@ An sqlite3 connection belongs to the thread that opened it, while a server answe
 loop, in worker threads and in the watcher's refresh thread. :class:`SharedIndex` is an
 :class:`~szrag.index.Index` whose ``conn`` is opened lazily once per thread, so every thread
 reads through its own connection: WAL mode lets those readers run while the watcher's refresh
-writes, and each sees either the old index or the new one.
+writes.
+
+Retrieval reads with several statements (file entries, chunk rows, chunk texts); a refresh
+committing between two of them would mix two versions of the index. On an event-loop thread
+the first use of the connection in a loop step therefore opens a read transaction, released
+by a callback that runs when the step ends: everything one step reads comes from one snapshot,
+and no snapshot outlives the step that took it (so the writer is never held back for long).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 import threading
 from pathlib import Path
@@ -16,8 +24,7 @@ from typing import cast
 
 from szrag.config import RepoConfig
 from szrag.errors import IndexStoreError
-from szrag.index import Index, load_index
-from szrag.index import store
+from szrag.index import Index, load_index, store
 
 
 class SharedIndex(Index):
@@ -39,6 +46,7 @@ class SharedIndex(Index):
         if conn is None:
             conn = self._open()
             self._local.conn = conn
+        _pin_snapshot(conn)
         return conn
 
     @conn.setter
@@ -64,6 +72,9 @@ class SharedIndex(Index):
             self._connections.append(conn)
             return conn
 
+    def __enter__(self) -> SharedIndex:
+        return self
+
     @property
     def connection_count(self) -> int:
         """How many threads have opened a connection."""
@@ -71,12 +82,34 @@ class SharedIndex(Index):
             return len(self._connections)
 
     def close(self) -> None:
-        """Close every thread's connection; later use raises IndexStoreError."""
+        """Close every thread's connection; later use raises IndexStoreError.
+
+        Call it once nothing reads or refreshes any more (the server closes it after the
+        watcher and the requests have stopped): SQLite must not lose a connection mid-call.
+        """
         with self._lock:
             self._closed = True
             connections, self._connections = self._connections, []
         for conn in connections:
             conn.close()
+
+
+def _pin_snapshot(conn: sqlite3.Connection) -> None:
+    """Read one snapshot until the current event-loop step ends (no loop: nothing to do)."""
+    if conn.in_transaction:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read
+    loop.call_soon(_release_snapshot, conn)
+
+
+def _release_snapshot(conn: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def open_shared_index(root: Path | str) -> SharedIndex:

@@ -253,7 +253,11 @@ class SlackFace:
             log.error("a Slack request failed", exc_info=error)
             _, _, message = error_status(error)
         try:
-            respond(text=f"Sorry, I could not answer that. {message}", blocks=failure_blocks(message), response_type="ephemeral")
+            respond(
+                text=f"Sorry, I could not answer that. {message}",
+                blocks=failure_blocks(message),
+                response_type="ephemeral",
+            )
         except Exception:
             log.exception("posting the failure to Slack failed")
 

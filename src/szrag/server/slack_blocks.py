@@ -113,7 +113,9 @@ def images_block(images: Sequence[Mapping[str, Any]], repo_url: str | None) -> B
     for image in images[: CONTEXT_ELEMENTS - 1]:
         path = str(image.get("path", ""))
         if repo_url:
-            items.append(f"<{escape(repo_url.rstrip('/') + '/' + quote(path, safe='/'))}|{escape(path)}>")
+            items.append(
+                f"<{escape(repo_url.rstrip('/') + '/' + quote(path, safe='/'))}|{escape(path)}>"
+            )
         else:
             items.append(f"`{escape(path)}`")
     return context(["*Images*", *items])
@@ -178,7 +180,9 @@ def help_blocks(commands: Sequence[tuple[str, str]]) -> list[Block]:
         section("*Examples*\n" + "\n".join(f"• `{escape(example)}`" for example in EXAMPLES)),
     ]
     if commands:
-        listed = "\n".join(f"• `{escape(name)}`: {escape(description)}" for name, description in commands)
+        listed = "\n".join(
+            f"• `{escape(name)}`: {escape(description)}" for name, description in commands
+        )
         blocks.extend(section(piece) for piece in split_text("*Other commands*\n" + listed))
     return blocks[:MAX_BLOCKS]
 

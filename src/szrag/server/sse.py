@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,9 @@ def encode_event(name: str, payload: Any) -> str:
     return f"event: {name}\ndata: {to_json(payload)}\n\n"
 
 
-async def answer_events(run: Runner, error_payload: ErrorPayload) -> AsyncIterator[ServerSentEvent]:
+async def answer_events(
+    run: Runner, error_payload: ErrorPayload
+) -> AsyncGenerator[ServerSentEvent, None]:
     """Run ``run(on_activity, on_token)`` as a task and yield its progress, then its outcome."""
     queue: asyncio.Queue[tuple[str, Any] | _Done] = asyncio.Queue()
 

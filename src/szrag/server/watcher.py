@@ -133,7 +133,9 @@ class IndexWatcher:
             last_error=None,
         )
         if changed:
-            log.info("index refreshed: %d file(s) in %.0f ms", changed, self.state.last_elapsed * 1000)
+            log.info(
+                "index refreshed: %d file(s) in %.0f ms", changed, self.state.last_elapsed * 1000
+            )
         async with self._refreshed:
             self._refreshed.notify_all()
         return report
@@ -153,7 +155,12 @@ class IndexWatcher:
             await self._watch()
         except (OSError, RuntimeError) as error:
             # watchfiles reports exhausted inotify watches and the like as these.
-            log.warning("cannot watch %s (%s); refreshing every %.0f s", self.root, error, self._fallback_interval)
+            log.warning(
+                "cannot watch %s (%s); refreshing every %.0f s",
+                self.root,
+                error,
+                self._fallback_interval,
+            )
             self.state = replace(self.state, mode="poll", last_error=str(error))
             await self._poll()
 

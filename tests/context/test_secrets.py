@@ -1,0 +1,83 @@
+"""Secrets planted in a fixture repository never reach the packed context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from szrag.context import build_codebase_context, pack_repository_context
+from szrag.index import Index, build_index
+from szrag.redact import KINDS
+from szrag.retrieve import retrieve
+
+CopyFixture = Callable[[str], Path]
+
+QUESTION = (
+    "Explain the gateway settings in server/settings.js, config/gateway.yml,"
+    " config/service-account.json and config/gateway.env.example"
+)
+
+# Every credential planted in tests/fixtures/secrets_app, one or more of each kind.
+PLANTED = (
+    "xoxb-2048-4096-FAKEfakeFAKEfake1234",
+    "xapp-1-A0FAKE00-1234-fakefakefake0123",
+    "hooks.slack.com/services/TFAKE0000",
+    "ghp_FAKEfake0123456789FAKEfake0123456789",
+    "github_pat_11FAKE0000_fakeFAKEfake0123456789abcdef",
+    "sk-proj-FAKEfake0123456789FAKEfake",
+    "sk-ant-api03-FAKEfake0123456789FAKEfake",
+    "AIzaFAKEfake0123456789FAKEfake012345678",
+    "sk_live_FAKEfake0123456789",
+    "eyJhbGciOiJIUzI1NiJ9",
+    "AKIAFAKE0123456789AB",
+    "FakePass123",
+    "FAKEfake0123456789token",
+    "correct-horse-battery-staple",
+    "plain-processor-api-key",
+    "plain-client-secret",
+    "FAKEfake0123456789FAKEfake0123456789FAKE",
+    "s3cr3t-FAKE-yaml",
+    "FAKEyamlToken0123",
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABFAKEfakeFAKEfake",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCFAKEfakeFAKEfake0123",
+    "hunter2-FAKE-env",
+    "plain-env-api-key",
+    "plain-env-token",
+)
+
+
+@pytest.fixture
+def index(copy_fixture: CopyFixture) -> Iterator[Index]:
+    with build_index(copy_fixture("secrets_app")) as opened:
+        yield opened
+
+
+def test_the_fixture_really_contains_every_planted_secret(index: Index) -> None:
+    text = "\n".join(chunk.text for file in index.files() for chunk in index.chunks(file.path))
+    missing = [secret for secret in PLANTED if secret not in text]
+    assert not missing
+
+
+def test_no_planted_secret_reaches_the_packed_context(index: Index) -> None:
+    sources = retrieve(QUESTION, index=index)
+    assert {source.path for source in sources} >= {
+        "server/settings.js",
+        "config/gateway.yml",
+        "config/service-account.json",
+        "config/gateway.env.example",
+    }
+    assert any("ghp_" in source.text for source in sources)  # retrieval itself sees them
+    context = build_codebase_context(QUESTION, index, sources)
+    packed = pack_repository_context(sources, context, budget=20_000)
+
+    leaked = [secret for secret in PLANTED if secret in packed.text]
+    assert not leaked
+    assert set(packed.redaction_kinds) == set(KINDS)
+    assert packed.redactions >= 24
+    assert packed.metadata()["redactions"] == packed.redactions
+    # ordinary code next to the secrets is kept as it was
+    assert "const token = tokens(question)" in packed.text
+    assert "const password_field = form.password" in packed.text
+    assert "DB_PASSWORD=[REDACTED:secret_value]" in packed.text

@@ -1,0 +1,94 @@
+"""One index read from many threads and tasks while the watcher's thread refreshes it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from szrag.errors import IndexStoreError
+from szrag.index import refresh_index
+from szrag.retrieve import retrieve
+from szrag.server.shared_index import SharedIndex, open_shared_index
+
+
+def test_each_thread_reads_through_its_own_connection(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index:
+        assert isinstance(index, SharedIndex)
+        main = index.conn
+        other = ThreadPoolExecutor(1).submit(lambda: index.conn).result()
+
+        assert main is index.conn and other is not main
+        assert index.connection_count == 2
+
+
+async def test_a_loop_step_reads_one_snapshot_and_releases_it(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index:
+        index.counts()
+        assert index.conn.in_transaction
+        await asyncio.sleep(0)
+        # The snapshot ended with the step: a refresh from another thread can commit.
+        assert not ThreadPoolExecutor(1).submit(lambda: index.conn.in_transaction).result()
+        await asyncio.sleep(0)
+        assert not index._local.conn.in_transaction
+
+
+async def test_questions_on_the_loop_never_see_half_a_refresh(
+    web_repo: Path, keep_in_memory: bool
+) -> None:
+    stop = threading.Event()
+    with open_shared_index(web_repo) as index:
+        index.keep_in_memory(keep_in_memory)
+
+        def write() -> None:
+            for number in range(12):
+                if stop.is_set():
+                    return
+                (web_repo / f"docs/note{number}.md").write_text(
+                    f"# Note {number}\n\ngateway bucket\n"
+                )
+                refresh_index(index)
+            stop.set()
+
+        async def read() -> int:
+            answered = 0
+            while not stop.is_set():
+                sources = retrieve("gateway token bucket", index=index)
+                assert sources and all(source.text for source in sources)
+                answered += 1
+                await asyncio.sleep(0)
+            return answered
+
+        writer = asyncio.get_running_loop().run_in_executor(None, write)
+        try:
+            counts = await asyncio.gather(*(read() for _ in range(4)))
+        finally:
+            stop.set()
+            await writer  # the index must not close under the writer's feet
+
+        assert all(count > 0 for count in counts)
+        assert len(index.files()) == 3 + 12
+
+
+def test_a_closed_index_refuses_every_thread(web_repo: Path) -> None:
+    index = open_shared_index(web_repo)
+    ThreadPoolExecutor(1).submit(index.counts).result()
+    index.close()
+
+    with pytest.raises(IndexStoreError, match="closed"):
+        index.counts()
+    with pytest.raises(IndexStoreError):
+        ThreadPoolExecutor(1).submit(index.counts).result()
+
+
+def test_the_connection_cannot_be_replaced(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index, pytest.raises(AttributeError):
+        index.conn = index.conn
+
+
+@pytest.fixture(params=[False, True], ids=["sqlite", "memory"])
+def keep_in_memory(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
