@@ -21,7 +21,7 @@ from szrag.code.graph import (
     get_dependencies,
     splice,
 )
-from szrag.code.model import EnvReference, SymbolMatch
+from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.errors import QuestionError
 from szrag.index import Index
@@ -94,7 +94,7 @@ class _Selection:
     relations: dict[str, str] = field(default_factory=dict)
 
     def offer(self, path: str, score: int, relation: str) -> None:
-        if score > self.scores.get(path, score - 1):
+        if path not in self.scores or score > self.scores[path]:
             self.scores[path] = score
         current = self.relations.get(path)
         if current is None or _RELATION_RANK[relation] < _RELATION_RANK[current]:
@@ -123,14 +123,15 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
 
 
 def _variables_in(files: Sequence[str], stored: dict[str, StoredFile]) -> list[EnvReference]:
+    """Every environment variable read in ``files``, file by file in line order."""
     found: list[EnvReference] = []
     for path in files:
-        record = stored[path].code if path in stored else None
-        for variable in (record or {}).get("environment_variables") or ():
-            if isinstance(variable, dict) and "name" in variable:
-                found.append(
-                    EnvReference(path, str(variable["name"]), int(variable.get("line", 0)))
-                )
+        code = stored[path].code if path in stored else None
+        if code:
+            record = CodeRecord.from_dict(code)
+            found.extend(
+                EnvReference(path, item.name, item.line) for item in record.environment_variables
+            )
     return found
 
 
