@@ -53,7 +53,8 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
     if not matches:
         console.print("no matching symbols")
         return
-    table = Table("score", "symbol", "kind", "where")
+    table = Table("score", "symbol", "kind")
+    table.add_column("where", overflow="fold")
     for match in matches:
         table.add_row(
             str(match.score), match.name, match.kind, f"{match.file}:{match.line}-{match.end_line}"
@@ -81,15 +82,12 @@ def routes_command(question: str | None, root: Path, limit: int, as_json: bool) 
     if not matches:
         console.print("no matching routes" if question is not None else "no routes found")
         return
-    table = Table("score", "method", "path", "handler", "where")
+    scored = question is not None
+    table = Table(*(["score"] if scored else []), "method", "path", "handler")
+    table.add_column("where", overflow="fold")
     for match in matches:
-        table.add_row(
-            str(match.score) if question is not None else "",
-            match.method,
-            match.path,
-            match.handler or "",
-            f"{match.file}:{match.line}",
-        )
+        cells = [match.method, match.path, match.handler or "", f"{match.file}:{match.line}"]
+        table.add_row(*([str(match.score)] if scored else []), *cells)
     console.print(table)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -29,10 +28,6 @@ ROUTE_PATH = 100
 ROUTE_TOKEN = 20
 
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
-_records_cache: weakref.WeakKeyDictionary[Index, tuple[str, list[tuple[str, CodeRecord]]]] = (
-    weakref.WeakKeyDictionary()
-)
-
 
 # ---- scoring (pure) -----------------------------------------------------------------------
 
@@ -80,16 +75,11 @@ def extract_environment_variables(question: str) -> list[str]:
 
 
 def code_records(index: Index) -> list[tuple[str, CodeRecord]]:
-    """(path, record) of every parsed file, cached until the index changes."""
-    generation = index.generation()
-    cached = _records_cache.get(index)
-    if cached is not None and cached[0] == generation:
-        return cached[1]
-    records = [
-        (stored.path, CodeRecord.from_dict(stored.code)) for stored in index.files() if stored.code
-    ]
-    _records_cache[index] = (generation, records)
-    return records
+    """(path, record) of every parsed file, kept until the index changes."""
+    return index.derived(
+        "code.records",
+        lambda: [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()],
+    )
 
 
 def find_symbols(question: str, index: Index) -> list[SymbolMatch]:

@@ -194,7 +194,7 @@ def pack_chunks(
     Ties in priority keep the input order (the sort is stable), so the result is the same
     for the same input. A chunk that does not fit is skipped whole, and smaller chunks after
     it may still fill the remaining budget. ``tokens`` is the sum of the included chunks'
-    counts; the blank lines that join them are not counted, as in the original.
+    counts; the blank lines that join them are not counted.
     """
     if budget < 0:
         raise ValueError(f"the token budget must not be negative (got {budget})")

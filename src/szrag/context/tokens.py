@@ -28,6 +28,7 @@ ENCODINGS = ("cl100k_base", "o200k_base")
 TOKENIZERS = (ESTIMATE_NAME, *ENCODINGS)
 CHARS_PER_TOKEN = 4
 LOAD_TIMEOUT = 10.0  # seconds a first download may take before we settle for the estimate
+MAX_REASON_LENGTH = 80
 
 
 def estimate_token_count(text: str) -> int:
@@ -92,8 +93,15 @@ def _load_encoding(name: str, timeout: float) -> Any:
     except _EncodingUnavailable:
         raise
     except Exception as error:  # network, hash mismatch, corrupt cache: all mean "not here"
-        first_line = str(error).splitlines()[0] if str(error) else ""
-        raise _EncodingUnavailable(f"{type(error).__name__}: {first_line}"[:200]) from error
+        raise _EncodingUnavailable(_brief(error)) from error
+
+
+def _brief(error: Exception) -> str:
+    """The error's type and the start of its message: enough for a one-line warning."""
+    message = str(error).splitlines()[0] if str(error) else ""
+    if len(message) > MAX_REASON_LENGTH:
+        message = message[: MAX_REASON_LENGTH - 3] + "..."
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:

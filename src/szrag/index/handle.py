@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from szrag.config import RepoConfig
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.memory import MemorySearch
 from szrag.text import tokens
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,25 @@ class Index:
         self._entries_generation: str | None = None
         self._memory_enabled = False
         self._memory: MemorySearch | None = None
+        self._derived: dict[str, object] = {}
+        self._derived_generation: str | None = None
+
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered until the index changes (for views built from it)."""
+        generation = self.generation()
+        if generation != self._derived_generation:
+            self._derived = {}
+            self._derived_generation = generation
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(T, self._derived[key])
+
+    def code_records(self) -> list[tuple[str, dict[str, Any]]]:
+        """(path, code record) of every file that has one, by path."""
+        rows = self.conn.execute(
+            "SELECT path, code FROM files WHERE code IS NOT NULL ORDER BY path"
+        )
+        return [(path, json.loads(code)) for path, code in rows]
 
     def keep_in_memory(self, enabled: bool = True) -> None:
         """Serve retrieval from in-memory arrays (rebuilt when the index changes).
