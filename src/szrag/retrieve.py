@@ -414,7 +414,7 @@ def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
     if not chunk_ids:
         return {}
     marks = ",".join("?" * len(chunk_ids))
-    rows = index.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", list(chunk_ids))
+    rows = index.conn.execute(f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", list(chunk_ids))
     return {row[0]: row[1] for row in rows}
 
 

@@ -19,7 +19,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -50,10 +50,13 @@ CREATE TABLE chunks (
     end INTEGER NOT NULL,
     type TEXT NOT NULL,
     heading TEXT,
-    text TEXT NOT NULL,
     words TEXT NOT NULL
 );
 CREATE INDEX chunks_file ON chunks(file_id, seq);
+CREATE TABLE chunk_texts (
+    id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    text TEXT NOT NULL
+);
 CREATE TABLE images (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
@@ -221,22 +224,17 @@ def insert_file(
     # explicit ids let both tables be written in two batched statements
     first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
     conn.executemany(
-        "INSERT INTO chunks(id, file_id, seq, start, end, type, heading, text, words)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks(id, file_id, seq, start, end, type, heading, words)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (
-                first + seq,
-                file_id,
-                seq,
-                chunk.start,
-                chunk.end,
-                chunk.type,
-                chunk.heading,
-                chunk.text,
-                words,
-            )
+            (first + seq, file_id, seq, chunk.start, chunk.end, chunk.type, chunk.heading, words)
             for seq, (chunk, words) in enumerate(zip(chunks, chunk_words, strict=True))
         ),
+    )
+    # texts live apart so that scans over chunk words never page through them
+    conn.executemany(
+        "INSERT INTO chunk_texts(id, text) VALUES (?, ?)",
+        ((first + seq, chunk.text) for seq, chunk in enumerate(chunks)),
     )
     conn.executemany(
         "INSERT INTO chunk_terms(rowid, path, heading, symbols, body) VALUES (?, ?, ?, ?, ?)",
@@ -252,7 +250,8 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
         return
     file_id, code = row
     rows = conn.execute(
-        "SELECT id, start, end, type, heading, text, words FROM chunks WHERE file_id = ? ORDER BY seq",
+        "SELECT c.id, c.start, c.end, c.type, c.heading, t.text, c.words FROM chunks c"
+        " JOIN chunk_texts t ON t.id = c.id WHERE c.file_id = ? ORDER BY c.seq",
         (file_id,),
     ).fetchall()
     chunks = [
@@ -322,8 +321,9 @@ def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
 def file_chunks(conn: sqlite3.Connection, path: str) -> list[StoredChunk]:
     """The chunks of one file in order."""
     rows = conn.execute(
-        "SELECT c.id, f.path, c.start, c.end, c.type, c.heading, c.text FROM chunks c"
-        " JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.seq",
+        "SELECT c.id, f.path, c.start, c.end, c.type, c.heading, t.text FROM chunks c"
+        " JOIN files f ON f.id = c.file_id JOIN chunk_texts t ON t.id = c.id"
+        " WHERE f.path = ? ORDER BY c.seq",
         (path,),
     )
     return [StoredChunk(*row) for row in rows]

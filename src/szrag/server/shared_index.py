@@ -35,6 +35,7 @@ class SharedIndex(Index):
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._closed = False
+        self._files: tuple[str, list[store.StoredFile]] | None = None
         super().__init__(root, config, cast(sqlite3.Connection, None))
 
     @property
@@ -53,6 +54,20 @@ class SharedIndex(Index):
     def conn(self, value: sqlite3.Connection) -> None:
         if value is not None:
             raise AttributeError("a SharedIndex opens its own connections")
+
+    def files(self) -> list[store.StoredFile]:
+        """Every indexed file with its code record, read once per index generation.
+
+        The codebase context reads every file's record for each question; a server answering
+        many questions keeps them instead of decoding them from SQLite every time.
+        """
+        generation = self.generation()
+        cached = self._files
+        if cached is not None and cached[0] == generation:
+            return list(cached[1])
+        files = super().files()
+        self._files = (generation, files)
+        return list(files)
 
     def _open(self) -> sqlite3.Connection:
         with self._lock:
