@@ -94,7 +94,10 @@ def time_to_first_events(base: str, provider: ScriptedProvider, questions: list[
             started = time.perf_counter()
             activity = token = None
             with client.stream(
-                "POST", "/api/ask", json={"question": question}, headers={"Accept": "text/event-stream"}
+                "POST",
+                "/api/ask",
+                json={"question": question},
+                headers={"Accept": "text/event-stream"},
             ) as response:
                 for line in response.iter_lines():
                     now = time.perf_counter() - started
@@ -107,7 +110,11 @@ def time_to_first_events(base: str, provider: ScriptedProvider, questions: list[
             first_activity.append(activity)
             first_token.append(token)
             total.append(time.perf_counter() - started)
-    for name, values in (("first activity", first_activity), ("first token", first_token), ("whole answer", total)):
+    for name, values in (
+        ("first activity", first_activity),
+        ("first token", first_token),
+        ("whole answer", total),
+    ):
         print(
             f"  {name:15s} median {statistics.median(values) * 1000:7.1f} ms"
             f"   p95 {_percentile(values, 0.95) * 1000:7.1f} ms"
@@ -155,8 +162,10 @@ def main() -> None:
     started = time.perf_counter()
     with build_index(root) as index:
         counts = index.counts()
-    print(f"repository {root}: {counts['files']} files, {counts['chunks']} chunks "
-          f"(indexed in {time.perf_counter() - started:.1f}s)")
+    print(
+        f"repository {root}: {counts['files']} files, {counts['chunks']} chunks "
+        f"(indexed in {time.perf_counter() - started:.1f}s)"
+    )
 
     rng = random.Random(7)
     words = Zipf(vocabulary(3000), rng)

@@ -35,7 +35,8 @@ def root(copy_fixture: CopyFixture) -> Path:
 def test_context_prints_the_packed_text_and_its_budget(root: Path) -> None:
     code, out, _ = run("context", QUESTION, "--root", str(root))
     assert code == 0
-    assert out.startswith("FILE: server/routes/users.js\n")
+    assert out.startswith("FILE: server/")
+    assert "FILE: server/routes/users.js\n" in out
     assert "- DATABASE_URL in server/lib/db.js:7" in out
     assert "/ 4000 (estimate)" in out
     assert "code contexts 4" in out
@@ -48,7 +49,7 @@ def test_context_json_has_figures_text_sources_and_metadata(root: Path) -> None:
     data = json.loads(out)
     assert data["budget"] == 500 and 0 < data["tokens"] <= 500
     assert data["tokenizer"] == "estimate" and data["tokenizer_note"] is None
-    assert data["sources"][0]["path"] == "server/routes/users.js"
+    assert "server/routes/users.js" in [source["path"] for source in data["sources"]]
     assert "text" not in data["sources"][0]
     assert data["context"]["environment_variables"][0]["name"] == "DATABASE_URL"
     assert data["code_contexts"] == sum(
@@ -57,7 +58,8 @@ def test_context_json_has_figures_text_sources_and_metadata(root: Path) -> None:
     # code entries outrank sources (bonus 250); at 500 tokens the users.js source no longer fits
     skipped = [chunk["key"] for chunk in data["chunks"] if chunk["status"] == "over budget"]
     assert "source:server/routes/users.js:1-24" in skipped
-    assert data["text"].startswith("CODE: server/routes/users.js (direct)\n")
+    assert data["text"].startswith("CODE: server/")
+    assert "CODE: server/routes/users.js (direct)\n" in data["text"]
 
 
 def test_context_limit_bounds_the_sources(root: Path) -> None:

@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from live import CaptureServer, serve_asgi
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
 from szrag.index import build_index
 from szrag.llm.testing import ScriptedProvider, serve
 from szrag.server import ServerSettings, create_app
+from szrag.server.testing import CaptureServer, serve_asgi
 from szrag.settings import Settings
 
 CopyFixture = Callable[[str], Path]
@@ -89,7 +89,8 @@ def start_server(web_repo: Path, model_settings: Settings) -> Iterator[StartServ
                 audit=AuditLog(Path(root) / ".rag" / "audit.log"),
                 live_tools=overrides.get("live_tools", True),
             )
-            return stack.enter_context(serve_asgi(app))
+            base_url: str = stack.enter_context(serve_asgi(app))
+            return base_url
 
         yield start
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import TEST_SETTINGS, StartServer
-from live import serve_asgi, sse_events
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
 from szrag.llm.testing import ScriptedProvider, text_reply
-from szrag.server import create_app
+from szrag.server import ServerSettings, create_app
+from szrag.server.testing import serve_asgi, sse_events
 from szrag.settings import Settings
+
+StartServer = Callable[..., str]
+
 
 QUESTION = "How does the gateway rate limiting token bucket work?"
 EVENT_BLOCK = re.compile(r"event: (activity|token|result|error)\ndata: [^\n]+\n\n")
@@ -125,7 +127,7 @@ def test_sse_without_ai_streams_activities_and_result(client: httpx.Client) -> N
 
 
 def test_a_failure_while_answering_is_an_error_event_or_503(web_repo: Path) -> None:
-    app = create_app(web_repo, settings=TEST_SETTINGS, answer_settings=Settings())
+    app = create_app(web_repo, settings=ServerSettings(watch=False), answer_settings=Settings())
     with serve_asgi(app) as base, httpx.Client(base_url=base) as client:
         app.state.szrag.service.index.close()  # the index becomes unavailable under the server
         _, raw = stream_text(client, {"question": QUESTION, "withAi": False})

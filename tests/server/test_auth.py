@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import httpx
 import pytest
-from conftest import StartServer
 
 from szrag.errors import ConfigError
 from szrag.server import RateLimit, ServerSettings
@@ -18,6 +19,9 @@ from szrag.server.auth import (
 )
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import Decision, RateLimiter, refill, wait_for
+
+StartServer = Callable[..., str]
+
 
 ASK = {"question": "How does the gateway token bucket work?", "withAi": False}
 

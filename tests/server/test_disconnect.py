@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import StartServer, model_settings_for
-from live import SlowProvider, serve_asgi
 
 from szrag.audit import AuditLog
+from szrag.server.testing import SlowStreamProvider, serve_asgi
+from szrag.settings import Settings
+
+StartServer = Callable[..., str]
 
 
 @pytest.fixture
-def slow_provider() -> Iterator[tuple[SlowProvider, str]]:
-    provider = SlowProvider(interval=0.1, tokens=300)  # 30 s unless cancelled
+def slow_provider() -> Iterator[tuple[SlowStreamProvider, str]]:
+    provider = SlowStreamProvider(interval=0.1, tokens=300)  # 30 s unless cancelled
     with serve_asgi(provider, lifespan="off") as base_url:
         yield provider, f"{base_url}/v1"
+
+
+def slow_model_settings(base_url: str) -> Settings:
+    return Settings(ai_url=base_url, ai_api_key="test-key", read_timeout=30.0, retries=0)
 
 
 def wait_until(condition: object, timeout: float) -> bool:
@@ -31,10 +37,10 @@ def wait_until(condition: object, timeout: float) -> bool:
 
 
 def test_disconnecting_cancels_the_model_request(
-    start_server: StartServer, slow_provider: tuple[SlowProvider, str], web_repo: Path
+    start_server: StartServer, slow_provider: tuple[SlowStreamProvider, str], web_repo: Path
 ) -> None:
     provider, base_url = slow_provider
-    server = start_server(answer_settings=model_settings_for(base_url, read_timeout=30.0))
+    server = start_server(answer_settings=slow_model_settings(base_url))
     payload = {"question": "How does the gateway token bucket work?"}
     seen_token = False
     started = time.monotonic()
@@ -63,10 +69,10 @@ def test_disconnecting_cancels_the_model_request(
 
 
 def test_the_server_keeps_answering_after_a_disconnect(
-    start_server: StartServer, slow_provider: tuple[SlowProvider, str]
+    start_server: StartServer, slow_provider: tuple[SlowStreamProvider, str]
 ) -> None:
     provider, base_url = slow_provider
-    server = start_server(answer_settings=model_settings_for(base_url, read_timeout=30.0))
+    server = start_server(answer_settings=slow_model_settings(base_url))
     with httpx.Client(base_url=server, timeout=10.0) as client:
         with client.stream(
             "POST",

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import StartServer
 
 from szrag.index import build_index
 from szrag.server.images import content_type, is_clean_relative
+
+StartServer = Callable[..., str]
+
 
 IMAGE = "docs/diagrams/architecture-diagram.png"
 

@@ -11,7 +11,7 @@ import pytest
 
 from szrag.errors import IndexStoreError
 from szrag.index import refresh_index
-from szrag.retrieve import retrieve
+from szrag.retrieve import retrieve, retrieve_images
 from szrag.server.shared_index import SharedIndex, open_shared_index
 
 
@@ -25,15 +25,41 @@ def test_each_thread_reads_through_its_own_connection(web_repo: Path) -> None:
         assert index.connection_count == 2
 
 
-async def test_a_loop_step_reads_one_snapshot_and_releases_it(web_repo: Path) -> None:
+async def test_a_task_reads_one_snapshot_from_start_to_end(web_repo: Path) -> None:
     with open_shared_index(web_repo) as index:
-        index.counts()
-        assert index.conn.in_transaction
+        refreshed = asyncio.Event()
+
+        async def question() -> tuple[int, int]:
+            before = len(index.files())
+            await refreshed.wait()  # the watcher refreshes while this question is open
+            return before, len(index.files())
+
+        task = asyncio.create_task(question())
         await asyncio.sleep(0)
-        # The snapshot ended with the step: a refresh from another thread can commit.
-        assert not ThreadPoolExecutor(1).submit(lambda: index.conn.in_transaction).result()
-        await asyncio.sleep(0)
-        assert not index._local.conn.in_transaction
+        (web_repo / "docs" / "late.md").write_text("# Late\n")
+        await asyncio.to_thread(refresh_index, index)
+        refreshed.set()
+        before, after = await task
+
+        assert before == after == 3
+        assert await asyncio.create_task(asyncio.to_thread(lambda: len(index.files()))) == 4
+        assert await asyncio.create_task(_count(index)) == 4
+        await asyncio.sleep(0)  # done callbacks run in the next loop step
+        assert index.active_snapshots == 0
+
+
+async def _count(index: SharedIndex) -> int:
+    return len(index.files())
+
+
+async def test_task_connections_are_pooled(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index:
+        for _ in range(20):
+            await asyncio.gather(*(asyncio.create_task(_count(index)) for _ in range(3)))
+            await asyncio.sleep(0)
+
+        assert index.connection_count <= 3
+        assert index.active_snapshots == 0
 
 
 async def test_questions_on_the_loop_never_see_half_a_refresh(
@@ -53,13 +79,17 @@ async def test_questions_on_the_loop_never_see_half_a_refresh(
                 refresh_index(index)
             stop.set()
 
+        async def question() -> None:
+            sources = retrieve("gateway token bucket", index=index)
+            await asyncio.sleep(0)  # other questions run here; this one keeps its snapshot
+            images = retrieve_images("architecture diagram", index=index)
+            assert sources and all(source.text for source in sources) and images
+
         async def read() -> int:
             answered = 0
             while not stop.is_set():
-                sources = retrieve("gateway token bucket", index=index)
-                assert sources and all(source.text for source in sources)
+                await asyncio.create_task(question())
                 answered += 1
-                await asyncio.sleep(0)
             return answered
 
         writer = asyncio.get_running_loop().run_in_executor(None, write)

@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 import pytest
-from conftest import TEST_SETTINGS, StartServer
-from live import CaptureServer, serve_asgi, slack_headers, slack_signature
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist, builtin_registry
 from szrag.llm.testing import ScriptedProvider, text_reply
-from szrag.server import RateLimit, create_app
+from szrag.server import RateLimit, ServerSettings, create_app
 from szrag.server.slack import explicit_command, is_help, slack_identity
+from szrag.server.testing import CaptureServer, serve_asgi, slack_headers, slack_signature
 from szrag.settings import Settings
+
+StartServer = Callable[..., str]
+
 
 SECRET = "test-signing-secret"
 REPO_URL = "https://github.com/example/gateway/blob/main"
@@ -205,7 +208,7 @@ def test_a_failure_is_a_friendly_message(
     web_repo: Path, capture: tuple[CaptureServer, str]
 ) -> None:
     recorder, url = capture
-    settings = TEST_SETTINGS.__class__(watch=False, slack_signing_secret=SECRET)
+    settings = ServerSettings(watch=False, slack_signing_secret=SECRET)
     app = create_app(web_repo, settings=settings, answer_settings=Settings())
     with serve_asgi(app) as base:
         app.state.szrag.service.index.close()

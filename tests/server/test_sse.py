@@ -33,8 +33,7 @@ def test_an_event_is_one_event_line_one_json_data_line_and_a_blank_line() -> Non
 
 async def test_activities_and_tokens_stream_before_the_result() -> None:
     async def run(on_activity: OnActivity, on_token: OnToken) -> dict[str, Any]:
-        on_activity(Activity(stage="retrieval", status="started", message="looking"))
-        await asyncio.sleep(0)
+        await on_activity(Activity(stage="retrieval", status="started", message="looking"))
         on_token("Hel", 1)
         on_token("", 1)  # empty pieces are not sent
         on_token("lo", 1)

@@ -9,11 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import StartServer
 
 from szrag.index import Index, RefreshReport
 from szrag.server.shared_index import open_shared_index
 from szrag.server.watcher import IndexWatcher, changed_count
+
+StartServer = Callable[..., str]
+
 
 IMAGE = "docs/diagrams/architecture-diagram.png"
 

@@ -18,7 +18,6 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
-from szrag.activity import Activity
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
@@ -26,7 +25,7 @@ from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import AskRequest, parse_ask, parse_json_body
 from szrag.server.service import error_status
 from szrag.server.settings import ServerSettings
-from szrag.server.sse import answer_events
+from szrag.server.sse import OnActivity, OnToken, answer_events
 from szrag.server.state import ServerState, server_state
 from szrag.tools import sanitise
 
@@ -141,9 +140,7 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
 
 
 def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:
-    async def run(
-        on_activity: Callable[[Activity], None], on_token: Callable[[str, int], None]
-    ) -> dict[str, Any]:
+    async def run(on_activity: OnActivity, on_token: OnToken) -> dict[str, Any]:
         return await state.service.ask(
             question, source="api", on_activity=on_activity, on_token=on_token
         )

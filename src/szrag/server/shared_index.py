@@ -1,16 +1,18 @@
-"""One index for the whole server, readable from any thread.
+"""One index for the whole server, read by many questions at once while the watcher refreshes it.
 
-An sqlite3 connection belongs to the thread that opened it, while a server answers on its event
-loop, in worker threads and in the watcher's refresh thread. :class:`SharedIndex` is an
-:class:`~szrag.index.Index` whose ``conn`` is opened lazily once per thread, so every thread
-reads through its own connection: WAL mode lets those readers run while the watcher's refresh
-writes.
+An sqlite3 connection belongs to the thread that opened it, and a question reads the index with
+many statements (file entries, chunk rows, chunk texts, code records); a refresh committing
+between two of them would mix two versions of the index. :class:`SharedIndex` is an
+:class:`~szrag.index.Index` whose ``conn`` depends on who asks:
 
-Retrieval reads with several statements (file entries, chunk rows, chunk texts); a refresh
-committing between two of them would mix two versions of the index. On an event-loop thread
-the first use of the connection in a loop step therefore opens a read transaction, released
-by a callback that runs when the step ends: everything one step reads comes from one snapshot,
-and no snapshot outlives the step that took it (so the writer is never held back for long).
+* an asyncio task (every request and every answer runs as one) gets a connection of its own
+  with a read transaction opened at its first query and ended when the task finishes: one
+  question sees one snapshot of the index from start to end, whatever it awaits meanwhile;
+* any other thread (worker threads, the watcher's refresh thread) gets one connection per
+  thread in autocommit mode, as a plain Index has.
+
+WAL mode lets these readers run while the watcher's thread writes; a snapshot held by a long
+answer delays only the checkpoint, never the writer. Task connections return to a small pool.
 """
 
 from __future__ import annotations
@@ -26,28 +28,34 @@ from szrag.config import RepoConfig
 from szrag.errors import IndexStoreError
 from szrag.index import Index, load_index, store
 
+MAX_IDLE_CONNECTIONS = 8
+
 
 class SharedIndex(Index):
-    """An Index with one SQLite connection per thread, all closed together."""
+    """An Index whose connection is per asyncio task (one snapshot each) or per thread."""
 
     def __init__(self, root: Path, config: RepoConfig) -> None:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
+        self._by_task: dict[asyncio.Task[object], sqlite3.Connection] = {}
         self._closed = False
         self._files: tuple[str, list[store.StoredFile]] | None = None
         super().__init__(root, config, cast(sqlite3.Connection, None))
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """This thread's connection, opened on first use."""
+        """The current task's snapshot connection, or this thread's connection."""
         if self._closed:
             raise IndexStoreError("the index is closed")
+        task = _current_task()
+        if task is not None:
+            return self._task_connection(task)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._open()
             self._local.conn = conn
-        _pin_snapshot(conn)
         return conn
 
     @conn.setter
@@ -69,12 +77,72 @@ class SharedIndex(Index):
         self._files = (generation, files)
         return list(files)
 
+    @property
+    def connection_count(self) -> int:
+        """How many connections are open (task pool and threads)."""
+        with self._lock:
+            return len(self._connections)
+
+    @property
+    def active_snapshots(self) -> int:
+        """How many tasks hold a snapshot now."""
+        with self._lock:
+            return len(self._by_task)
+
+    def close(self) -> None:
+        """Close every connection; later use raises IndexStoreError.
+
+        Call it once nothing reads or refreshes any more (the server closes it after the
+        watcher and the requests have stopped): SQLite must not lose a connection mid-call.
+        """
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+            self._idle.clear()
+            self._by_task.clear()
+        for conn in connections:
+            conn.close()
+
+    def __enter__(self) -> SharedIndex:
+        return self
+
+    # Connections ---------------------------------------------------------------------
+
+    def _task_connection(self, task: asyncio.Task[object]) -> sqlite3.Connection:
+        with self._lock:
+            conn = self._by_task.get(task)
+            if conn is not None:
+                return conn
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open()
+        conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read
+        with self._lock:
+            self._by_task[task] = conn
+        task.add_done_callback(self._task_done)
+        return conn
+
+    def _task_done(self, task: asyncio.Task[object]) -> None:
+        with self._lock:
+            conn = self._by_task.pop(task, None)
+            if conn is None or self._closed:
+                return
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        with self._lock:
+            if len(self._idle) < MAX_IDLE_CONNECTIONS and not self._closed:
+                self._idle.append(conn)
+                return
+            self._connections.remove(conn)
+        conn.close()
+
     def _open(self) -> sqlite3.Connection:
         with self._lock:
             if self._closed:
                 raise IndexStoreError("the index is closed")
-            # check_same_thread=False only so close() can close every thread's connection;
-            # each connection is still used by the thread that opened it alone.
+            # check_same_thread=False so close() can close them all and a pooled connection
+            # can serve the next task; one connection is never used by two callers at once.
             conn = sqlite3.connect(
                 store.index_path(self.root),
                 timeout=store.BUSY_TIMEOUT_MS / 1000,
@@ -87,48 +155,16 @@ class SharedIndex(Index):
             self._connections.append(conn)
             return conn
 
-    def __enter__(self) -> SharedIndex:
-        return self
 
-    @property
-    def connection_count(self) -> int:
-        """How many threads have opened a connection."""
-        with self._lock:
-            return len(self._connections)
-
-    def close(self) -> None:
-        """Close every thread's connection; later use raises IndexStoreError.
-
-        Call it once nothing reads or refreshes any more (the server closes it after the
-        watcher and the requests have stopped): SQLite must not lose a connection mid-call.
-        """
-        with self._lock:
-            self._closed = True
-            connections, self._connections = self._connections, []
-        for conn in connections:
-            conn.close()
-
-
-def _pin_snapshot(conn: sqlite3.Connection) -> None:
-    """Read one snapshot until the current event-loop step ends (no loop: nothing to do)."""
-    if conn.in_transaction:
-        return
+def _current_task() -> asyncio.Task[object] | None:
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read
-    loop.call_soon(_release_snapshot, conn)
-
-
-def _release_snapshot(conn: sqlite3.Connection) -> None:
-    with contextlib.suppress(sqlite3.Error):
-        if conn.in_transaction:
-            conn.execute("COMMIT")
+        return asyncio.current_task()
+    except RuntimeError:  # no running event loop in this thread
+        return None
 
 
 def open_shared_index(root: Path | str) -> SharedIndex:
-    """Build or refresh the index of ``root`` now, then share it across threads."""
+    """Build or refresh the index of ``root`` now, then share it across tasks and threads."""
     with load_index(root) as index:
         resolved, config = index.root, index.config
     return SharedIndex(resolved, config)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ RESULT = "result"
 ERROR = "error"
 
 OnToken = Callable[[str, int], None]
-OnActivity = Callable[[Activity], None]
+OnActivity = Callable[[Activity], Awaitable[None]]
 Runner = Callable[[OnActivity, OnToken], Coroutine[Any, Any, dict[str, Any]]]
 ErrorPayload = Callable[[BaseException], dict[str, Any]]
 
@@ -60,8 +60,10 @@ async def answer_events(
     """Run ``run(on_activity, on_token)`` as a task and yield its progress, then its outcome."""
     queue: asyncio.Queue[tuple[str, Any] | _Done] = asyncio.Queue()
 
-    def on_activity(activity: Activity) -> None:
+    async def on_activity(activity: Activity) -> None:
         queue.put_nowait((ACTIVITY, activity.to_dict()))
+        # Let the response send it now, not when the answer's next real wait comes.
+        await asyncio.sleep(0)
 
     def on_token(text: str, round_number: int = 1) -> None:
         if text:

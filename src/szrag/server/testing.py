@@ -1,6 +1,12 @@
-"""Real servers on 127.0.0.1 for the server tests: uvicorn in a thread, a capture server that
-records posts (Slack's response_url), a slow provider that notices a client hanging up, and
-Slack request signing."""
+"""Helpers for testing a szrag server (or an application embedding one) over real HTTP.
+
+* :func:`serve_asgi` runs any ASGI app with uvicorn on a free 127.0.0.1 port in a thread;
+* :class:`CaptureServer` records every request, standing in for Slack's ``response_url``;
+* :class:`SlowStreamProvider` streams a model reply slowly and notices when its client hangs up;
+* :func:`slack_headers` signs a request as Slack does; :func:`sse_events` parses an event stream.
+
+Nothing here is used by the server itself.
+"""
 
 from __future__ import annotations
 
@@ -122,7 +128,7 @@ class CaptureServer:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-class SlowProvider:
+class SlowStreamProvider:
     """A provider that streams one token every ``interval`` seconds for a long time, and
     records whether the client hung up before the end."""
 
