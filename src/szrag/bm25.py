@@ -8,6 +8,8 @@ content terms (common English and question words removed). On top of BM25:
 * a file the question names by path always comes first;
 * a file that defines a symbol, serves a route or reads an environment variable that the
   question names gets a bonus;
+* files that the leading results import, or are imported by, are lifted a little (one step
+  of a walk over the import graph from the matched files);
 * when the best chunk covers too little of what the question asks (weighted by how rare each
   term is), nothing is returned rather than noise.
 """
@@ -34,6 +36,8 @@ CALL_BONUS = 4.0
 TEST_FACTOR = 0.75  # tests and fixtures rarely answer a question unless it asks about tests
 ROUTE_BONUS = 8.0
 ENVIRONMENT_BONUS = 4.0
+GRAPH_ROOTS = 3  # files whose imports and importers are lifted
+GRAPH_SHARE = 0.1  # one step of a personalised walk: neighbours of the leading files
 RELATIVE_CUT = 0.45  # keep files scoring at least this share of the best
 MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk must match
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
@@ -389,6 +393,14 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
 
     if not scored or (coverage < MIN_COVERAGE and not evidence):
         return []
+    ordered = sorted(scored.items(), key=lambda item: (-item[1][0], item[0]))
+    lift = ordered[0][1][0] * GRAPH_SHARE
+    neighbours: set[str] = set()
+    for path, _ in ordered[:GRAPH_ROOTS]:
+        neighbours |= set(index.dependencies(path)) | set(index.dependants(path))
+    for path in neighbours:
+        if path in scored:
+            scored[path] = (scored[path][0] + lift, scored[path][1])
     ordered = sorted(scored.items(), key=lambda item: (-item[1][0], item[0]))
     cut = ordered[0][1][0] * RELATIVE_CUT
     return [
