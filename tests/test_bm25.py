@@ -117,3 +117,26 @@ def test_named_symbols_are_identifier_shaped_mentions() -> None:
 def test_unknown_ranker_is_a_clear_error(index: Index) -> None:
     with pytest.raises(ConfigError, match="unknown ranker 'magic'"):
         retrieve("anything", index=index, ranker="magic")
+
+
+def test_import_neighbours_of_the_leading_file_are_lifted(tmp_path: Path) -> None:
+    (tmp_path / "handler.js").write_text(
+        'const { check } = require("./helper")\n'
+        "function rotateLedger(entry) { return check(entry) && rotate(entry) }\n"
+        "module.exports = { rotateLedger }\n"
+    )
+    helper = (
+        "function check(entry) { return entry.ledger !== undefined }\nmodule.exports = { check }\n"
+    )
+    (tmp_path / "helper.js").write_text(helper)
+    (tmp_path / "unrelated.js").write_text(helper.replace("check", "inspect"))
+    for number in range(12):  # enough other files for term rarity to mean something
+        (tmp_path / f"other{number}.js").write_text(
+            f"function other{number}() {{ return {number} }}\n"
+        )
+    with build_index(tmp_path) as opened:
+        assert opened.dependencies("handler.js") == ["helper.js"]
+        found = retrieve("rotate ledger entries", index=opened, ranker="bm25")
+    ranked = [source.path for source in found]
+    assert ranked[:2] == ["handler.js", "helper.js"]
+    assert "unrelated.js" not in ranked[:2]

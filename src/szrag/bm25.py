@@ -29,7 +29,8 @@ from szrag.text import code_terms
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
-COMMON_SHARE = 0.5  # a term in more than this share of chunks is left out of the search
+COMMON_SHARE = 0.5  # in a large index, a term in more than this share of chunks is
+COMMON_MIN_CHUNKS = 2000  # left out of the search: it barely moves BM25 but costs a scan
 PATH_MENTION_BONUS = 100.0
 SYMBOL_BONUS = 8.0
 CALL_BONUS = 4.0
@@ -340,7 +341,11 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
     frequencies = _document_frequencies(conn, terms) if terms else {}
     present = [term for term in terms if frequencies.get(term)]
     # terms in most chunks barely move BM25 but make the query scan them all
-    selective = [term for term in present if frequencies[term] <= total * COMMON_SHARE]
+    selective = [
+        term
+        for term in present
+        if total < COMMON_MIN_CHUNKS or frequencies[term] <= total * COMMON_SHARE
+    ]
     if present and not selective:
         selective = [min(present, key=lambda term: frequencies[term])]
     best: dict[str, tuple[float, tuple[Any, ...]]] = {}
