@@ -44,6 +44,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     """
     import uvicorn
 
+    from szrag.index import load_index
     from szrag.server import ServerSettings, create_app
     from szrag.server.auth import check_exposure
 
@@ -52,14 +53,21 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     settings = ServerSettings.from_env()
     check_exposure(host, settings)
     app = create_app(root, settings=settings)
+    with console.status("Preparing the index..."):
+        load_index(root).close()  # build or refresh now, so a failure is a message, not a trace
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
-    console.print(f"szrag serving [bold]{root.resolve()}[/] at [bold]{base}/[/]", highlight=False)
-    console.print(f"  API: POST {base}/api/ask   status: GET {base}/api/status", highlight=False)
+    lines = [
+        f"szrag serving {root.resolve()}",
+        f"  page:   {base}/",
+        f"  API:    POST {base}/api/ask  (GET {base}/api/status, /api/commands, ...)",
+    ]
     if settings.slack_signing_secret:
-        console.print(f"  Slack request URL: {base}/slack/events", highlight=False)
+        lines.append(f"  Slack:  request URL {base}/slack/events")
+    if settings.slack_app_token:
+        lines.append("  Slack:  Socket Mode (SLACK_APP_TOKEN)")
     if not settings.api_tokens:
-        console.print(
-            "  no SZRAG_API_TOKENS: the API is open to this machine only", highlight=False
-        )
+        lines.append("  no SZRAG_API_TOKENS: the API is open to this machine only")
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

@@ -206,7 +206,8 @@ class SlackFace:
         except Exception as error:
             self._fail(respond, error)
             return
-        respond(
+        self._post(
+            respond,
             text=fallback_text(str(result.get("answer") or "")),
             blocks=answer_blocks(result, question=question, repo_url=self.settings.repo_url),
             response_type="in_channel",
@@ -229,7 +230,8 @@ class SlackFace:
             return
         responses = [response.to_dict() for response in result.responses]
         blocks = command_blocks(responses)
-        respond(
+        self._post(
+            respond,
             text=fallback_text(result.text) or result.command,
             blocks=blocks or [section(result.command)],
             response_type="in_channel",
@@ -252,14 +254,20 @@ class SlackFace:
         else:
             log.error("a Slack request failed", exc_info=error)
             _, _, message = error_status(error)
+        self._post(
+            respond,
+            text=f"Sorry, I could not answer that. {message}",
+            blocks=failure_blocks(message),
+            response_type="ephemeral",
+        )
+
+    @staticmethod
+    def _post(respond: Say, **message: Any) -> None:
+        """Post through response_url; a failure is logged (Slack may have expired the URL)."""
         try:
-            respond(
-                text=f"Sorry, I could not answer that. {message}",
-                blocks=failure_blocks(message),
-                response_type="ephemeral",
-            )
+            respond(**message)
         except Exception:
-            log.exception("posting the failure to Slack failed")
+            log.exception("posting to Slack's response_url failed")
 
 
 router = APIRouter()
