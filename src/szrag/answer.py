@@ -207,7 +207,21 @@ async def gather_evidence(
     budget: int = MAX_CONTEXT_TOKENS,
     expand: bool = True,
 ) -> Evidence:
-    """Retrieval, images, codebase context (when ``expand``) and packing, with activities."""
+    """Retrieval, images, codebase context (when ``expand``) and packing, with activities,
+    all from one snapshot of the index."""
+    with index.reading():
+        return await _gather(question, index, recorder, limit=limit, budget=budget, expand=expand)
+
+
+async def _gather(
+    question: str,
+    index: Index,
+    recorder: ActivityRecorder,
+    *,
+    limit: int,
+    budget: int,
+    expand: bool,
+) -> Evidence:
     pair = new_activity_id()
     await recorder.record("retrieval", STARTED, "Searching the repository index", activity_id=pair)
     sources = tuple(retrieve(question, limit, index=index))

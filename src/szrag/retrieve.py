@@ -384,10 +384,15 @@ def retrieve(
     name = ranker or index.config.profile.ranker
     if name not in RANKERS:
         raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(RANKERS)}")
-    query = Query.parse(clean, index.config.extensions)
+    with index.reading():
+        return _retrieve(index, clean, limit, name)
+
+
+def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
+    query = Query.parse(question, index.config.extensions)
     chosen: Sequence[_Candidate | bm25.RankedChunk]
-    if name == "bm25":
-        chosen = bm25.rank(index, clean, query.requested, limit)
+    if ranker == "bm25":
+        chosen = bm25.rank(index, question, query.requested, limit)
     else:
         rules = ScoreRules.of(index.config.profile)
         search = index.memory_search(TOPIC_PATH_WORDS)
@@ -414,7 +419,9 @@ def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
     if not chunk_ids:
         return {}
     marks = ",".join("?" * len(chunk_ids))
-    rows = index.conn.execute(f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", list(chunk_ids))
+    rows = index.conn.execute(
+        f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", list(chunk_ids)
+    )
     return {row[0]: row[1] for row in rows}
 
 

@@ -203,3 +203,21 @@ def test_two_processes_refreshing_at_once_do_not_corrupt(retrieval_repo: Path) -
     ).fetchone()[0]
     assert duplicates == 0
     conn.close()
+
+
+def test_reading_keeps_one_snapshot_while_another_connection_refreshes(
+    retrieval_repo: Path,
+) -> None:
+    from szrag.retrieve import retrieve
+
+    with build_index(retrieval_repo) as reader, load_index(retrieval_repo, refresh=False) as writer:
+        with reader.reading():
+            before = retrieve("pageOnCall listPages", index=reader)
+            (retrieval_repo / "server/scheduler.js").write_text("function nothingHere() {}\n")
+            assert refresh_index(writer).changed == ["server/scheduler.js"]
+            # the refresh is committed, yet this snapshot still sees the old chunks and texts
+            assert retrieve("pageOnCall listPages", index=reader) == before
+            assert reader.chunks("server/scheduler.js")[0].text.startswith("const pages")
+        assert "server/scheduler.js" not in [
+            s.path for s in retrieve("pageOnCall listPages", index=reader)
+        ]

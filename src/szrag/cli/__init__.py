@@ -5,7 +5,15 @@ from __future__ import annotations
 import click
 
 from szrag import __version__
-from szrag.cli import ask_cmds, code_cmds, context_cmds, eval_cmds, index_cmds, tool_cmds
+from szrag.cli import (
+    ask_cmds,
+    code_cmds,
+    context_cmds,
+    eval_cmds,
+    index_cmds,
+    serve_cmds,
+    tool_cmds,
+)
 from szrag.cli.common import configure_logging
 
 
@@ -20,5 +28,5 @@ def main(ctx: click.Context, debug: bool) -> None:
     configure_logging(debug)
 
 
-for _module in (index_cmds, code_cmds, context_cmds, ask_cmds, tool_cmds, eval_cmds):
+for _module in (index_cmds, code_cmds, context_cmds, ask_cmds, tool_cmds, serve_cmds, eval_cmds):
     _module.register(main)

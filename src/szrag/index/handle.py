@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -107,6 +108,20 @@ class Index:
     def path(self) -> Path:
         """The database file."""
         return store.index_path(self.root)
+
+    @contextmanager
+    def reading(self) -> Iterator[Index]:
+        """One consistent snapshot for several reads: a refresh committed meanwhile by another
+        connection stays invisible until the block ends. Nests; a no-op inside a transaction."""
+        if self.conn.in_transaction:
+            yield self
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("COMMIT")
 
     def generation(self) -> str:
         """Changes every time a writer commits."""
