@@ -4,8 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.szrag-installed
 QUESTION ?= How does szrag decide that its index is stale?
+PORT ?= 8787
 
-.PHONY: install run test lint typecheck pytest bench clean
+.PHONY: install run ask test lint typecheck pytest bench browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,8 +16,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# Index this repository, then serve the page, the API and Slack on http://127.0.0.1:$(PORT)/
 run: install
 	$(BIN)/szrag index
+	$(BIN)/szrag serve --port $(PORT)
+
+# Answer one question in the terminal (no key needed: retrieval-only answer)
+ask: install
 	$(BIN)/szrag ask "$(QUESTION)"
 
 lint: install
@@ -33,6 +39,13 @@ test: lint typecheck pytest
 
 bench: install
 	$(BIN)/python benchmarks/bench_index.py
+	$(BIN)/python benchmarks/bench_parse.py
+	$(BIN)/python benchmarks/bench_server.py
+
+# Debian's Chromium and its driver, for the web page's browser test (root)
+browser:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
 clean:
 	rm -rf $(VENV) .rag .pytest_cache .mypy_cache .ruff_cache
