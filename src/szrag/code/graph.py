@@ -82,6 +82,11 @@ def code_records(index: Index) -> list[tuple[str, CodeRecord]]:
     )
 
 
+def records_by_path(index: Index) -> dict[str, CodeRecord]:
+    """The parsed code records by path, kept until the index changes."""
+    return index.derived("code.records.by_path", lambda: dict(code_records(index)))
+
+
 def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     """Functions, classes and methods the question points at, best first."""
     lowered, query = question.lower(), tokens(question)
@@ -139,7 +144,7 @@ def indexed_path(path: str | Path, index: Index) -> str:
     relative = posixpath.normpath(raw)
     if relative == ".." or relative.startswith("../"):
         raise PathError(f"{path} is outside the indexed root {index.root}")
-    if index.get_file(relative) is None:
+    if not index.has_file(relative):
         raise PathError(f"{relative} is not in the index of {index.root}")
     return relative
 
@@ -210,10 +215,9 @@ def get_code_context(
     Files without a code record give an empty string.
     """
     relative = indexed_path(path, index)
-    stored = index.get_file(relative)
-    if stored is None or not stored.code:
+    record = records_by_path(index).get(relative)
+    if record is None:
         return ""
-    record = CodeRecord.from_dict(stored.code)
     sections = [
         _section("IMPORTS", (item.source for item in record.imports)),
         _section(

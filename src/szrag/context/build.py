@@ -19,6 +19,7 @@ from szrag.code.graph import (
     get_code_context,
     get_dependants,
     get_dependencies,
+    records_by_path,
     splice,
 )
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
@@ -122,13 +123,12 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _variables_in(files: Sequence[str], stored: dict[str, StoredFile]) -> list[EnvReference]:
+def _variables_in(files: Sequence[str], records: dict[str, CodeRecord]) -> list[EnvReference]:
     """Every environment variable read in ``files``, file by file in line order."""
     found: list[EnvReference] = []
     for path in files:
-        code = stored[path].code if path in stored else None
-        if code:
-            record = CodeRecord.from_dict(code)
+        record = records.get(path)
+        if record:
             found.extend(
                 EnvReference(path, item.name, item.line) for item in record.environment_variables
             )
@@ -184,7 +184,9 @@ def build_codebase_context(
     clean = str(question or "").strip()
     if not clean:
         raise QuestionError("the question is empty: ask something about the repository")
-    stored = {file.path: file for file in index.files()}
+    # both views are kept until the index changes, so a question only pays for its own work
+    stored = index.derived("context.files", lambda: {file.path: file for file in index.files()})
+    records = records_by_path(index)
     selection = _Selection()
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
@@ -217,7 +219,7 @@ def build_codebase_context(
         for name in extract_environment_variables(clean)
         for ref in find_environment_variable(name, index)
     ]
-    variables = tuple(dict.fromkeys([*named, *_variables_in(files, stored)]))
+    variables = tuple(dict.fromkeys([*named, *_variables_in(files, records)]))
 
     entries: list[CodeEntry] = []
     for path in files:

@@ -151,6 +151,12 @@ class Index:
         """One indexed file by relative path."""
         return store.get_file(self.conn, path)
 
+    def has_file(self, path: str) -> bool:
+        """Whether ``path`` is indexed (cheaper than reading it)."""
+        return (
+            self.conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
+        )
+
     def chunks(self, path: str) -> list[store.StoredChunk]:
         """The chunks of one file in order."""
         return store.file_chunks(self.conn, path)
