@@ -414,3 +414,28 @@ def test_debug_question_includes_the_codebase_context(retrieval_repo: Path) -> N
     assert result["command"] is None
     assert result["codebaseContext"] is not None
     assert "server/webhook.js" in result["codebaseContext"]["files"]
+
+
+async def test_a_host_runner_runs_commands_with_its_allowlist_and_observers(
+    retrieval_repo: Path,
+) -> None:
+    from szrag.commands import CommandRunner
+    from szrag.commands.model import CommandOutcome
+
+    seen: list[CommandOutcome] = []
+    runner = CommandRunner(
+        allowlist=Allowlist.of(["calc"]), observers=[seen.append], root=retrieval_repo
+    )
+    result = await answer_question_async(
+        "Please run /sz-calc 2 + 2", root=retrieval_repo, with_ai=False, commands=runner
+    )
+    assert result["command"]["responses"] and "error" not in result["command"]
+    assert [(item.command_id, item.source, item.status) for item in seen] == [
+        ("calc", "inference", "ok")
+    ]
+
+    refused = await answer_question_async(
+        "Please run /sz-echo hello", root=retrieval_repo, with_ai=False, commands=runner
+    )
+    assert "allowlist" in refused["command"]["error"]
+    assert seen[-1].command_id == "echo" and seen[-1].status == "not_allowed"

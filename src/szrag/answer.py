@@ -49,12 +49,12 @@ from szrag.activity import new_id as new_activity_id
 from szrag.audit import AuditLog
 from szrag.commands import (
     Allowlist,
+    CommandRunner,
     Identity,
     default_registry,
     get_command,
     infer_command_invocation,
     is_command_oriented,
-    run_command,
 )
 from szrag.context import (
     MAX_CONTEXT_TOKENS,
@@ -143,8 +143,12 @@ async def run_question_command(
     command_text: str | None,
     identity: Identity,
     root: Path | str,
+    runner: CommandRunner | None = None,
 ) -> CommandRun | None:
     """Run the command the caller named or the question asks for; None when there is none.
+
+    ``runner`` (a host's registry, allowlist and observers) runs both kinds; without one, an
+    explicit command runs as asked and an inferred one must be on the environment's allowlist.
 
     An unknown ``command_id`` is the caller's mistake and raises CommandError; a command that
     fails while running becomes a failed activity and a record with ``error``.
@@ -152,11 +156,12 @@ async def run_question_command(
     text = command_text or ""
     source = "host"
     if command_id is None:
-        invocation = infer_command_invocation(question, default_registry())
+        registry = runner.registry if runner else default_registry()
+        invocation = infer_command_invocation(question, registry)
         if invocation is None:
             return None
         command_id, text, source = invocation.id, invocation.text, "inference"
-    spec = get_command(command_id)
+    spec = runner.registry.get(command_id) if runner else get_command(command_id)
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
     pair = new_activity_id()
@@ -165,17 +170,15 @@ async def run_question_command(
     await recorder.record(
         "command", STARTED, f"Running {spec.name}", activity_id=pair, metadata=details
     )
-    try:
-        result = await run_command(
-            spec.id,
-            text,
-            identity,
-            source=source,
-            root=root,
+    if runner is None:
+        runner = CommandRunner(
             # A person chose an explicit command; one read from a question must be allowed.
             allowlist=Allowlist.from_env() if source == "inference" else None,
             observers=[AuditLog.for_root(root).record_command],
+            root=Path(root),
         )
+    try:
+        result = await runner.run(spec.id, text, identity, source=source)
     except CommandError as error:
         await recorder.record(
             "command",
@@ -380,8 +383,12 @@ async def answer_question_async(
     index: Index | None = None,
     settings: Settings | None = None,
     http_client: httpx.AsyncClient | None = None,
+    commands: CommandRunner | None = None,
 ) -> dict[str, Any]:
-    """Answer ``question`` about the repository at ``root`` (see the module for result shapes)."""
+    """Answer ``question`` about the repository at ``root`` (see the module for result shapes).
+
+    ``commands`` runs any command the question needs with the host's registry, allowlist and
+    observers (metrics, audit); see ``run_question_command``."""
     clean = require_question(question)
     identity = identity or Identity.local()
     recorder = ActivityRecorder(on_activity)
@@ -392,6 +399,7 @@ async def answer_question_async(
         command_text=command_text,
         identity=identity,
         root=root,
+        runner=commands,
     )
     with _opened(index, root) as opened:
         evidence = await gather_evidence(
@@ -520,6 +528,7 @@ def answer_question(
     index: Index | None = None,
     settings: Settings | None = None,
     http_client: httpx.AsyncClient | None = None,
+    commands: CommandRunner | None = None,
 ) -> dict[str, Any]:
     """The synchronous face of :func:`answer_question_async` (same arguments, same result)."""
     return run_sync(
@@ -538,6 +547,7 @@ def answer_question(
             index=index,
             settings=settings,
             http_client=http_client,
+            commands=commands,
         )
     )
 

@@ -146,6 +146,7 @@ class AskService:
                 index=self.index,
                 settings=self.answer_settings,
                 http_client=self.http_client,
+                commands=self.runner,
             )
         except asyncio.CancelledError:
             outcome, message = "cancelled", "the caller went away"
