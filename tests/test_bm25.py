@@ -140,3 +140,14 @@ def test_import_neighbours_of_the_leading_file_are_lifted(tmp_path: Path) -> Non
     ranked = [source.path for source in found]
     assert ranked[:2] == ["handler.js", "helper.js"]
     assert "unrelated.js" not in ranked[:2]
+
+
+def test_a_file_named_by_its_stem_is_preferred(tmp_path: Path) -> None:
+    body = "function post(entry) { return entry }\n// keeps the books\n"
+    (tmp_path / "src/accounting/books").mkdir(parents=True)
+    (tmp_path / "src/accounting/books/ledger.js").write_text(body)
+    (tmp_path / "ledger_store.js").write_text(body)  # a shorter path would otherwise win
+    for number in range(12):
+        (tmp_path / f"filler{number}.js").write_text(f"const value{number} = {number}\n")
+    with build_index(tmp_path) as opened:
+        assert paths("where is the ledger module?", opened)[0] == "src/accounting/books/ledger.js"

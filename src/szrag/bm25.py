@@ -34,6 +34,7 @@ COMMON_MIN_CHUNKS = 2000  # left out of the search: it barely moves BM25 but cos
 PATH_MENTION_BONUS = 100.0
 SYMBOL_BONUS = 8.0
 CALL_BONUS = 4.0
+STEM_FACTOR = 1.3  # the question names the file itself ("the bm25 ranker", "webhook.js")
 TEST_FACTOR = 0.75  # tests and fixtures rarely answer a question unless it asks about tests
 ROUTE_BONUS = 8.0
 ENVIRONMENT_BONUS = 4.0
@@ -375,9 +376,12 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
     scored: dict[str, tuple[float, tuple[Any, ...]]] = {}
     evidence = False
     evidence_by_path = _structural_evidence(conn, question, wanted)
+    term_set = set(terms)
     for path, (score, fact) in best.items():
         if demote_tests and _TEST_PATH.search(path):
             score *= TEST_FACTOR
+        if _file_stem(path) in term_set:
+            score *= STEM_FACTOR
         bonus, line = evidence_by_path.get(path, (0.0, None))
         if bonus:
             evidence = True
@@ -422,6 +426,12 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
         for _, (score, fact) in ordered[:limit]
         if score >= cut
     ]
+
+
+def _file_stem(path: str) -> str:
+    """The file name without extension, as a query term would spell it."""
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0].replace("_", "").replace("-", "").lower()
 
 
 def _path_match(index: Index, requested: str) -> str | None:
