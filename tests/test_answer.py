@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from szrag.activity import Activity
-from szrag.answer import answer_question, answer_question_async, debug_question
+from szrag.answer import (
+    answer_question,
+    answer_question_async,
+    debug_question,
+    debug_question_async,
+)
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist, default_registry
 from szrag.errors import CommandError, QuestionError
@@ -439,3 +444,16 @@ async def test_a_host_runner_runs_commands_with_its_allowlist_and_observers(
     )
     assert "allowlist" in refused["command"]["error"]
     assert seen[-1].command_id == "echo" and seen[-1].status == "not_allowed"
+
+
+async def test_source_snippets_reach_callers_redacted(copy_fixture: Any) -> None:
+    root = copy_fixture("secrets_app")  # a fixture that plants every kind of secret
+    result = await answer_question_async(
+        "slack bot token github token aws keys config", root=root, with_ai=False
+    )
+    texts = "\n".join(source["text"] for source in result["sources"])
+    assert result["sources"] and "[REDACTED:" in texts
+    for planted in ("xoxb-", "ghp_", "AKIA", "BEGIN RSA PRIVATE KEY"):
+        assert planted not in texts
+    debug = await debug_question_async("slack bot token github token aws keys config", root=root)
+    assert "xoxb-" not in json.dumps(debug)

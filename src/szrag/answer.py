@@ -75,6 +75,7 @@ from szrag.llm.prompts import (
     load_prompt,
     response_text,
 )
+from szrag.redact import redact
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
 from szrag.runtime import ProcessRuntime
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings, load_settings
@@ -276,6 +277,21 @@ async def _gather(
     return Evidence(sources, images, context, packed)
 
 
+def public_source(source: Source) -> dict[str, Any]:
+    """A source record for callers: the snippet with secrets redacted, as the model sees it."""
+    record = source.to_dict()
+    record["text"] = redact(source.text)
+    return record
+
+
+def public_context(context: CodebaseContext) -> dict[str, Any]:
+    """The codebase context for callers, its code texts redacted like the packed context."""
+    data = context.to_dict()
+    for entry in data.get("code_contexts", []):
+        entry["text"] = redact(entry["text"])
+    return data
+
+
 def local_answer(intro: str, evidence: Evidence, command: Mapping[str, Any] | None) -> str:
     """A readable answer without a model: ``intro``, the command output, sources and images."""
     lines = [intro]
@@ -411,7 +427,7 @@ async def answer_question_async(
             expand=not is_command_oriented(clean),
         )
     base: dict[str, Any] = {
-        "sources": [source.to_dict() for source in evidence.sources],
+        "sources": [public_source(source) for source in evidence.sources],
         "images": [image.to_dict() for image in evidence.images],
         "command": run.record if run else None,
     }
@@ -578,9 +594,9 @@ async def debug_question_async(
             {"id": invocation.id, "text": invocation.text} if invocation is not None else None
         ),
         "commandOriented": oriented,
-        "sources": [source.to_dict() for source in evidence.sources],
+        "sources": [public_source(source) for source in evidence.sources],
         "images": [image.to_dict() for image in evidence.images],
-        "codebaseContext": evidence.context.to_dict() if evidence.context else None,
+        "codebaseContext": public_context(evidence.context) if evidence.context else None,
         "context": evidence.packed.to_dict(),
         "activities": recorder.to_dicts(),
     }

@@ -149,7 +149,7 @@ async def test_hash_pbkdf2_refuses_bad_input(run_text: RunText) -> None:
 async def test_the_spec_inference_input_gives_the_right_key(
     run_text: RunText, registry: CommandRegistry
 ) -> None:
-    question = "hash the password hunter2 with PBKDF2 and 100000 iterations using sha256"
+    question = "/sz-hash the password hunter2 with PBKDF2 and 100000 iterations using sha256"
     invocation = infer_command_invocation(question, registry)
     assert invocation is not None
     assert (invocation.id, invocation.text) == ("hash", "pbkdf2 sha256 100000 hunter2")

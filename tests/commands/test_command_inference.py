@@ -54,18 +54,18 @@ def test_no_command(registry: CommandRegistry, question: str) -> None:
     ("question", "text"),
     [
         (
-            "hash the password hunter2 with PBKDF2 and 100000 iterations using sha256",
+            "/sz-hash the password hunter2 with PBKDF2 and 100000 iterations using sha256",
             "pbkdf2 sha256 100000 hunter2",
         ),
         # The digest defaults to sha512, as in the spec.
-        ("hash the password hunter2 with 1000 iterations", "pbkdf2 sha512 1000 hunter2"),
+        ("run /sz-hash on the password hunter2 with 1000 iterations", "pbkdf2 sha512 1000 hunter2"),
         ("/sz-hash password: s3cret, 100,000 rounds, SHA-1", "pbkdf2 sha1 100000 s3cret"),
         (
-            'hash the passphrase "correct horse" with iterations of 5000 and salt NaCl',
+            'use /sz-hash: passphrase "correct horse" with iterations of 5000 and salt NaCl',
             "pbkdf2 sha512 5000 'correct horse' NaCl",
         ),
         (
-            "derive a key from password=p@ss! with sha3-256 and 2k iterations",
+            "/sz-hash derive a key from password=p@ss! with sha3-256 and 2k iterations",
             "pbkdf2 sha3-256 2k 'p@ss!'",
         ),
     ],
@@ -81,13 +81,26 @@ def test_hash_prose_without_a_password_value_is_not_a_command(registry: CommandR
     assert infer_command_invocation(question, registry) is None
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How does auth.js hash the password argument with 100000 iterations?",
+        "hash the password hunter2 with PBKDF2 and 100000 iterations using sha256",
+        "does /sz-calc hash the password hunter2 with 1000 iterations?",
+    ],
+)
+def test_hash_case_needs_the_slash_hash_mention(registry: CommandRegistry, question: str) -> None:
+    invocation = infer_command_invocation(question, registry)
+    assert invocation is None or invocation.id != "hash"
+
+
 def test_slash_hash_without_password_uses_the_plain_text(registry: CommandRegistry) -> None:
     invocation = infer_command_invocation("/sz-hash sha256 hello", registry)
     assert invocation == Invocation("hash", "sha256 hello", False)
 
 
 def test_hash_case_needs_a_registered_hash_command() -> None:
-    question = "hash the password hunter2 with 1000 iterations"
+    question = "/sz-hash the password hunter2 with 1000 iterations"
     assert infer_command_invocation(question, CommandRegistry()) is None
 
 

@@ -9,13 +9,22 @@ finished after the walk.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
 from szrag.code import modules, paths, routes
-from szrag.code.languages import LANGUAGES, LanguageSpec, language_of, parser, query
+from szrag.code.languages import (
+    LANGUAGES,
+    LanguageSpec,
+    language_of,
+    parser,
+    query,
+    root_query,
+)
 from szrag.code.model import (
     Call,
     CodeRecord,
@@ -25,7 +34,6 @@ from szrag.code.model import (
     RecordBuilder,
 )
 from szrag.code.syntax import (
-    ancestors,
     callee_name,
     end_line,
     first_capture,
@@ -36,6 +44,8 @@ from szrag.code.syntax import (
 )
 
 Captures = dict[str, list[Node]]
+
+_start_byte = operator.attrgetter("start_byte")
 
 _CLASS_TYPES = frozenset(
     {"class_declaration", "class", "abstract_class_declaration", "class_definition"}
@@ -74,9 +84,9 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
         return None
     root = tree.root_node
     state = Extraction(LANGUAGES[name], path, source, root, RecordBuilder(name))
-    for _pattern, captures in QueryCursor(query(name)).matches(root):
-        for role, handler in _handlers_for(captures):
-            handler(state, captures, role)
+    if (top_level := root_query(name)) is not None:
+        _walk(state, top_level, max_start_depth=0)
+    _walk(state, query(name))
     _finish_calls(state)
     _finish_exports(state)
     paths.finish(state.path, state.source, state.root, state.anchors, state.builder)
@@ -89,8 +99,31 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
 Handler = Callable[[Extraction, Captures, str], None]
 
 
+def _walk(state: Extraction, compiled: Query, *, max_start_depth: int | None = None) -> None:
+    """Hand every match of ``compiled`` over the file to the handlers of its roles."""
+    cursor = QueryCursor(compiled)
+    if max_start_depth is not None:
+        cursor.set_max_start_depth(max_start_depth)
+    handlers = _pattern_handlers(compiled)
+    for pattern, captures in cursor.matches(state.root):
+        if (known := handlers.get(pattern)) is None:
+            known = handlers[pattern] = _handlers_for(captures)
+        for role, handler in known:
+            handler(state, captures, role)
+
+
 def _handlers_for(captures: Captures) -> list[tuple[str, Handler]]:
     return [(role, _HANDLERS[role]) for role in captures if role in _HANDLERS]
+
+
+@functools.cache
+def _pattern_handlers(compiled: Query) -> dict[int, list[tuple[str, Handler]]]:
+    """The handlers of each pattern of a query, filled in as patterns first match.
+
+    A role capture is never optional, so every match of one pattern has the same roles and
+    reading them once per pattern spares scanning the captures of every match.
+    """
+    return {}
 
 
 # ---- definitions ------------------------------------------------------------------------
@@ -105,30 +138,31 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     if not name:
         return
     kind = role.removeprefix("definition.")
-    container = _enclosing_class(node)
+    parent = node.parent  # looked up once: tree-sitter finds a parent by descending the tree
+    container = _enclosing_class(parent)
     if state.python and kind == "function" and container is not None:
         kind = "method"
     if kind != "class":
         state.function_spans.append((node.start_byte, node.end_byte, name))
     state.builder.functions.append(
-        Definition(name, kind, _start_with_decorators(node), end_line(node), container)
+        Definition(name, kind, _start_with_decorators(node, parent), end_line(node), container)
     )
 
 
-def _enclosing_class(node: Node) -> str | None:
+def _enclosing_class(parent: Node | None) -> str | None:
     """The class a method or field belongs to (directly, not through a nested function)."""
-    for parent in ancestors(node):
+    while parent is not None:
         if parent.type in _CLASS_TYPES:
             name = parent.child_by_field_name("name")
             return text(name) if name is not None else None
         if parent.type not in ("class_body", "block", "decorated_definition"):
             return None
+        parent = parent.parent
     return None
 
 
-def _start_with_decorators(node: Node) -> int:
+def _start_with_decorators(node: Node, parent: Node | None) -> int:
     """The first line of a definition including its decorators."""
-    parent = node.parent
     if parent is not None and parent.type == "decorated_definition":
         return line(parent)
     start = node
@@ -153,22 +187,20 @@ def _finish_calls(state: Extraction) -> None:
     definitions still open finds it without climbing the tree for every call.
     """
     spans = sorted(state.function_spans, key=lambda span: (span[0], -span[1]))
-    callees = sorted(state.call_nodes, key=lambda node: node.start_byte)
     open_spans: list[tuple[int, int, str]] = []
     next_span = 0
-    for callee in callees:
+    calls = state.builder.calls
+    for callee in sorted(state.call_nodes, key=_start_byte):
         at = callee.start_byte
         while next_span < len(spans) and spans[next_span][0] <= at:
             _close_ended(open_spans, spans[next_span][0])
             open_spans.append(spans[next_span])
             next_span += 1
         _close_ended(open_spans, at)
-        if callee.type == "import":
-            continue  # dynamic import() is recorded as an import
-        name = callee_name(callee)
+        name = callee_name(callee)  # None for import(), which is recorded as an import
         if name:
             function = open_spans[-1][2] if open_spans else None
-            state.builder.calls.append(Call(name, end_line(callee), function))
+            calls.append(Call(name, end_line(callee), function))
 
 
 def _close_ended(open_spans: list[tuple[int, int, str]], position: int) -> None:
@@ -212,16 +244,11 @@ def _finish_exports(state: Extraction) -> None:
 
 
 def _environment(state: Extraction, captures: Captures, role: str) -> None:
-    found: list[tuple[str, Node]] = []
-    if (node := first_capture(captures, "env.name")) is not None:
-        name = name_of(node)
-        if name:
-            found.append((name, node))
+    found = state.builder.environment_variables
+    if (node := first_capture(captures, "env.name")) is not None and (name := name_of(node)):
+        found.append(EnvironmentVariable(name, line(node)))
     if (node := first_capture(captures, "env.pattern")) is not None:
-        found.extend(pattern_keys(node))
-    state.builder.environment_variables.extend(
-        EnvironmentVariable(name, line(node)) for name, node in found
-    )
+        found.extend(EnvironmentVariable(name, line(key)) for name, key in pattern_keys(node))
 
 
 # ---- path anchors and routes ------------------------------------------------------------

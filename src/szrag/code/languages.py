@@ -21,6 +21,9 @@ class LanguageSpec:
     name: str
     family: str  # "ecmascript" or "python": which extraction rules apply
     query_files: tuple[str, ...]
+    # Patterns rooted at the file's root node. They run in a cursor that never starts below
+    # the root: in the main query their open states would be checked at every node.
+    root_query_files: tuple[str, ...] = ()
 
 
 _ECMASCRIPT_TS = ("ecmascript-structure.scm", "typescript-structure.scm")
@@ -31,7 +34,9 @@ LANGUAGES: dict[str, LanguageSpec] = {
     ),
     "typescript": LanguageSpec("typescript", "ecmascript", _ECMASCRIPT_TS),
     "tsx": LanguageSpec("tsx", "ecmascript", _ECMASCRIPT_TS),
-    "python": LanguageSpec("python", "python", ("python-structure.scm",)),
+    "python": LanguageSpec(
+        "python", "python", ("python-structure.scm",), ("python-module-structure.scm",)
+    ),
 }
 
 EXTENSIONS: dict[str, str] = {
@@ -87,6 +92,15 @@ def query(name: str) -> Query:
     """The compiled structure query of ``name``: its query files joined in order."""
     spec = LANGUAGES[name]
     return Query(grammar(name), "\n".join(query_text(file) for file in spec.query_files))
+
+
+@functools.cache
+def root_query(name: str) -> Query | None:
+    """The compiled patterns of ``name`` rooted at the file's root node, if it has any."""
+    spec = LANGUAGES[name]
+    if not spec.root_query_files:
+        return None
+    return Query(grammar(name), "\n".join(query_text(file) for file in spec.root_query_files))
 
 
 def parser(name: str) -> Parser:

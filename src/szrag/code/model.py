@@ -6,6 +6,7 @@ A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read ba
 
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -257,12 +258,15 @@ class RecordBuilder:
         )
 
 
+_line = operator.attrgetter("line")
+
+
 def _ordered(items: list[Any]) -> tuple[Any, ...]:
-    return tuple(sorted(dict.fromkeys(items), key=lambda item: item.line))
+    return tuple(sorted(dict.fromkeys(items), key=_line))
 
 
 def _first_per_name(exports: list[Export]) -> tuple[Export, ...]:
     first: dict[str, Export] = {}
-    for export in sorted(exports, key=lambda item: item.line):
+    for export in sorted(exports, key=_line):
         first.setdefault(export.name, export)
     return tuple(first.values())

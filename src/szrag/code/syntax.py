@@ -6,6 +6,7 @@ Node type names of the JavaScript/TypeScript and Python grammars do not collide
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -24,6 +25,8 @@ _NAME_TYPES = frozenset(
 _MEMBER_TYPES = frozenset({"member_expression", "attribute"})
 _WRAPPER_TYPES = frozenset({"non_null_expression", "parenthesized_expression", "await_expression"})
 _PYTHON_STRING_PREFIX = frozenset("rRbBuU")
+# Names joined by dots and nothing else: no spaces, comments, ``?.``, brackets or non-ASCII.
+_PLAIN_CHAIN = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+", re.ASCII)
 
 
 def text(node: Node) -> str:
@@ -46,21 +49,39 @@ def string_value(node: Node | None) -> str | None:
     if node is None:
         return None
     if node.type == "string":
-        if any(child.type == "interpolation" for child in node.children):
-            return None  # a Python f-string with fields
-        start = node.child(0)
-        if start is not None and start.type == "string_start":
-            prefix = text(start).rstrip("\"'")
-            if not set(prefix) <= _PYTHON_STRING_PREFIX:
-                return None
-            parts = [text(child) for child in node.children if child.type == "string_content"]
-            return "".join(parts)
-        return text(node)[1:-1]
+        written = text(node)
+        if _is_plain_quoted(written):
+            return written[1:-1]  # what the general reading below gives, found sooner
+        return _string_literal_value(node, written)
     if node.type == "template_string":
         if any(child.type == "template_substitution" for child in node.children):
             return None
         return text(node)[1:-1]
     return None
+
+
+def _is_plain_quoted(written: str) -> bool:
+    """True for ``"..."`` or ``'...'`` with no prefix, escape or triple quote."""
+    return (
+        len(written) >= 2
+        and written[0] in "\"'"
+        and written[-1] == written[0]
+        and "\\" not in written
+        and not written.startswith(written[0] * 3)
+    )
+
+
+def _string_literal_value(node: Node, written: str) -> str | None:
+    if any(child.type == "interpolation" for child in node.children):
+        return None  # a Python f-string with fields
+    start = node.child(0)
+    if start is not None and start.type == "string_start":
+        prefix = text(start).rstrip("\"'")
+        if not set(prefix) <= _PYTHON_STRING_PREFIX:
+            return None
+        parts = [text(child) for child in node.children if child.type == "string_content"]
+        return "".join(parts)
+    return written[1:-1]
 
 
 def name_of(node: Node) -> str:
@@ -72,6 +93,31 @@ def name_of(node: Node) -> str:
 
 def dotted_name(node: Node | None) -> str | None:
     """``a.b.c`` for a chain of names (member access, attributes, string subscripts)."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind in _NAME_TYPES:
+        return text(node)
+    if kind in _MEMBER_TYPES:
+        # Most chains are written plainly: then the name is the text itself, once the head
+        # is known to be a name (``import.meta.x`` or ``None.x`` are not).
+        written = text(node)
+        if _PLAIN_CHAIN.fullmatch(written) and _chain_head(node).type in _NAME_TYPES:
+            return written
+    return _walk_dotted_name(node)
+
+
+def _chain_head(node: Node) -> Node:
+    """The innermost object of a member chain."""
+    while node.type in _MEMBER_TYPES:
+        inner = node.child_by_field_name("object")
+        if inner is None:
+            break
+        node = inner
+    return node
+
+
+def _walk_dotted_name(node: Node | None) -> str | None:
     parts: list[str] = []
     current = node
     while current is not None:

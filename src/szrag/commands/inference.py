@@ -2,9 +2,11 @@
 
 * A ``/sz-<name>`` mention that names a registered command runs it with the text after the
   name, an optional leading word ``command`` removed (``run the /sz-ping command``).
-* A request to hash a password with an iteration count (``hash the password hunter2 with
-  PBKDF2 and 100000 iterations using sha256``), with or without ``/sz-hash``, becomes
-  ``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]``. The digest is the first one the question
+* A ``/sz-hash`` request that names a password and an iteration count (``/sz-hash the
+  password hunter2 with PBKDF2 and 100000 iterations using sha256``) becomes
+  ``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]``. Without the ``/sz-hash`` mention a question is
+  never run as a hash, as in the spec: "how does auth.js hash the password argument with 100000
+  iterations?" asks about code. The digest is the first one the question
   names, sha512 otherwise, as in the spec. Unlike the spec, the algorithm is always PBKDF2:
   the spec falls back to ``sha256``, which builds input no hash command can read, since an
   iteration count only means something to a key-derivation function.
@@ -34,7 +36,6 @@ _VERBS = r"run|runs|running|ran|execute|executes|executing|executed|use|uses|usi
 _ORIENTED = re.compile(rf"\b(?:{_VERBS})\b[^.?!\n]*?(?:\bcommands?\b|/sz-[a-z0-9])", re.IGNORECASE)
 _QUOTES = "\"'`"
 
-_HASH_VERB = re.compile(r"\b(?:hash|hashes|hashing|hashed|pbkdf2|derive)\b", re.IGNORECASE)
 _SECRET_WORD = r"(?:password|passphrase|passwd|pass\s+phrase)"
 _LINK = r"(?:\s+(?:is|of|as)\b\s*|\s*[=:]\s*|\s+)"
 _QUOTED_SECRET = re.compile(
@@ -134,14 +135,12 @@ def infer_command_invocation(question: str, registry: CommandRegistry) -> Invoca
     """The command a question asks for, with its input; None when it names none."""
     oriented = is_command_oriented(question)
     slash = next((m for m in _SLASH.finditer(question) if _inferable(registry, m.group(1))), None)
-    hash_spec = registry.get("hash")
-    names_hash = slash is not None and registry.get(slash.group(1)) is hash_spec
-    if hash_spec is not None and (names_hash or (slash is None and _HASH_VERB.search(question))):
-        text = hash_invocation_text(question)
-        if text is not None:
-            return Invocation(hash_spec.id, text, oriented)
     if slash is None:
         return None
     spec = registry.get(slash.group(1))
     assert spec is not None
+    if spec.id == "hash":
+        text = hash_invocation_text(question)
+        if text is not None:
+            return Invocation(spec.id, text, oriented)
     return Invocation(spec.id, _text_after(question, slash), oriented)

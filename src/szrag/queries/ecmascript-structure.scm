@@ -121,7 +121,7 @@
   function: (member_expression
     object: (_) @route.object
     property: (property_identifier) @route.method
-    (#match? @route.method "^(get|post|put|patch|delete|all|use|options|head)$"))
+    (#any-of? @route.method "get" "post" "put" "patch" "delete" "all" "use" "options" "head"))
   arguments: (arguments . [(string) (template_string)] @route.path)) @route
 
 ; router.route("/path").get(...).post(...)

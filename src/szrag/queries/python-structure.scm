@@ -33,24 +33,8 @@
 
 ; ---- exports -----------------------------------------------------------------------------
 
-; __all__ = [...] / (...), __all__ += [...]
-(module (expression_statement
-  (assignment
-    left: (identifier) @_all (#eq? @_all "__all__")
-    right: [(list) (tuple)] @export.all))) @export
-(module (expression_statement
-  (augmented_assignment
-    left: (identifier) @_all (#eq? @_all "__all__")
-    right: [(list) (tuple)] @export.all))) @export
-
-; public top-level names, used when there is no __all__
-(module (function_definition name: (identifier) @export.public)) @export
-(module (class_definition name: (identifier) @export.public)) @export
-(module (decorated_definition
-  definition: [(function_definition) (class_definition)] @export.definition)) @export
-(module (expression_statement
-  (assignment left: (identifier) @export.public))) @export
-(module (type_alias_statement left: (type) @export.type)) @export
+; top-level names (__all__, public definitions and assignments) are matched by
+; python-module-structure.scm
 
 ; ---- environment variables ---------------------------------------------------------------
 
@@ -104,7 +88,8 @@
       function: (attribute
         object: (_) @route.object
         attribute: (identifier) @route.method
-        (#match? @route.method "^(route|api_route|get|post|put|patch|delete|head|options)$"))
+        (#any-of? @route.method
+          "route" "api_route" "get" "post" "put" "patch" "delete" "head" "options"))
       arguments: (argument_list) @route.args))
   definition: (_ name: (identifier) @route.handler)) @route.decorated
 
