@@ -84,6 +84,28 @@ def test_questions_are_sanitised(tmp_path: Path) -> None:
     assert audit.read()[0]["outcome"] == "failed"
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "/sz-hash the password hunter2 with 1000 iterations",
+        "hash my passphrase hunter2 please",
+        'hash the passphrase "hunter2" with 5000 rounds',
+        "/sz-hash password is hunter2, 100 rounds",
+    ],
+)
+def test_passwords_named_in_prose_are_not_written(tmp_path: Path, question: str) -> None:
+    audit = AuditLog(tmp_path / "audit.log")
+    audit.record_ask(ADA, question, outcome="ok", duration_ms=1)
+    assert "hunter2" not in (tmp_path / "audit.log").read_text()
+    assert "[REDACTED:password]" in audit.read()[0]["question"]
+
+
+def test_prose_password_in_a_command_input_is_not_written(tmp_path: Path) -> None:
+    audit = AuditLog(tmp_path / "audit.log")
+    audit.record_command(CommandOutcome("echo", "my password hunter2", ADA, "cli", "ok", 1.0, 1))
+    assert audit.read()[0]["arguments"] == {"text": "my password [REDACTED:password]"}
+
+
 def test_a_write_failure_is_logged_not_raised(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -291,3 +291,11 @@ def test_memory_search_matches_sqlite_search(retrieval_repo: Path, profile: str)
         assert "server/extra.js" in [source.path for source in in_memory]
         opened.keep_in_memory(False)
         assert retrieve("server extra zebra crossing", index=opened) == in_memory
+
+
+def test_an_inconsistent_index_gives_a_clear_error(index: Index) -> None:
+    from szrag.errors import IndexStoreError
+
+    index.conn.execute("DELETE FROM chunk_texts")
+    with pytest.raises(IndexStoreError, match="szrag index --rebuild"):
+        retrieve("verifyGithubSignature", index=index)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from szrag.commands.inference import redact_password_phrases
 from szrag.commands.model import CommandOutcome, Identity
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
 
@@ -101,7 +102,10 @@ class AuditLog:
 
     def record_command(self, outcome: CommandOutcome) -> None:
         """Record a command execution (pass as an observer of the command runner)."""
-        text = REDACTED if outcome.sensitive and outcome.text else outcome.text[:MAX_TEXT_CHARS]
+        if outcome.sensitive and outcome.text:
+            text = REDACTED
+        else:
+            text = redact_password_phrases(outcome.text[:MAX_TEXT_CHARS])
         self.record(
             "command",
             identity=outcome.identity,
@@ -124,14 +128,16 @@ class AuditLog:
         source: str = "ask",
         message: str = "",
     ) -> None:
-        """Record a question put to the service."""
+        """Record a question put to the service (secrets in it redacted, passwords named in
+        prose too)."""
         self.record(
             "ask",
             identity=identity,
             outcome=outcome,
             duration_ms=duration_ms,
             source=source,
-            question=sanitise_text(question, MAX_TEXT_CHARS),
+            # "hash the password hunter2": prose a key=value rule does not see.
+            question=sanitise_text(redact_password_phrases(question), MAX_TEXT_CHARS),
             message=message,
         )
 

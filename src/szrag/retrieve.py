@@ -9,6 +9,7 @@ no real match returns nothing instead of documentation noise.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from szrag import bm25
 from szrag.config import RANKERS, Profile
-from szrag.errors import ConfigError, QuestionError
+from szrag.errors import ConfigError, IndexStoreError, QuestionError
 from szrag.index import Index, load_index
 from szrag.index.memory import MemorySearch
 from szrag.text import extract_file_references, tokens
@@ -384,8 +385,13 @@ def retrieve(
     name = ranker or index.config.profile.ranker
     if name not in RANKERS:
         raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(RANKERS)}")
-    with index.reading():
-        return _retrieve(index, clean, limit, name)
+    try:
+        with index.reading():
+            return _retrieve(index, clean, limit, name)
+    except (sqlite3.DatabaseError, KeyError, ValueError) as error:
+        raise IndexStoreError(
+            f"the index at {index.path} could not be read ({error}); `szrag index --rebuild` replaces it"
+        ) from error
 
 
 def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:

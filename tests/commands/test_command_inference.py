@@ -10,7 +10,10 @@ from szrag.commands import (
     builtin_registry,
     infer_command_invocation,
     is_command_oriented,
+    redact_invocation_secrets,
+    redact_password_phrases,
 )
+from szrag.llm.prompts import build_user_message
 
 
 @pytest.fixture
@@ -119,3 +122,59 @@ def test_hash_case_needs_a_registered_hash_command() -> None:
 )
 def test_command_oriented(question: str, oriented: bool) -> None:
     assert is_command_oriented(question) is oriented
+
+
+@pytest.mark.parametrize(
+    ("question", "redacted"),
+    [
+        (
+            "/sz-hash the password hunter2 with 1000 iterations, is hunter2 strong?",
+            "/sz-hash the password [REDACTED:password] with 1000 iterations, "
+            "is [REDACTED:password] strong?",
+        ),
+        (
+            '/sz-hash passphrase "correct horse" with 5000 rounds and salt NaCl',
+            '/sz-hash passphrase "[REDACTED:password]" with 5000 rounds and salt NaCl',
+        ),
+        # A sensitive command's own input is withheld too.
+        ("run /sz-hash sha256 hunter2?", "run /sz-hash [REDACTED:command input]?"),
+    ],
+)
+def test_secrets_taken_from_a_question_are_redacted(
+    registry: CommandRegistry, question: str, redacted: str
+) -> None:
+    invocation = infer_command_invocation(question, registry)
+    clean = redact_invocation_secrets(question, invocation)
+    assert clean == redacted
+    message = build_user_message(clean, repository_context="")
+    assert "hunter2" not in message and "correct horse" not in message
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How does auth.js hash the password argument with 100000 iterations?",
+        "run /sz-calc 2+2",
+        "what does password reset do?",
+    ],
+)
+def test_questions_without_a_secret_are_unchanged(registry: CommandRegistry, question: str) -> None:
+    invocation = infer_command_invocation(question, registry)
+    assert redact_invocation_secrets(question, invocation) == question
+
+
+def test_the_withheld_literal_is_not_in_the_invocation_repr(registry: CommandRegistry) -> None:
+    invocation = infer_command_invocation("/sz-hash password hunter2 with 10 rounds", registry)
+    assert invocation is not None and "hunter2" not in repr(invocation).replace(invocation.text, "")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hash the password hunter2.", "hash the password [REDACTED:password]."),
+        ("passphrase: 'a b'", "passphrase: '[REDACTED:password]'"),
+        ("hash the password with 10 rounds", "hash the password with 10 rounds"),
+    ],
+)
+def test_password_phrases(text: str, expected: str) -> None:
+    assert redact_password_phrases(text) == expected

@@ -221,3 +221,29 @@ def test_reading_keeps_one_snapshot_while_another_connection_refreshes(
         assert "server/scheduler.js" not in [
             s.path for s in retrieve("pageOnCall listPages", index=reader)
         ]
+
+
+def _damage(database: Path) -> None:
+    """Overwrite pages in the middle of the file, as a failing disk or a bad copy would."""
+    data = bytearray(database.read_bytes())
+    assert len(data) > 12 * 4096
+    for page in range(3, len(data) // 4096 - 1, 2):
+        data[page * 4096 + 100 : page * 4096 + 600] = b"\xa5" * 500
+    database.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("rebuild", [False, True])
+def test_damaged_pages_are_set_aside_and_rebuilt(retrieval_repo: Path, rebuild: bool) -> None:
+    for number in range(40):
+        (retrieval_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "words " * 400)
+    build_index(retrieval_repo).close()
+    database = store.index_path(retrieval_repo)
+    for side in ("-wal", "-shm"):
+        database.with_name(database.name + side).unlink(missing_ok=True)
+    _damage(database)
+    opened = build_index(retrieval_repo) if rebuild else load_index(retrieval_repo)
+    with opened as index:
+        assert index.counts()["files"] == 50
+        assert any("damaged" in warning for warning in index.last_report.warnings)
+        assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert any(".corrupt-" in path.name for path in database.parent.iterdir())

@@ -19,7 +19,13 @@ from szrag.commands.errors import (
     NoResponse,
     UnknownCommand,
 )
-from szrag.commands.inference import Invocation, infer_command_invocation, is_command_oriented
+from szrag.commands.inference import (
+    Invocation,
+    infer_command_invocation,
+    is_command_oriented,
+    redact_invocation_secrets,
+    redact_password_phrases,
+)
 from szrag.commands.model import (
     CommandContext,
     CommandOutcome,
@@ -72,6 +78,8 @@ __all__ = [
     "get_command",
     "infer_command_invocation",
     "is_command_oriented",
+    "redact_invocation_secrets",
+    "redact_password_phrases",
     "run_command",
     "run_process",
 ]

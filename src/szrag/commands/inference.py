@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from szrag.commands import hashing
 from szrag.commands.registry import CommandRegistry
@@ -62,6 +62,8 @@ _NOT_A_PASSWORD = frozenset(
     }
 )  # fmt: skip
 _TRAILING_PUNCTUATION = ".,;:?)"
+PASSWORD_MARKER = "[REDACTED:password]"
+INPUT_MARKER = "[REDACTED:command input]"
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class Invocation:
     id: str
     text: str
     command_oriented: bool
+    # Literal spans of the question to withhold from logs and the model, each with its marker:
+    # the password of a hash request, or the whole input of a sensitive command.
+    withheld: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
 
 def is_command_oriented(question: str) -> bool:
@@ -104,8 +109,8 @@ def _digest(question: str) -> str:
     return DEFAULT_PBKDF2_DIGEST
 
 
-def hash_invocation_text(question: str) -> str | None:
-    """``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]`` from a password-hashing request, or None."""
+def _hash_request(question: str) -> tuple[str, str] | None:
+    """(command input, password) of a password-hashing request, or None."""
     password = _secret(question, _QUOTED_SECRET, _BARE_SECRET)
     iterations = _iterations(question)
     if password is None or iterations is None:
@@ -114,7 +119,55 @@ def hash_invocation_text(question: str) -> str | None:
     salt = _secret(question, _QUOTED_SALT, _BARE_SALT)
     if salt is not None:
         parts.append(shlex.quote(salt))
-    return " ".join(parts)
+    return " ".join(parts), password
+
+
+def hash_invocation_text(question: str) -> str | None:
+    """``pbkdf2 DIGEST ITERATIONS PASSWORD [SALT]`` from a password-hashing request, or None."""
+    request = _hash_request(question)
+    return request[0] if request else None
+
+
+def _replace_literal(text: str, literal: str, marker: str) -> str:
+    """Every occurrence of ``literal`` that is not part of a longer word, as ``marker``."""
+    if not literal:
+        return text
+    return re.sub(rf"(?<!\w){re.escape(literal)}(?!\w)", marker, text)
+
+
+def redact_invocation_secrets(question: str, invocation: Invocation | None) -> str:
+    """``question`` with what ``invocation`` took from it as a secret replaced by a marker.
+
+    A hash request's password becomes ``[REDACTED:password]`` wherever it appears; the input of
+    a sensitive command named with ``/sz-`` becomes ``[REDACTED:command input]``. A question
+    with nothing to withhold comes back unchanged."""
+    if invocation is None:
+        return question
+    for literal, marker in sorted(invocation.withheld, key=lambda pair: -len(pair[0])):
+        question = _replace_literal(question, literal, marker)
+    return question
+
+
+def redact_password_phrases(text: str) -> str:
+    """``text`` with the value of every ``password hunter2`` / ``passphrase is "x y"`` phrase
+    replaced by ``[REDACTED:password]``.
+
+    Meant for logs: it can also take a word that was not a password ("password reset"), which
+    is harmless there but would blur a question shown to a model."""
+    for pattern in (_QUOTED_SECRET, _BARE_SECRET):
+        text = pattern.sub(_redact_phrase, text)
+    return text
+
+
+def _redact_phrase(match: re.Match[str]) -> str:
+    value = match.group("value")
+    bare = value.rstrip(_TRAILING_PUNCTUATION)
+    if not bare or bare.lower() in _NOT_A_PASSWORD or bare.startswith("[REDACTED"):
+        return match.group()
+    start, end = match.span("value")
+    offset = match.start()
+    whole = match.group()
+    return whole[: start - offset] + PASSWORD_MARKER + value[len(bare) :] + whole[end - offset :]
 
 
 def _text_after(question: str, match: re.Match[str]) -> str:
@@ -140,7 +193,10 @@ def infer_command_invocation(question: str, registry: CommandRegistry) -> Invoca
     spec = registry.get(slash.group(1))
     assert spec is not None
     if spec.id == "hash":
-        text = hash_invocation_text(question)
-        if text is not None:
-            return Invocation(spec.id, text, oriented)
-    return Invocation(spec.id, _text_after(question, slash), oriented)
+        request = _hash_request(question)
+        if request is not None:
+            text, password = request
+            return Invocation(spec.id, text, oriented, ((password, PASSWORD_MARKER),))
+    text = _text_after(question, slash)
+    withheld = ((text, INPUT_MARKER),) if spec.sensitive and text else ()
+    return Invocation(spec.id, text, oriented, withheld)

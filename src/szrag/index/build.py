@@ -366,7 +366,45 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     raise AssertionError("unreachable")
 
 
+class DamagedIndexError(IndexStoreError):
+    """The database file is damaged (SQLite reports corruption): set aside and rebuild."""
+
+
+def _is_damage(error: sqlite3.Error, conn: sqlite3.Connection | None = None) -> bool:
+    """Whether ``error`` comes from a damaged file rather than, say, a lock held elsewhere."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(error):
+        return True
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or conn is None:
+        return False
+    try:  # garbage that still parses (text where numbers belong...) fails the quick check
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError:
+        return True
+    return rows != [("ok",)]
+
+
 def _open(root: Path, config: RepoConfig, *, force: bool, progress: Progress | None) -> Index:
+    """Open (building when needed); a damaged database is moved aside and rebuilt once."""
+    try:
+        return _open_once(root, config, force=force, progress=progress)
+    except DamagedIndexError as damage:
+        return _rebuild_damaged(root, config, progress, damage)
+
+
+def _rebuild_damaged(
+    root: Path, config: RepoConfig, progress: Progress | None, damage: DamagedIndexError
+) -> Index:
+    path = store.index_path(root.resolve())
+    moved = _set_aside(path, "corrupt")
+    index = _open_once(root, config, force=True, progress=progress)
+    warning = f"index {path} was damaged ({damage.message}); moved to {moved.name} and rebuilt"
+    log.warning("%s", warning)
+    index.last_report.warnings.insert(0, warning)
+    return index
+
+
+def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progress | None) -> Index:
     root = root.resolve()
     if not root.is_dir():
         raise IndexStoreError(f"{root} is not a directory")
@@ -397,7 +435,10 @@ def _open(root: Path, config: RepoConfig, *, force: bool, progress: Progress | N
                     if current not in ("empty", "rebuild requested"):
                         warnings.append(f"index was rebuilt: {current}")
     except sqlite3.DatabaseError as error:
+        damaged = _is_damage(error, conn)
         conn.close()
+        if damaged:
+            raise DamagedIndexError(str(error)) from error
         raise IndexStoreError(f"index {path}: {error}") from error
     if report is not None:
         report.warnings = warnings + report.warnings
@@ -423,6 +464,8 @@ def refresh_index(
             with _WriteLock(conn):
                 report = _apply_refresh(conn, collection, index.config, progress, verify)
     except sqlite3.DatabaseError as error:
+        if _is_damage(error, conn):
+            raise DamagedIndexError(str(error)) from error
         raise IndexStoreError(f"index {index.path}: {error}") from error
     counts = index.counts()
     report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
@@ -473,6 +516,18 @@ def load_index(
         return index
     if refresh:
         warnings = built.warnings
-        report = refresh_index(index, progress=progress)
+        try:
+            report = refresh_index(index, progress=progress)
+        except DamagedIndexError as damage:
+            index.close()
+            index = _rebuild_damaged(root, index.config, progress, damage)
+            counts = index.counts()
+            rebuilt = index.last_report
+            rebuilt.files, rebuilt.chunks, rebuilt.images = (
+                counts["files"],
+                counts["chunks"],
+                counts["images"],
+            )
+            return index
         report.warnings = warnings + report.warnings
     return index
