@@ -247,3 +247,22 @@ def test_damaged_pages_are_set_aside_and_rebuilt(retrieval_repo: Path, rebuild: 
         assert any("damaged" in warning for warning in index.last_report.warnings)
         assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+
+
+def test_a_threaded_process_builds_with_spawned_workers(tmp_path: Path) -> None:
+    import threading
+
+    from szrag.index import build as build_module
+
+    for number in range(build_module.PARALLEL_THRESHOLD + 10):
+        _write(tmp_path, f"notes/n{number}.md", f"# Note {number}\nbody {number}\n")
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert build_module._pool_context().get_start_method() == "spawn"
+        with build_index(tmp_path) as index:
+            assert index.counts()["files"] == build_module.PARALLEL_THRESHOLD + 10
+    finally:
+        stop.set()
+        worker.join()

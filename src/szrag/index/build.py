@@ -11,8 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.context
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -126,6 +129,12 @@ def _prepare_args(args: tuple[str, Path, int]) -> PreparedFile | Skip:
     return prepare_file(*args)
 
 
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """fork is fastest, but forking a process that runs other threads (a server with its
+    watcher and request threads) can deadlock the children: spawn there."""
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
+
+
 def _prepare_many(
     items: Sequence[CollectedFile], max_bytes: int, progress: Progress | None
 ) -> Iterable[PreparedFile | Skip]:
@@ -134,7 +143,7 @@ def _prepare_many(
     workers = min(os.cpu_count() or 1, 4)
     if total >= PARALLEL_THRESHOLD and workers > 1:
         try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
                 for done, result in enumerate(pool.map(_prepare_args, args, chunksize=32), 1):
                     if progress:
                         progress(done, total, result.path)
