@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.bm25 import named_symbols, query_terms
+from szrag.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, named_symbols, query_terms
 from szrag.errors import ConfigError
 from szrag.index import Index, build_index, refresh_index
 from szrag.retrieve import retrieve
@@ -151,3 +151,12 @@ def test_a_file_named_by_its_stem_is_preferred(tmp_path: Path) -> None:
         (tmp_path / f"filler{number}.js").write_text(f"const value{number} = {number}\n")
     with build_index(tmp_path) as opened:
         assert paths("where is the ledger module?", opened)[0] == "src/accounting/books/ledger.js"
+
+
+def test_a_named_mixed_case_path_keeps_its_own_score(index: Index) -> None:
+    named = retrieve(
+        "what does README.md say about the deploy webhook?", index=index, ranker="bm25"
+    )
+    assert named[0].path == "README.md"
+    # the mention adds to the text match (a score of its own), never replaces it
+    assert named[0].score > PATH_MENTION_BONUS * SCORE_SCALE

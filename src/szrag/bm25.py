@@ -388,15 +388,16 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
             if line is not None and not (fact[3] <= line <= fact[4]):
                 fact = _chunk_at(conn, path, line) or fact
         scored[path] = (score + bonus, fact)
-    for path in requested:
+    for requested_path in requested:  # normalised to lowercase: find the indexed spelling
+        path = _path_match(index, requested_path)
+        if path is None:
+            continue
         entry = scored.get(path)
         if entry is None:
-            match = _path_match(index, path)
-            fact_or_none = _first_chunk(conn, match) if match else None
-            if fact_or_none is None:
+            first = _first_chunk(conn, path)
+            if first is None:
                 continue
-            entry = (0.0, fact_or_none)
-            path = match or path
+            entry = (0.0, first)
         scored[path] = (entry[0] + PATH_MENTION_BONUS, entry[1])
         evidence = True
 
