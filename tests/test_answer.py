@@ -457,3 +457,16 @@ async def test_source_snippets_reach_callers_redacted(copy_fixture: Any) -> None
         assert planted not in texts
     debug = await debug_question_async("slack bot token github token aws keys config", root=root)
     assert "xoxb-" not in json.dumps(debug)
+
+
+async def test_a_password_in_a_hash_question_never_reaches_the_model(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("Here is the derived key."))
+    question = "/sz-hash the password hunter2 with PBKDF2 and 1000 iterations using sha256"
+    result = await answer_question_async(question, root=retrieval_repo, settings=settings)
+    assert result["command"]["id"] == "hash" and "error" not in result["command"]
+    sent = json.dumps(provider.requests[0].json)
+    assert "hunter2" not in sent and "[REDACTED:password]" in sent
+    assert "hunter2" not in json.dumps(result["activities"])
+    assert "hunter2" not in json.dumps(await debug_question_async(question, root=retrieval_repo))

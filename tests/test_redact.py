@@ -2,7 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from szrag.redact import KINDS, Redaction, is_secret_name, marker, redact, redact_text
+from szrag.redact import (
+    KINDS,
+    Redaction,
+    is_config_path,
+    is_secret_name,
+    looks_random,
+    marker,
+    redact,
+    redact_text,
+)
 
 PEM_BODY = "MIIEowIBAAKCAQEAfakeFAKEfake0123456789\nFAKEfakeFAKEfake0123456789abcdefABCDEF"
 RSA_BLOCK = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
@@ -91,6 +100,26 @@ SECRETS: list[tuple[str, str, str]] = [
     ("access_key = 'plain-access-key'", "plain-access-key", "secret_value"),
     ('auth = "user:pass"', "user:pass", "secret_value"),
     ("passwd: 'x9'", "x9", "secret_value"),
+    ("DB_PASS=s3cr3t-Passw0rd!", "s3cr3t-Passw0rd!", "secret_value"),
+    # names ending in "key" hold a secret when the value looks generated
+    (
+        "ENCRYPTION_KEY=9f8e7d6c5b4a39281716f5e4d3c2b1a0",
+        "9f8e7d6c5b4a39281716f5e4d3c2b1a0",
+        "secret_value",
+    ),
+    (
+        'MAILGUN_KEY = "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"',
+        "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+        "secret_value",
+    ),
+    (
+        "session_key: 5ebe2294ecd0e0f08eab7690d2a6ee69",
+        "5ebe2294ecd0e0f08eab7690d2a6ee69",
+        "secret_value",
+    ),
+    ("API_KEY = abcdEF1234ghij5678kl", "abcdEF1234ghij5678kl", "secret_value"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "basic_auth"),
+    ("[database]\npassword = hunter2", "hunter2", "secret_value"),
 ]
 
 
@@ -144,6 +173,15 @@ ORDINARY = [
     "https://example.org/path?token",
     "https://user@example.org/",
     "skeleton_key = build()",
+    'cache_key = "user-profile-settings-v2"',
+    'primary_key = "id"',
+    "sort_key: created_at",
+    "SORT_KEY=created_at_desc_order",
+    "first_pass = True",
+    "Basic authentication is turned off",
+    "Basic auth",
+    "[tool.ruff]\nline-length = 100",
+    "items = [first]\npassword = fallback_password",
 ]
 
 
@@ -217,6 +255,8 @@ def test_a_public_key_is_not_a_secret() -> None:
         ("AWS_SECRET_ACCESS_KEY", True),
         ("Authorization", True),
         ("pwd", True),
+        ("DB_PASS", True),
+        ("smtpPass", True),
         ("password_field", False),
         ("token_type", False),
         ("max_tokens", False),
@@ -224,6 +264,9 @@ def test_a_public_key_is_not_a_secret() -> None:
         ("keyboard", False),
         ("author", False),
         ("oauth_url", False),
+        ("bypass", False),
+        ("pass_rate_threshold", False),
+        ("ENCRYPTION_KEY", False),  # only with a random-looking value
     ],
 )
 def test_secret_names(name: str, secret: bool) -> None:
@@ -238,3 +281,33 @@ def test_text_without_secrets_is_returned_unchanged_and_empty_text_works() -> No
     assert redact_text("") == Redaction("", 0, ())
     prose = "The gateway forwards payments; see docs/architecture.md for the flow."
     assert redact(prose) == prose
+
+
+@pytest.mark.parametrize(
+    "path", ["app.ini", "conf/db.conf", "setup.cfg", ".env", ".env.local", "a.properties"]
+)
+def test_bare_values_in_configuration_files_are_secrets(path: str) -> None:
+    assert is_config_path(path)
+    result = redact_text("host = db\npassword = hunter2\nuser = app", path=path)
+    assert result.text == "host = db\npassword = [REDACTED:secret_value]\nuser = app"
+
+
+@pytest.mark.parametrize("path", ["app.py", "src/auth.js", "README.md"])
+def test_a_bare_name_in_code_stays_even_beside_an_ini_like_line(path: str) -> None:
+    assert not is_config_path(path)
+    text = "[main]\npassword = fallback_password"
+    assert redact(text, path=path) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "random"),
+    [
+        ("9f8e7d6c5b4a39281716f5e4d3c2b1a0", True),
+        ("key-3ax6xnjp29jd6fds4gc373sgvjxteol0", True),
+        ("user-profile-settings-v2", False),
+        ("short1234", False),
+        ("created_at_desc_order", False),
+    ],
+)
+def test_looks_random(value: str, random: bool) -> None:
+    assert looks_random(value) is random

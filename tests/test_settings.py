@@ -96,3 +96,28 @@ def test_load_settings_reads_the_process_environment(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("AI_MODEL", "from-env")
 
     assert load_settings().ai_model == "from-env"
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("ftp://x.test/v1", "must start with http:// or https://"),
+        ("localhost:8080/v1", "must start with http:// or https://"),
+        ("x.test/v1", "must start with http:// or https://"),
+        ("http://x.test:abc/v1", "not a valid URL"),
+        ("http://x.test:99999/v1", "not a valid URL"),
+        ("http://[::1/v1", "not a valid URL"),
+        ("https:///v1", "not a valid URL"),
+        ("https://exa mple.test/v1", "not a valid URL"),
+    ],
+)
+def test_a_bad_ai_url_is_a_config_error(value: str, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle) as caught:
+        Settings.from_env({"AI_URL": value})
+
+    assert "AI_URL" in caught.value.message
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:8080/v1", "HTTPS://x.test", "http://[::1]:9/"])
+def test_good_ai_urls_are_kept(value: str) -> None:
+    assert Settings.from_env({"AI_URL": value}).ai_url == value

@@ -55,6 +55,7 @@ from szrag.commands import (
     get_command,
     infer_command_invocation,
     is_command_oriented,
+    redact_invocation_secrets,
 )
 from szrag.context import (
     MAX_CONTEXT_TOKENS,
@@ -129,6 +130,7 @@ class CommandRun:
     record: dict[str, Any]
     input: str
     sensitive: bool = False
+    shown_question: str | None = None  # the question with any secret it carried withheld
 
     @property
     def prompt_input(self) -> str | None:
@@ -162,6 +164,9 @@ async def run_question_command(
         if invocation is None:
             return None
         command_id, text, source = invocation.id, invocation.text, "inference"
+        shown = redact_invocation_secrets(question, invocation)
+    else:
+        shown = question
     spec = runner.registry.get(command_id) if runner else get_command(command_id)
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
@@ -189,7 +194,7 @@ async def run_question_command(
             metadata=details,
         )
         record = {"id": spec.id, "command": spec.name, "responses": [], "error": error.message}
-        return CommandRun(record, text, spec.sensitive)
+        return CommandRun(record, text, spec.sensitive, shown)
     record = result.to_dict()
     count = len(record["responses"])
     await recorder.record(
@@ -199,7 +204,7 @@ async def run_question_command(
         activity_id=pair,
         metadata={**details, "responses": count},
     )
-    return CommandRun(record, text, spec.sensitive)
+    return CommandRun(record, text, spec.sensitive, shown)
 
 
 async def gather_evidence(
@@ -280,7 +285,7 @@ async def _gather(
 def public_source(source: Source) -> dict[str, Any]:
     """A source record for callers: the snippet with secrets redacted, as the model sees it."""
     record = source.to_dict()
-    record["text"] = redact(source.text)
+    record["text"] = redact(source.text, path=source.path)
     return record
 
 
@@ -449,7 +454,8 @@ async def answer_question_async(
             "activities": recorder.to_dicts(),
         }
     return await _answer_with_model(
-        clean,
+        # the model never sees a password the question carried for a command
+        run.shown_question if run and run.shown_question else clean,
         evidence,
         run,
         base,
@@ -588,10 +594,14 @@ async def debug_question_async(
         evidence = await gather_evidence(
             clean, opened, recorder, limit=limit, budget=budget, expand=not oriented
         )
+    shown = redact_invocation_secrets(clean, invocation)
+    withheld = invocation is not None and bool(invocation.withheld)
     return {
-        "question": clean,
+        "question": shown,
         "command": (
-            {"id": invocation.id, "text": invocation.text} if invocation is not None else None
+            {"id": invocation.id, "text": None if withheld else invocation.text}
+            if invocation is not None
+            else None
         ),
         "commandOriented": oriented,
         "sources": [public_source(source) for source in evidence.sources],

@@ -4,12 +4,18 @@ Two families of rules run in order:
 
 1. *Formats* that are secrets wherever they appear: PEM private key blocks (whole block,
    also when a chunk boundary cuts it), Slack tokens and webhook URLs, GitHub, OpenAI,
-   Anthropic, Stripe, Google and AWS keys, JWTs, bearer credentials and passwords in URLs.
-2. *Assignments* to secret-named keys (``password``, ``api_key``, ``token``, ``secret``,
-   ``client_secret``, ``private_key``, ``access_key``, ``auth`` ...) in the forms code and
-   configuration use: ``KEY = "value"``, ``key: value``, ``"key": "value"``, ``KEY=value``.
-   Only literal values are secrets: ``token = tokens(question)`` or
-   ``password_field = form.password`` are code and stay as they are.
+   Anthropic, Stripe, Google and AWS keys, JWTs, bearer and Basic credentials and passwords
+   in URLs.
+2. *Assignments* to secret-named keys (``password``, ``DB_PASS``, ``api_key``, ``token``,
+   ``secret``, ``client_secret``, ``private_key``, ``access_key``, ``auth`` ...) in the forms
+   code and configuration use: ``KEY = "value"``, ``key: value``, ``"key": "value"``,
+   ``KEY=value``. Only literal values are secrets: ``token = tokens(question)`` or
+   ``password_field = form.password`` are code and stay as they are. A bare word after a
+   spaced ``=`` (``password = fallback_password``) is taken for a variable in code, but for
+   a value in a configuration file: a ``path`` of type .ini/.conf/.cfg/.properties/.env*, or
+   a text with an INI ``[section]`` line.
+   Names that merely end in ``key`` (``ENCRYPTION_KEY``, ``session_key``) are often not
+   secrets (``sort_key = "date"``); their value is redacted only when it looks random.
 
 The rules aim at precision: a false positive hides code from the model, a false negative
 leaks a credential, and both are tested.
@@ -17,9 +23,14 @@ leaks a credential, and both are tested.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 MARKER = "[REDACTED:{kind}]"
 _MARKER_PREFIX = "[REDACTED:"
@@ -58,6 +69,15 @@ def _has_digit_or_mixed_case(value: str) -> bool:
     return any(char.isdigit() for char in value) or (
         value != value.lower() and value != value.upper()
     )
+
+
+def _is_basic_credential(match: re.Match[str]) -> bool:
+    """True when the value decodes to ``user:password``, as a Basic credential does."""
+    try:
+        decoded = base64.b64decode(match.group("secret"), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
 
 
 # Formats: each is a secret wherever it appears. Order matters: whole PEM blocks first,
@@ -125,6 +145,11 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
         keep=lambda match: _has_digit_or_mixed_case(match.group("secret")),
     ),
     _Rule(
+        "basic_auth",
+        re.compile(r"\b[Bb]asic[ \t]+(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
+        keep=_is_basic_credential,
+    ),
+    _Rule(
         "url_password",
         re.compile(
             r"(?<![a-zA-Z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]*+://"
@@ -135,9 +160,10 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
 )
 
 # Assignments to secret-named keys.
-_SECRET_WORDS = frozenset(
+SECRET_WORDS = frozenset(
     {
         "password",
+        "pass",
         "passwd",
         "pwd",
         "passphrase",
@@ -148,23 +174,57 @@ _SECRET_WORDS = frozenset(
         "authorization",
     }
 )
-_SECRET_PAIRS = frozenset(
+SECRET_PAIRS = frozenset(
     {("api", "key"), ("secret", "key"), ("private", "key"), ("access", "key"), ("client", "secret")}
 )
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _KEY_WORD = re.compile(r"[a-z0-9]+")
 
 
+def key_words(key: str) -> list[str]:
+    """The lowercase words of a key: ``slackBotToken`` and ``SLACK_BOT_TOKEN`` give the same."""
+    return _KEY_WORD.findall(_CAMEL.sub(r"\1_\2", key).lower())
+
+
 def is_secret_name(key: str) -> bool:
     """True when a key names a secret: its last word (or last two) is a secret word.
 
-    ``DB_PASSWORD``, ``slackBotToken``, ``api-key``, ``client_secret`` are secret names;
-    ``password_field``, ``token_type``, ``max_tokens`` are not.
+    ``DB_PASSWORD``, ``DB_PASS``, ``slackBotToken``, ``api-key``, ``client_secret`` are secret
+    names; ``password_field``, ``token_type``, ``max_tokens`` are not.
     """
-    words = _KEY_WORD.findall(_CAMEL.sub(r"\1_\2", key).lower())
+    words = key_words(key)
     if not words:
         return False
-    return words[-1] in _SECRET_WORDS or tuple(words[-2:]) in _SECRET_PAIRS
+    return words[-1] in SECRET_WORDS or tuple(words[-2:]) in SECRET_PAIRS
+
+
+def _is_key_name(key: str) -> bool:
+    """True for ``ENCRYPTION_KEY``, ``sessionKey``: may hold a secret, or just a lookup key."""
+    words = key_words(key)
+    return len(words) > 1 and words[-1] == "key"
+
+
+def looks_random(value: str) -> bool:
+    """True for a generated credential: long, letters and digits mixed, high entropy."""
+    if len(value) < 16 or any(char.isspace() for char in value):
+        return False
+    digits = sum(char.isdigit() for char in value)
+    if digits == 0 or not any(char.isalpha() for char in value):
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return digits >= 4 or entropy >= 4.0
+
+
+_CONFIG_SUFFIXES = frozenset({".ini", ".conf", ".cfg", ".properties", ".env"})
+_INI_SECTION = re.compile(r"^[ \t]*\[[\w .:\-]+\][ \t]*$", re.MULTILINE)
+
+
+def is_config_path(path: str) -> bool:
+    """True for configuration files that write values bare: .ini, .conf, .cfg, .properties,
+    .env and .env.* files."""
+    name = PurePosixPath(path).name.lower()
+    return PurePosixPath(name).suffix in _CONFIG_SUFFIXES or name.startswith(".env")
 
 
 _KEY = r"[A-Za-z_][\w.\-]*+"
@@ -221,24 +281,36 @@ def _plain_literal(value: str) -> bool:
     return bool(value.strip()) and not _has_template(value) and _MARKER_PREFIX not in value
 
 
+def _names_secret(key: str, value: str) -> bool:
+    """True when ``key`` names a secret, or names a key and ``value`` looks generated."""
+    return is_secret_name(key) or (_is_key_name(key) and looks_random(value))
+
+
 def _keep_quoted(match: re.Match[str]) -> bool:
-    key = match.group("qkey") or match.group("key")
-    return is_secret_name(key) and _plain_literal(match.group("secret"))
+    key, value = match.group("qkey") or match.group("key"), match.group("secret")
+    return _names_secret(key, value) and _plain_literal(value)
 
 
 def _keep_unquoted_equals(match: re.Match[str]) -> bool:
     key, value = match.group("key"), match.group("secret")
-    if not is_secret_name(key) or _looks_like_code(value, key):
+    if not _names_secret(key, value) or _looks_like_code(value, key):
         return False
     # `password = fallback_password` (spaced or indented) is code referring to a variable;
-    # `.env` files write `PASSWORD=hunter2` unindented and unspaced.
+    # `.env` files write `PASSWORD=hunter2` unindented and unspaced. A generated-looking
+    # value is a credential either way.
     spaced = bool(match.group("before")) or bool(match.group("indent"))
-    return not (spaced and _IDENTIFIER.match(value))
+    return not (spaced and _IDENTIFIER.match(value)) or looks_random(value)
+
+
+def _keep_config_equals(match: re.Match[str]) -> bool:
+    """In a configuration file every bare value is a literal: ``password = hunter2``."""
+    key, value = match.group("key"), match.group("secret")
+    return _names_secret(key, value) and not _looks_like_code(value, key)
 
 
 def _keep_unquoted_colon(match: re.Match[str]) -> bool:
-    key = match.group("qkey") or match.group("key")
-    return is_secret_name(key) and not _looks_like_code(match.group("secret"), key)
+    key, value = match.group("qkey") or match.group("key"), match.group("secret")
+    return _names_secret(key, value) and not _looks_like_code(value, key)
 
 
 _ASSIGNMENT_RULES: tuple[_Rule, ...] = (
@@ -246,8 +318,14 @@ _ASSIGNMENT_RULES: tuple[_Rule, ...] = (
     _Rule("secret_value", _UNQUOTED_EQUALS, _keep_unquoted_equals),
     _Rule("secret_value", _UNQUOTED_COLON, _keep_unquoted_colon),
 )
+_CONFIG_ASSIGNMENT_RULES: tuple[_Rule, ...] = (
+    _ASSIGNMENT_RULES[0],
+    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_config_equals),
+    _ASSIGNMENT_RULES[2],
+)
 
 RULES: tuple[_Rule, ...] = _FORMAT_RULES + _ASSIGNMENT_RULES
+_CONFIG_RULES: tuple[_Rule, ...] = _FORMAT_RULES + _CONFIG_ASSIGNMENT_RULES
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 
 
@@ -271,14 +349,17 @@ def _apply(rule: _Rule, text: str, found: list[str]) -> str:
     return rule.pattern.sub(replace, text)
 
 
-def redact_text(text: str) -> Redaction:
-    """``text`` with every secret replaced by ``[REDACTED:kind]``, and what was replaced."""
+def redact_text(text: str, *, path: str | None = None) -> Redaction:
+    """``text`` with every secret replaced by ``[REDACTED:kind]``, and what was replaced.
+
+    ``path``, the file the text comes from, tells configuration from code (see the module)."""
+    config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
-    for rule in RULES:
+    for rule in _CONFIG_RULES if config else RULES:
         text = _apply(rule, text, found)
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, path: str | None = None) -> str:
     """``text`` with every secret replaced by ``[REDACTED:kind]``."""
-    return redact_text(text).text
+    return redact_text(text, path=path).text

@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from szrag.errors import ConfigError
 
@@ -57,10 +58,11 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``environ`` (``os.environ`` when omitted); bad numbers raise ConfigError."""
+        """Settings from ``environ`` (``os.environ`` when omitted); a bad number or AI_URL
+        raises ConfigError."""
         env = os.environ if environ is None else environ
         return cls(
-            ai_url=_text(env, "AI_URL") or DEFAULT_AI_URL,
+            ai_url=_url(env, "AI_URL", DEFAULT_AI_URL),
             ai_model=_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
             ai_api_key=_text(env, "AI_API_KEY") or None,
             connect_timeout=_number(
@@ -86,6 +88,23 @@ def chat_completions_url(url: str) -> str:
 
 def _text(env: Mapping[str, str], name: str) -> str:
     return env.get(name, "").strip()
+
+
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
+    """An http(s) URL with a host (and a numeric port, if any), or ConfigError."""
+    raw = _text(env, name)
+    if not raw:
+        return default
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError:
+        raise ConfigError(f"{name} is not a valid URL: {raw!r}") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ConfigError(f"{name} must start with http:// or https://, not {raw!r}")
+    if not parts.hostname or not raw.isprintable() or any(char.isspace() for char in raw):
+        raise ConfigError(f"{name} is not a valid URL: {raw!r}")
+    return raw
 
 
 def _number(

@@ -425,6 +425,19 @@ async def test_connection_refused(settings: Settings) -> None:
     assert caught.value.code == "connection"
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:abc/v1", "ftp://127.0.0.1/v1", "127.0.0.1:9/v1", "http://x\x00y/"]
+)
+async def test_an_invalid_url_is_a_connection_error(settings: Settings, url: str) -> None:
+    broken = dataclasses.replace(settings, ai_url=url)
+
+    with pytest.raises(ProviderConnectionError) as caught:
+        await ChatClient(broken).complete(MESSAGES)
+
+    assert "check AI_URL" in caught.value.message
+    assert caught.value.code == "connection"
+
+
 async def test_read_timeout_with_a_slow_server(
     provider: ScriptedProvider, settings: Settings
 ) -> None:

@@ -21,6 +21,7 @@ from szrag.llm.loop import (
     estimate_tokens,
     messages_text,
     request_usage,
+    takes_round,
 )
 from szrag.llm.stream import ModelReply, ToolCall, UsageReport
 from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
@@ -172,6 +173,24 @@ async def test_unparseable_arguments_are_reported_without_running_the_tool(
     ]
 
 
+async def test_unparsed_arguments_reach_the_activity_sanitised_and_bounded(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    arguments = '{"text": "password=hunter2 ' + secret + " " + "x" * 5000
+    provider.script(tool_reply(("runCommand", arguments)), text_reply("ok"))
+    recorder = ActivityRecorder()
+
+    await make_loop(client, Executor(), recorder).run(MESSAGES)
+
+    (failed,) = [a for a in recorder.activities if a.stage == "tool"]
+    assert failed.metadata is not None
+    shown = failed.metadata["arguments"]
+    assert "hunter2" not in shown and secret not in shown
+    assert shown.startswith('{"text": "password=[REDACTED]')
+    assert len(shown) < 600
+
+
 async def test_three_tool_rounds_then_the_limit_prompt_and_a_final_request_without_tools(
     provider: ScriptedProvider, client: ChatClient
 ) -> None:
@@ -263,6 +282,38 @@ async def test_on_token_receives_text_with_its_round(
     assert "".join(text for text, number in tokens if number == 2) == "All good."
     (marked,) = [a for a in recorder.activities if a.stage == "reasoning"]
     assert marked.metadata == {"round": 1, "kind": "intermediate", "text": "Let me check."}
+
+
+async def test_a_one_argument_on_token_gets_the_text_alone(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    provider.script(
+        tool_reply(("getStatus", "{}"), text="Let me check."), text_reply("All good.", pieces=2)
+    )
+    pieces: list[str] = []
+
+    async def on_token(text: str) -> None:  # the spec's onToken(text)
+        pieces.append(text)
+
+    loop = ToolLoop(
+        client, limit_prompt=LIMIT_PROMPT, tools=TOOLS, executor=Executor(), on_token=on_token
+    )
+    result = await loop.run(MESSAGES)
+
+    assert "".join(pieces) == "Let me check.All good."
+    assert result.answer == "All good."
+
+
+def test_takes_round_reads_the_signature() -> None:
+    def two(text: str, number: int) -> None: ...
+    def defaulted(text: str, number: int = 1) -> None: ...
+    def varargs(*args: Any) -> None: ...
+    def one(text: str) -> None: ...
+    def keyword_only(text: str, *, number: int = 1) -> None: ...
+
+    assert takes_round(two) and takes_round(defaulted) and takes_round(varargs)
+    assert not takes_round(one) and not takes_round(keyword_only)
+    assert not takes_round([].append)  # a builtin bound method with one argument
 
 
 async def test_usage_is_summed_across_rounds_and_estimated_where_missing(

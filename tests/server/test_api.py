@@ -15,6 +15,7 @@ from szrag.audit import AuditLog
 from szrag.commands import Allowlist
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import ServerSettings, create_app
+from szrag.server.auth import fingerprint
 from szrag.server.testing import serve_asgi, sse_events
 from szrag.settings import Settings
 
@@ -218,34 +219,86 @@ def test_unknown_and_blocked_commands_are_refused(start_server: StartServer) -> 
     assert recursive.status_code == 403
 
 
-def test_an_allowlisted_command_runs_with_the_callers_identity_and_is_audited(
+CLAIMS = {"userId": "U123", "username": "ada", "channelId": "C9", "teamId": "T1"}
+ECHO = {"question": "echo this back", "commandId": "echo", "commandText": "hello there"}
+
+
+def test_an_allowlisted_command_runs_as_the_authenticated_caller_and_is_audited(
     client: httpx.Client, web_repo: Path
 ) -> None:
-    payload = {
-        "question": "echo this back",
-        "commandId": "echo",
-        "commandText": "hello there",
-        "withAi": False,
-        "userId": "U123",
-        "username": "ada",
-        "channelId": "C9",
-        "teamId": "T1",
-    }
-    data = client.post("/api/ask", json=payload).json()["data"]
+    data = client.post("/api/ask", json={**ECHO, "withAi": False, **CLAIMS}).json()["data"]
 
     assert data["command"]["id"] == "echo"
     assert data["command"]["responses"][0]["text"] == "hello there"
     records = audit_records(web_repo)
     command = next(record for record in records if record["event"] == "command")
+    # Claims in the body are anyone's to make: the open server's caller is the local user.
+    local = {"userId": "local", "userName": "local", "channelId": "api", "teamId": "api"}
+    assert command["identity"] == local
+    assert command["outcome"] == "ok"
+    ask = next(record for record in records if record["event"] == "ask")
+    assert ask["source"] == "api" and ask["question"] == "echo this back" and ask["outcome"] == "ok"
+    assert ask["identity"] == local
+
+
+def test_a_token_caller_is_known_by_its_token_digest(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(api_tokens=frozenset({"user-secret"}))
+    headers = {"Authorization": "Bearer user-secret"}
+    payload = {**ECHO, "withAi": False, **CLAIMS}
+
+    assert httpx.post(f"{base}/api/ask", json=payload, headers=headers).status_code == 200
+
+    command = next(r for r in audit_records(web_repo) if r["event"] == "command")
+    identity = command["identity"]
+    assert isinstance(identity, dict)
+    assert identity["userId"] == identity["userName"] == f"token:{fingerprint('user-secret')}"
+    assert identity["channelId"] == "api"
+
+
+def test_the_admin_token_may_ask_on_behalf_of_a_claimed_identity(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(admin_token="admin-secret")
+    headers = {"Authorization": "Bearer admin-secret"}
+    payload = {**ECHO, "withAi": False, **CLAIMS}
+
+    assert httpx.post(f"{base}/api/ask", json=payload, headers=headers).status_code == 200
+
+    command = next(r for r in audit_records(web_repo) if r["event"] == "command")
     assert command["identity"] == {
         "userId": "U123",
         "userName": "ada",
         "channelId": "C9",
         "teamId": "T1",
     }
-    assert command["outcome"] == "ok"
-    ask = next(record for record in records if record["event"] == "ask")
-    assert ask["source"] == "api" and ask["question"] == "echo this back" and ask["outcome"] == "ok"
+
+
+def test_a_command_off_the_allowlist_is_refused_and_audited(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(allowlist=Allowlist.of(["echo"]))
+    payload = {"question": "q", "commandId": "uuid", "commandText": "v4"}
+
+    response = httpx.post(f"{base}/api/ask", json=payload)
+
+    assert response.status_code == 403 and response.json()["code"] == "command_not_allowed"
+    refused = [r for r in audit_records(web_repo) if r["event"] == "command"]
+    assert len(refused) == 1
+    assert refused[0]["command"] == "uuid" and refused[0]["outcome"] == "not_allowed"
+    assert refused[0]["source"] == "api"
+    identity = refused[0]["identity"]
+    assert isinstance(identity, dict) and identity["userId"] == "local"
+
+
+def test_a_refused_command_is_counted_in_the_metrics(start_server: StartServer) -> None:
+    base = start_server(allowlist=Allowlist.of(["echo"]))
+    with httpx.Client(base_url=base) as client:
+        client.post("/api/ask", json={"question": "q", "commandId": "uuid"})
+        metrics = client.get("/api/metrics").json()["data"]
+
+    assert metrics["commandsFailed"] == 1
 
 
 def test_unknown_paths_are_404_in_the_envelope(client: httpx.Client) -> None:

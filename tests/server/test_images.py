@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from szrag.index import build_index
+from szrag.server import RateLimit
 from szrag.server.images import content_type, is_clean_relative
 
 StartServer = Callable[..., str]
@@ -103,6 +104,22 @@ def test_images_need_the_token_when_the_api_does(start_server: StartServer) -> N
 
     assert refused.status_code == 401
     assert allowed.status_code == 200
+
+
+def test_images_spend_from_the_read_budget(start_server: StartServer) -> None:
+    base = start_server(read_rate=RateLimit(60, 2))
+
+    statuses = [httpx.get(f"{base}/{IMAGE}").status_code for _ in range(3)]
+    status = httpx.get(f"{base}/api/status")
+
+    assert statuses == [200, 200, 429]
+    assert status.status_code == 429  # one budget for every read of a caller
+
+
+def test_images_refuse_a_foreign_origin(server: str) -> None:
+    response = httpx.get(f"{server}/{IMAGE}", headers={"Origin": "http://evil.example"})
+
+    assert response.status_code == 403 and response.json()["code"] == "forbidden_origin"
 
 
 @pytest.mark.parametrize(

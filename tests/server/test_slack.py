@@ -259,6 +259,66 @@ def test_commands_off_the_allowlist_are_refused(
     assert recorder.received == []
 
 
+def test_a_refused_command_is_audited_with_the_slack_identity(
+    start_server: StartServer, web_repo: Path, capture: tuple[CaptureServer, str]
+) -> None:
+    _, url = capture
+    base = start_server(slack_signing_secret=SECRET, allowlist=Allowlist.of(["echo"]))
+    body = command_body("/sz-uuid", "", f"{url}/hook")
+
+    assert post(base, body, slack_headers(SECRET, body)).status_code == 200
+
+    records = AuditLog(web_repo / ".rag" / "audit.log").read()
+    [refused] = [r for r in records if r["event"] == "command"]
+    assert refused["command"] == "uuid" and refused["outcome"] == "not_allowed"
+    assert refused["source"] == "slack" and refused["identity"]["userId"] == "U42"
+
+
+# Secrets stay with the asker -------------------------------------------------------------
+
+
+def test_an_answer_that_ran_a_sensitive_command_is_private_and_not_echoed(
+    start_server: StartServer, capture: tuple[CaptureServer, str]
+) -> None:
+    recorder, url = capture
+    base = start_server(slack_signing_secret=SECRET, answer_settings=Settings(ai_api_key=None))
+    body = command_body("/sz-ask", "run /sz-hash sha256 hunter2", f"{url}/hook")
+
+    assert post(base, body, slack_headers(SECRET, body)).status_code == 200
+    [posted] = recorder.wait_for(1)
+
+    message = posted.json
+    assert message["response_type"] == "ephemeral"
+    assert "*Q:*" not in texts(message["blocks"])
+    assert "hunter2" not in posted.body.decode()
+
+
+def test_an_ordinary_answer_echoes_the_question_in_the_channel(
+    start_server: StartServer, capture: tuple[CaptureServer, str]
+) -> None:
+    recorder, url = capture
+    base = start_server(slack_signing_secret=SECRET, answer_settings=Settings(ai_api_key=None))
+    body = command_body("/sz-ask", "run /sz-echo hello", f"{url}/hook")
+
+    assert post(base, body, slack_headers(SECRET, body)).status_code == 200
+    [posted] = recorder.wait_for(1)
+
+    assert posted.json["response_type"] == "in_channel"
+    assert "*Q:* run /sz-echo hello" in texts(posted.json["blocks"])
+
+
+def test_a_generated_token_is_shown_only_to_the_asker(
+    slack_server: str, capture: tuple[CaptureServer, str]
+) -> None:
+    recorder, url = capture
+    body = command_body("/sz-token", "", f"{url}/hook")
+
+    assert post(slack_server, body, slack_headers(SECRET, body)).status_code == 200
+    [posted] = recorder.wait_for(1)
+
+    assert posted.json["response_type"] == "ephemeral"
+
+
 def test_slack_users_are_rate_limited(
     start_server: StartServer, capture: tuple[CaptureServer, str]
 ) -> None:

@@ -145,6 +145,12 @@ def test_answer_blocks_without_a_repository_url_or_extras() -> None:
     assert len(blocks) == 3
 
 
+def test_answer_blocks_can_leave_the_question_out() -> None:
+    blocks = answer_blocks({"answer": "done"}, question=None)
+
+    assert blocks == [{"type": "section", "text": {"type": "mrkdwn", "text": "done"}}]
+
+
 def test_a_huge_answer_is_cut_to_slacks_block_limit() -> None:
     huge = "\n\n".join("paragraph " + "z" * 2900 for _ in range(80))
 

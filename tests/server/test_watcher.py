@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -102,3 +104,36 @@ async def test_a_refresh_reports_what_changed(web_repo: Path) -> None:
 def test_the_debounce_is_at_least_a_millisecond(web_repo: Path, debounce: int) -> None:
     with open_shared_index(web_repo) as index:
         assert IndexWatcher(index, debounce_ms=debounce).debounce_ms == 1
+
+
+async def test_stopping_does_not_wait_forever_for_a_stuck_refresh(web_repo: Path) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(index: Index) -> RefreshReport:
+        entered.set()
+        release.wait(30)
+        raise OSError("released")
+
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index, refresher=stuck, stop_timeout=0.3)
+        refreshing = asyncio.create_task(watcher.refresh())
+        ticker = asyncio.create_task(tick())
+        await asyncio.to_thread(entered.wait, 5)
+        started, before = time.monotonic(), ticks
+        await watcher.stop()
+        elapsed, during = time.monotonic() - started, ticks - before
+        release.set()
+        assert await refreshing is None  # the refresh still ends, with its failure kept
+        ticker.cancel()
+
+    assert 0.25 <= elapsed < 2.0
+    assert during >= 5, "the event loop was blocked while stopping"
+    assert watcher.state.running is False

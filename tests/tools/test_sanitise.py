@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from szrag.tools.sanitise import DEPTH_MARKER, MAX_DEPTH, REDACTED, is_sensitive_key, sanitise
+from szrag.tools.sanitise import (
+    DEPTH_MARKER,
+    MAX_DEPTH,
+    REDACTED,
+    is_sensitive_key,
+    sanitise,
+    sanitise_text,
+)
 
 # Built from pieces so that no complete credential sits in the source.
 SLACK = "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
@@ -48,6 +55,8 @@ BEARER = "Bearer " + "eyJhbGciOiJIUzI1NiJ9" + "abcDEF123456"
         "environment",
         "AWS_SECRET_ACCESS_KEY",
         "credentials",
+        "DB_PASS",  # szrag.redact's vocabulary
+        "smtpPass",
     ],
 )
 def test_sensitive_keys(key: str) -> None:
@@ -169,3 +178,8 @@ def test_long_strings_and_lone_surrogates() -> None:
     assert clean["text"].endswith("… [3616 more characters]")
     assert clean["odd"] == "x?y"
     json.dumps(clean).encode("utf-8")
+
+
+def test_inline_assignments_use_the_redaction_vocabulary() -> None:
+    text = sanitise_text("retrying with DB_PASS=s3cr3t and client-secret: abc, status=ok")
+    assert text == "retrying with DB_PASS=[REDACTED] and client-secret: [REDACTED], status=ok"

@@ -52,7 +52,8 @@ def test_valid_arguments() -> None:
         ({"commandId": "a", "limit": 0}, "limit: must be at least 1"),
         ({"commandId": "a", "limit": 11}, "limit: must be at most 10"),
         ({"commandId": "a", "limit": True}, "limit: expected an integer, got bool"),
-        ({"commandId": "a", "limit": 2.5}, "limit: expected an integer, got float"),
+        ({"commandId": "a", "limit": 2.5}, "limit: expected an integer, got 2.5"),
+        ({"commandId": "a", "limit": float("inf")}, "limit: expected an integer, got inf"),
         ({"commandId": "a", "ratio": "1"}, "ratio: expected a number, got str"),
         ({"commandId": "a", "flag": 1}, "flag: expected a boolean, got int"),
         ({"commandId": "a", "level": "debug"}, "level: must be one of 'info', 'error'"),
@@ -61,6 +62,23 @@ def test_valid_arguments() -> None:
 )
 def test_each_violation_is_named(value: Any, message: str) -> None:
     assert message in validate(SCHEMA, value)
+
+
+def test_integer_valued_floats_become_ints_in_place() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+        },
+    }
+    value: dict[str, Any] = {"limit": 2.0, "ratio": 2.0, "ids": [1.0, 3]}
+    assert validate(schema, value) == []
+    assert value == {"limit": 2, "ratio": 2.0, "ids": [1, 3]}
+    assert type(value["limit"]) is int and type(value["ids"][0]) is int
+    assert type(value["ratio"]) is float  # a number stays what it was
+    assert ["a", "b", "c"][: value["limit"]] == ["a", "b"]  # the crash this prevents
 
 
 def test_several_violations_are_all_reported() -> None:

@@ -172,7 +172,7 @@ class _Measured:
 
 def _measure(chunk: ContextChunk, counter: TokenCounter) -> _Measured:
     # Redact before counting: the budget is spent on the text the model will see.
-    redaction = redact_text(chunk.text)
+    redaction = redact_text(chunk.text, path=chunk.path)
     return _Measured(
         chunk=chunk,
         text=redaction.text,

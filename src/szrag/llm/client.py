@@ -166,9 +166,7 @@ class ChatClient:
         """A response with a success status, after any retries; failures raise."""
         attempt = 0
         while True:
-            request = client.build_request(
-                "POST", self.endpoint, json=body, headers=self._headers(), timeout=self._timeout()
-            )
+            request = self._request(client, body)
             response = await self._send(client, request)
             if response.is_success:
                 return response
@@ -193,9 +191,25 @@ class ChatClient:
             await self._sleep(wait)
             attempt += 1
 
+    def _request(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Request:
+        try:
+            return client.build_request(
+                "POST", self.endpoint, json=body, headers=self._headers(), timeout=self._timeout()
+            )
+        except (httpx.InvalidURL, UnicodeError) as error:
+            raise ProviderConnectionError(
+                f"the model provider URL {self.endpoint!r} is not valid ({_describe(error)}):"
+                " check AI_URL"
+            ) from None
+
     async def _send(self, client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
         try:
             return await client.send(request, stream=True)
+        except httpx.UnsupportedProtocol as error:
+            raise ProviderConnectionError(
+                f"the model provider URL {self.endpoint!r} is not an http(s) URL"
+                f" ({_describe(error)}): check AI_URL"
+            ) from None
         except httpx.ConnectTimeout:
             raise ProviderTimeoutError(
                 f"could not connect to the model provider at {self.endpoint} within "

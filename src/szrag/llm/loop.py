@@ -9,7 +9,8 @@ tools. If no request produced answer text, :func:`build_ai_fallback` writes an a
 intermediate text and the tool results.
 
 Streaming: ``on_token(text, round)`` receives answer text as it arrives, with the 1-based number
-of the request it belongs to. Text of a round that ends in tool calls is *intermediate*: right
+of the request it belongs to; a callback that takes one argument, as in the spec
+(``on_token(text)``), is given the text alone. Text of a round that ends in tool calls is *intermediate*: right
 after such a round, before any tool runs, a ``reasoning`` activity with metadata
 ``{"round": n, "kind": "intermediate", "text": ...}`` is recorded, so a face can set that text
 apart. The final answer is the text of the last round (or the fallback), returned complete.
@@ -18,6 +19,7 @@ apart. The final answer is the text of the last round (or the fallback), returne
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import math
@@ -28,6 +30,7 @@ from typing import Any
 from szrag.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
 from szrag.llm.client import ChatClient, Message
 from szrag.llm.stream import ModelReply, ToolCall
+from szrag.tools.sanitise import sanitise_text
 
 log = logging.getLogger("szrag.llm")
 
@@ -36,12 +39,41 @@ LIVE_DATA_LABEL = "LIVE API DATA (current runtime evidence)"
 CHARS_PER_TOKEN = 4
 MAX_REASONING_CHARS = 4000
 MAX_FALLBACK_RESULT_CHARS = 1500
+MAX_ARGUMENT_CHARS = 500  # of a tool call's arguments shown in an activity
 
 ToolExecutor = Callable[[str, str], Awaitable[str]]
 """Runs one tool: ``await executor(name, arguments_json)`` gives the result text."""
 
-OnToken = Callable[[str, int], Awaitable[None] | None]
-"""Told each piece of answer text with the number of the request it belongs to."""
+TokenCallback = Callable[[str, int], Awaitable[None] | None]
+OnToken = TokenCallback | Callable[[str], Awaitable[None] | None]
+"""Told each piece of answer text, with the number of the request it belongs to when it takes
+two positional arguments."""
+
+
+def takes_round(callback: Callable[..., Any]) -> bool:
+    """True when ``callback`` accepts a second positional argument (the request number)."""
+    try:
+        parameters = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: use the documented form
+        return True
+    positional = 0
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            return True
+        if parameter.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            positional += 1
+    return positional >= 2
+
+
+def token_callback(on_token: OnToken) -> TokenCallback:
+    """``on_token`` as a two-argument callback, whichever form it was written in."""
+    if takes_round(on_token):
+        return on_token  # type: ignore[return-value]  # checked: it takes the round
+    single: Callable[[str], Awaitable[None] | None] = on_token  # type: ignore[assignment]
+    return lambda text, _round: single(text)
 
 
 def estimate_tokens(text: str) -> int:
@@ -193,7 +225,8 @@ class ToolLoop:
         self.tools = list(tools or ()) if executor is not None else []
         self.executor = executor
         self.recorder = recorder or ActivityRecorder()
-        self.on_token = on_token
+        # Read the callback's signature once, not per token.
+        self.on_token = token_callback(on_token) if on_token is not None else None
         self.max_rounds = max_rounds
         self.requests = 0  # requests sent by the current or last run
         self.usage = Usage()  # their usage so far, kept when a request fails
@@ -317,7 +350,12 @@ class ToolLoop:
                 "tool",
                 FAILED,
                 f"{call.name} was not run: {reason}",
-                metadata={"round": number, "tool": call.name, "arguments": call.arguments},
+                # Unparsed or unrun, the arguments still may hold a secret or be huge.
+                metadata={
+                    "round": number,
+                    "tool": call.name,
+                    "arguments": sanitise_text(call.arguments, MAX_ARGUMENT_CHARS),
+                },
             )
             return tool_failure(call.name, reason)
         try:

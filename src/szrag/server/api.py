@@ -1,8 +1,8 @@
 """The HTTP API: ``POST /api/ask`` (JSON or server-sent events), the runtime reads, and
 ``/healthz``.
 
-Every ``/api`` route authenticates its caller, refuses cross-origin browsers that CORS does
-not allow, and spends from the caller's rate-limit bucket (asks and reads have separate
+Every ``/api`` route authenticates its caller (hosts and cross-origin browsers were already
+refused by the application's guard, see :mod:`szrag.server.origin`) and spends from the caller's rate-limit bucket (asks and reads have separate
 budgets). Answers are ``{ok: true, data}``; failures ``{ok: false, code, error}``.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
@@ -24,7 +23,6 @@ from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import AskRequest, parse_ask, parse_json_body
 from szrag.server.service import error_status
-from szrag.server.settings import ServerSettings
 from szrag.server.sse import OnActivity, OnToken, answer_events
 from szrag.server.state import ServerState, server_state
 from szrag.tools import sanitise
@@ -48,18 +46,6 @@ def failure(
     )
 
 
-def check_origin(request: Request, settings: ServerSettings) -> None:
-    """Refuse a browser request from another site unless its origin is configured for CORS."""
-    origin = request.headers.get("origin")
-    if not origin or origin in settings.cors_origins or "*" in settings.cors_origins:
-        return
-    if urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower():
-        return
-    raise ApiError(
-        403, "forbidden_origin", "cross-origin requests are not allowed here (SZRAG_CORS_ORIGINS)"
-    )
-
-
 def _spend(limiter: RateLimiter, caller: Caller) -> None:
     decision = limiter.take(caller.key)
     if not decision.allowed:
@@ -73,8 +59,8 @@ def _spend(limiter: RateLimiter, caller: Caller) -> None:
 
 
 def _caller(request: Request) -> Caller:
+    # Host and Origin were checked by the application's guard before any route ran.
     state = server_state(request)
-    check_origin(request, state.settings)
     client = request.client.host if request.client else None
     return authenticate(request.headers.get("authorization"), client, state.settings)
 
@@ -126,9 +112,9 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     """Answer a question: streamed as events with ``Accept: text/event-stream``, else JSON."""
     body = await read_body(request, state.settings.max_body_bytes)
-    question = parse_ask(parse_json_body(body), default_user=caller.key)
-    if question.command_id is not None:
-        state.service.check_command(question.command_id)
+    question = parse_ask(parse_json_body(body), caller)
+    if question.command_id is not None:  # refused before the stream starts: a real 403
+        state.service.check_command(question.command_id, question.identity, source="api")
     if wants_events(request):
         return _stream(question, state)
     try:
@@ -178,18 +164,9 @@ async def commands(caller: ReadCaller, state: State) -> JSONResponse:
     """Every registered command with whether this server lets it run."""
     service = state.service
     listed = [
-        {**spec.to_dict(), "allowed": _allowed(service.check_command, spec.id)}
-        for spec in service.registry.specs()
+        {**spec.to_dict(), "allowed": service.allows(spec)} for spec in service.registry.specs()
     ]
     return ok({"commands": listed, "count": len(listed)})
-
-
-def _allowed(check: Callable[[str], Any], command_id: str) -> bool:
-    try:
-        check(command_id)
-    except ApiError:
-        return False
-    return True
 
 
 @router.get("/api/release")

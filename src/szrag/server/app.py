@@ -28,6 +28,7 @@ from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
 from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
+from szrag.server.origin import check_host, check_origin
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
@@ -37,6 +38,8 @@ from szrag.server.watcher import IndexWatcher
 from szrag.settings import Settings
 
 log = logging.getLogger("szrag.server")
+
+SLACK_PREFIX = "/slack/"
 
 _STATUS_CODES = {
     400: "bad_request",
@@ -130,7 +133,8 @@ def create_app(
         openapi_url=None,
     )
     _install_error_handlers(app, process_runtime)
-    app.middleware("http")(_security_headers)
+    app.middleware("http")(_host_guard(server_settings))
+    app.middleware("http")(_security_headers)  # added last: it wraps the guard's refusals too
     if server_settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -150,6 +154,30 @@ async def _start_socket_mode(face: slack.SlackFace) -> None:
         await anyio.to_thread.run_sync(face.start_socket_mode)
     except Exception as error:  # the HTTP API still works without Slack
         log.error("Slack Socket Mode did not connect: %s", error)
+
+
+Middleware = Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]
+
+
+def _host_guard(settings: ServerSettings) -> Middleware:
+    """Refuse hosts and browser origins the server does not serve, on every route but Slack's
+    (Slack requests are authenticated by their signature)."""
+
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        if not request.url.path.startswith(SLACK_PREFIX):
+            server = request.scope.get("server")
+            bound = str(server[0]) if server else None
+            host = request.headers.get("host")
+            try:
+                check_host(host, settings, bound)
+                check_origin(request.headers.get("origin"), host, settings, bound)
+            except ApiError as error:
+                return _envelope(error.status, error.code, error.message, None)
+        return await call_next(request)
+
+    return guard
 
 
 async def _security_headers(

@@ -16,6 +16,7 @@ from szrag.errors import ConfigError
 from szrag.server.errors import ApiError
 from szrag.server.settings import ServerSettings
 
+TOKEN_PREFIX = "token:"
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
@@ -25,6 +26,12 @@ class Caller:
 
     key: str
     admin: bool = False
+
+    @property
+    def user_id(self) -> str:
+        """Who the caller is in audit records and metrics: its token's digest, or ``local`` on
+        an open (loopback-only) server, where every caller is someone at this machine."""
+        return self.key if self.key.startswith(TOKEN_PREFIX) else "local"
 
 
 def is_loopback(host: str) -> bool:
@@ -77,7 +84,7 @@ def authenticate(
     token = bearer_token(authorization)
     admin = bool(token and settings.admin_token and token_in(token, [settings.admin_token]))
     if admin and token is not None:
-        return Caller(key=f"token:{fingerprint(token)}", admin=True)
+        return Caller(key=f"{TOKEN_PREFIX}{fingerprint(token)}", admin=True)
     if not settings.auth_required:
         return Caller(key=f"ip:{client_host or 'unknown'}")
     if token is None:
@@ -86,7 +93,7 @@ def authenticate(
         )
     if not token_in(token, settings.api_tokens):
         raise ApiError(401, "unauthorized", "the bearer token is not valid")
-    return Caller(key=f"token:{fingerprint(token)}")
+    return Caller(key=f"{TOKEN_PREFIX}{fingerprint(token)}")
 
 
 def require_admin(caller: Caller, settings: ServerSettings) -> None:

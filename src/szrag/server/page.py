@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
-from szrag.server.auth import authenticate
+from szrag.server.api import reader
 from szrag.server.errors import ApiError
 from szrag.server.images import CONTENT_TYPES, content_type
 from szrag.server.state import server_state
@@ -94,11 +94,13 @@ async def asset(name: str) -> Response:
 
 @router.get("/{path:szrag_image}", include_in_schema=False)
 async def image(path: str, request: Request) -> Response:
-    """A repository image found by retrieval; any other image path is 404."""
+    """A repository image found by retrieval; any other image path is 404.
+
+    Like the API's reads it needs the token (when the API does) and spends from the caller's
+    read budget; hosts and origins were checked by the application's guard.
+    """
+    reader(request)
     state = server_state(request)
-    if state.settings.auth_required:
-        client = request.client.host if request.client else None
-        authenticate(request.headers.get("authorization"), client, state.settings)
     found = state.images.resolve(path)
     if found is None:
         raise ApiError(404, "not_found", "no such file")

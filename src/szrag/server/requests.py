@@ -1,4 +1,10 @@
-"""The ask request as the HTTP API receives it: parsed and checked before anything runs."""
+"""The ask request as the HTTP API receives it: parsed and checked before anything runs.
+
+The identity that asks is the authenticated caller. The body's ``userId``, ``username``,
+``channelId`` and ``teamId`` are claims anyone could make, so they are honoured only from the
+holder of the admin token (a trusted front end asking for its users); otherwise they are
+ignored.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from szrag.commands.model import Identity
+from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 
 MAX_QUESTION_CHARS = 8000
@@ -18,13 +25,15 @@ _IDENTITY_FIELDS = ("userId", "username", "channelId", "teamId")
 
 @dataclass(frozen=True, slots=True)
 class AskRequest:
-    """A question with its optional command, AI switch and the identity that asks."""
+    """A question with its optional command, AI switch, the identity that asks and whether it
+    holds the admin token."""
 
     question: str
     command_id: str | None = None
     command_text: str | None = None
     with_ai: bool = True
     identity: Identity = field(default_factory=Identity)
+    admin: bool = False
 
 
 def parse_json_body(body: bytes) -> dict[str, Any]:
@@ -54,8 +63,8 @@ def _optional_text(payload: dict[str, Any], key: str, limit: int) -> str | None:
     return value or None
 
 
-def parse_ask(payload: dict[str, Any], *, default_user: str) -> AskRequest:
-    """Check the fields of an ask payload; anything wrong is ApiError 400."""
+def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
+    """Check the fields of an ask payload from ``caller``; anything wrong is ApiError 400."""
     question = payload.get("question")
     if question is not None and not isinstance(question, str):
         raise ApiError(400, "invalid_request", "question must be a string")
@@ -72,16 +81,20 @@ def parse_ask(payload: dict[str, Any], *, default_user: str) -> AskRequest:
     user_id, user_name, channel_id, team_id = (
         _optional_text(payload, key, MAX_FIELD_CHARS) for key in _IDENTITY_FIELDS
     )
-    identity = Identity(
-        user_id=user_id or default_user,
-        user_name=user_name or user_id or "api",
-        channel_id=channel_id or "api",
-        team_id=team_id or "api",
-    )
+    if caller.admin:
+        identity = Identity(
+            user_id=user_id or caller.user_id,
+            user_name=user_name or user_id or caller.user_id,
+            channel_id=channel_id or "api",
+            team_id=team_id or "api",
+        )
+    else:
+        identity = Identity(caller.user_id, caller.user_id, "api", "api")
     return AskRequest(
         question=question,
         command_id=_optional_text(payload, "commandId", MAX_FIELD_CHARS),
         command_text=_optional_text(payload, "commandText", MAX_COMMAND_TEXT_CHARS),
         with_ai=with_ai,
         identity=identity,
+        admin=caller.admin,
     )

@@ -24,6 +24,7 @@ from szrag.commands import (
     Allowlist,
     CommandError,
     CommandNotAllowed,
+    CommandOutcome,
     CommandRegistry,
     CommandResult,
     CommandRunner,
@@ -32,6 +33,7 @@ from szrag.commands import (
     UnknownCommand,
     default_registry,
 )
+from szrag.commands.errors import error_kind
 from szrag.errors import ConfigError, IndexStoreError, QuestionError, SzragError
 from szrag.index import Index
 from szrag.runtime import ProcessRuntime
@@ -90,9 +92,13 @@ class AskService:
         self.audit = audit
         self.http_client = http_client
         self.registry = registry or default_registry()
+        # Admin-only tools (getErrors) are offered only to holders of the admin token.
         self.tools = (
-            ToolAdapter(self.registry, runtime, root, allowlist, audit) if live_tools else None
+            ToolAdapter(self.registry, runtime, root, allowlist, audit, privileged=False)
+            if live_tools
+            else None
         )
+        self.admin_tools = self.tools.with_privilege(True) if self.tools else None
         self.runner = CommandRunner(
             registry=self.registry,
             allowlist=allowlist,
@@ -101,22 +107,55 @@ class AskService:
             runtime=runtime,
         )
 
-    def check_command(self, command_id: str) -> CommandSpec:
-        """The command a caller asked for, if it exists and may run here; else ApiError."""
+    def allows(self, spec: CommandSpec) -> bool:
+        """Whether callers of this server may run ``spec`` (listings; nothing is recorded)."""
+        return spec.id not in BLOCKED_TOOL_COMMANDS and self.allowlist.allows(spec.id)
+
+    def check_command(
+        self, command_id: str, identity: Identity | None = None, *, source: str = "api"
+    ) -> CommandSpec:
+        """The command a caller asked for, if it exists and may run here; else ApiError.
+
+        A refusal of ``identity`` is reported to the runner's observers like any other command
+        outcome, so the audit log and the metrics see who tried what.
+        """
         spec = self.registry.get(command_id)
         if spec is None:
             hint = self.registry.suggestions(command_id)
             suffix = f"; did you mean {', '.join(hint)}?" if hint else ""
             raise ApiError(404, "unknown_command", f"unknown command {command_id!r}{suffix}")
         if spec.id in BLOCKED_TOOL_COMMANDS:
-            raise ApiError(403, "command_not_allowed", f"{spec.name} cannot be run as a command")
-        if not self.allowlist.allows(spec.id):
-            raise ApiError(
-                403,
-                "command_not_allowed",
-                f"command {spec.id!r} is not on this server's allowlist (SZRAG_COMMAND_ALLOWLIST)",
-            )
-        return spec
+            message = f"{spec.name} cannot be run as a command"
+            self._refused(spec, identity, source, "blocked", message)
+            raise ApiError(403, "command_not_allowed", message)
+        try:
+            return self.runner.resolve(spec.id)
+        except CommandNotAllowed as error:
+            self._refused(spec, identity, source, error_kind(error), error.message)
+            raise ApiError(403, "command_not_allowed", error.message) from None
+        except CommandError as error:  # registered without a handler
+            raise ApiError(*error_status(error)) from None
+
+    def _refused(
+        self, spec: CommandSpec, identity: Identity | None, source: str, status: str, message: str
+    ) -> None:
+        if identity is None:
+            return
+        outcome = CommandOutcome(
+            command_id=spec.id,
+            text="",
+            identity=identity,
+            source=source,
+            status=status,
+            duration_ms=0.0,
+            message=message,
+            sensitive=spec.sensitive,
+        )
+        for observer in self.runner.observers:
+            try:
+                observer(outcome)
+            except Exception:
+                log.exception("command observer %r failed", observer)
 
     async def ask(
         self,
@@ -131,7 +170,7 @@ class AskService:
         outcome, message = "ok", ""
         command_id = request.command_id
         if command_id is not None:
-            command_id = self.check_command(command_id).id
+            command_id = self.check_command(command_id, request.identity, source=source).id
         try:
             result = await answer_question_async(
                 request.question,
@@ -140,7 +179,7 @@ class AskService:
                 command_id=command_id,
                 command_text=request.command_text,
                 identity=request.identity,
-                tools=self.tools,
+                tools=self.admin_tools if request.admin else self.tools,
                 on_activity=on_activity,
                 on_token=on_token,
                 index=self.index,
@@ -177,5 +216,5 @@ class AskService:
         self, command_id: str, text: str, identity: Identity, *, source: str
     ) -> CommandResult:
         """Run an allowlisted command for ``identity`` (audited and counted by the runner)."""
-        spec = self.check_command(command_id)
+        spec = self.check_command(command_id, identity, source=source)
         return await self.runner.run(spec.id, text, identity, source=source)

@@ -5,6 +5,10 @@
 * ``SZRAG_ADMIN_TOKEN``: the bearer token for ``/api/admin/*`` (none: admin routes refused);
 * ``SZRAG_CORS_ORIGINS``: comma-separated origins allowed to call the API from a browser
   (none: no CORS headers, so other sites cannot read answers);
+* ``SZRAG_ALLOWED_HOSTS``: comma-separated host names (no port) an open API also answers to,
+  besides loopback (``127.0.0.1``, ``localhost``, ``[::1]``) and the address it is bound to;
+  requests naming any other ``Host`` are refused, which defeats DNS rebinding. Browser pages
+  served from these hosts (any port) may call the API too;
 * ``SZRAG_RATE_LIMIT``: questions per minute per identity (30; 0 turns the limit off);
 * ``SZRAG_RATE_BURST``: questions an identity may ask at once before the rate applies (10);
 * ``SZRAG_READ_RATE_LIMIT``: other API reads per minute per identity (300; 0: off);
@@ -46,6 +50,7 @@ class ServerSettings:
     api_tokens: frozenset[str] = frozenset()
     admin_token: str | None = None
     cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     ask_rate: RateLimit = field(default_factory=lambda: RateLimit(30, 10))
     read_rate: RateLimit = field(default_factory=lambda: RateLimit(300, 60))
     max_body_bytes: int = MAX_BODY_BYTES
@@ -76,6 +81,7 @@ class ServerSettings:
             api_tokens=frozenset(_list(env, "SZRAG_API_TOKENS")),
             admin_token=_text(env, "SZRAG_ADMIN_TOKEN") or None,
             cors_origins=tuple(_list(env, "SZRAG_CORS_ORIGINS")),
+            allowed_hosts=tuple(host.lower() for host in _list(env, "SZRAG_ALLOWED_HOSTS")),
             ask_rate=RateLimit(_number(env, "SZRAG_RATE_LIMIT", 30), burst),
             read_rate=RateLimit(_number(env, "SZRAG_READ_RATE_LIMIT", 300), max(burst, 60)),
             repo_url=(_text(env, "SZRAG_REPO_URL").rstrip("/") or None),

@@ -11,6 +11,10 @@ for the server's event loop to produce the answer, which goes back through ``res
 * ``/sz-ask run /sz-<cmd> args`` or ``execute <cmd> args``: the command is passed explicitly;
 * ``/sz-<name>``: the registered command ``name`` runs for the Slack user.
 
+Answers and command output go to the channel, except where a command handles secrets (its
+spec is ``sensitive``, or it is ``hash`` or ``token``): then only the asker sees the reply, and
+the question (which may hold the secret) is not echoed.
+
 The Slack user, channel and team become the identity the command runner and the audit log see.
 """
 
@@ -58,6 +62,9 @@ _EXPLICIT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
+# Commands whose input or output is a secret even where the registry does not mark them.
+PRIVATE_COMMANDS = frozenset({"hash", "token"})
+
 T = TypeVar("T")
 Say = Callable[..., Any]
 
@@ -81,6 +88,22 @@ def explicit_command(text: str, registry: CommandRegistry) -> tuple[str, str] | 
     if spec is None:
         return None
     return spec.id, (match.group("args") or "").strip()
+
+
+def is_private(command_id: object, registry: CommandRegistry) -> bool:
+    """Whether the command ``command_id`` handles secrets, so its replies stay with the asker."""
+    if not isinstance(command_id, str):
+        return False
+    spec = registry.get(command_id)
+    if spec is None:
+        return command_id in PRIVATE_COMMANDS
+    return spec.sensitive or spec.id in PRIVATE_COMMANDS
+
+
+def answered_privately(result: dict[str, Any], registry: CommandRegistry) -> bool:
+    """Whether an answer ran a command that handles secrets (see :func:`is_private`)."""
+    record = result.get("command")
+    return isinstance(record, dict) and is_private(record.get("id"), registry)
 
 
 def is_help(text: str) -> bool:
@@ -206,17 +229,19 @@ class SlackFace:
         except Exception as error:
             self._fail(respond, error)
             return
+        private = answered_privately(result, self.service.registry)
+        shown = None if private else question
         self._post(
             respond,
             text=fallback_text(str(result.get("answer") or "")),
-            blocks=answer_blocks(result, question=question, repo_url=self.settings.repo_url),
-            response_type="in_channel",
+            blocks=answer_blocks(result, question=shown, repo_url=self.settings.repo_url),
+            response_type="ephemeral" if private else "in_channel",
         )
 
     def _command(self, ack: Say, respond: Say, name: str, text: str, identity: Identity) -> None:
         command_id = name.removeprefix("/sz-")
         try:
-            self.service.check_command(command_id)
+            self.service.check_command(command_id, identity, source="slack")
         except ApiError as error:
             ack(text=f":no_entry: {error.message}", response_type="ephemeral")
             return
@@ -234,7 +259,9 @@ class SlackFace:
             respond,
             text=fallback_text(result.text) or result.command,
             blocks=blocks or [section(result.command)],
-            response_type="in_channel",
+            response_type="ephemeral"
+            if is_private(result.id, self.service.registry)
+            else "in_channel",
         )
 
     def _on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:

@@ -135,10 +135,11 @@ def fallback_text(markdown: str) -> str:
 
 
 def answer_blocks(
-    result: Mapping[str, Any], *, question: str, repo_url: str | None = None
+    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
 ) -> list[Block]:
-    """The answer message: question, answer sections, sources, images and usage."""
-    blocks: list[Block] = [context([f"*Q:* {escape(question)}"])]
+    """The answer message: question (None: not echoed), answer sections, sources, images and
+    usage."""
+    blocks: list[Block] = [context([f"*Q:* {escape(question)}"])] if question else []
     answer = to_mrkdwn(str(result.get("answer") or "")) or "_No answer was produced._"
     blocks.extend(section(piece) for piece in split_text(answer) if piece.strip())
     tail = [

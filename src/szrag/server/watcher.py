@@ -10,6 +10,7 @@ the platform cannot watch (no inotify slots left, say), it falls back to a perio
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import time
@@ -29,6 +30,7 @@ from szrag.server.shared_index import SharedIndex
 log = logging.getLogger("szrag.server.watcher")
 
 FALLBACK_INTERVAL_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 5.0
 
 Refresher = Callable[[Index], RefreshReport]
 
@@ -80,12 +82,15 @@ class IndexWatcher:
         debounce_ms: int = 400,
         refresher: Refresher = refresh_index,
         fallback_interval: float = FALLBACK_INTERVAL_SECONDS,
+        stop_timeout: float = STOP_TIMEOUT_SECONDS,
     ) -> None:
         self.index = index
         self.debounce_ms = max(1, debounce_ms)
         self.state = WatchState()
         self._refresher = refresher
         self._fallback_interval = fallback_interval
+        self._stop_timeout = stop_timeout
+        self._running: concurrent.futures.Future[RefreshReport] | None = None
         # One thread for every refresh: writes never overlap and reuse one connection.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-refresh")
         self._stop = anyio.Event()
@@ -103,22 +108,34 @@ class IndexWatcher:
             self._task = asyncio.create_task(self._run(), name="szrag-index-watcher")
 
     async def stop(self) -> None:
-        """Stop watching and wait for a refresh in progress to finish."""
+        """Stop watching and wait (``stop_timeout`` seconds at most, without blocking the event
+        loop) for a refresh in progress to finish."""
         self._stop.set()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        self._executor.shutdown(wait=True)
+        running = self._running
+        if running is not None and not running.done():
+            _, pending = await asyncio.wait(
+                {asyncio.wrap_future(running)}, timeout=self._stop_timeout
+            )
+            if pending:
+                log.warning(
+                    "an index refresh is still running after %.0f s; not waiting for it",
+                    self._stop_timeout,
+                )
+        self._executor.shutdown(wait=False, cancel_futures=True)
         self.state = replace(self.state, running=False)
 
     async def refresh(self) -> RefreshReport | None:
         """Refresh now in the refresh thread; a failure is logged and kept in ``state``."""
         started = time.perf_counter()
-        loop = asyncio.get_running_loop()
+        # Kept so that stop() can wait for the thread even when this coroutine is cancelled.
+        self._running = self._executor.submit(self._refresher, self.index)
         try:
-            report = await loop.run_in_executor(self._executor, self._refresher, self.index)
+            report = await asyncio.wrap_future(self._running)
         except Exception as error:
             log.warning("index refresh failed: %s", error)
             self.state = replace(self.state, last_error=str(error))

@@ -11,6 +11,7 @@ they come back as ``ok=False`` with ``{"error": {"type", "message"}}`` for the m
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 import logging
@@ -156,6 +157,7 @@ class ToolAdapter:
         on_activity: ActivityCallback | None = None,
         timeout: float = TOOL_TIMEOUT_MS / 1000,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
+        privileged: bool = True,
     ) -> None:
         self.registry = registry
         self.runtime = runtime
@@ -165,6 +167,9 @@ class ToolAdapter:
         self.on_activity = on_activity
         self.timeout = timeout
         self.max_output_bytes = max_output_bytes
+        # Whether admin-only tools are offered and run (a person at this machine: yes; a
+        # server decides per caller, see with_privilege).
+        self.privileged = privileged
         observers: list[Observer] = [audit.record_command]
         record = getattr(runtime, "record_command", None)
         if callable(record):
@@ -192,9 +197,18 @@ class ToolAdapter:
             "getRoutes": self._get_routes,
         }
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """The tools in the OpenAI function-tool form."""
-        return [tool.to_openai() for tool in TOOLS]
+    def with_privilege(self, privileged: bool) -> ToolAdapter:
+        """This adapter for a caller of another privilege (a shallow copy: runner, registry and
+        callbacks are shared)."""
+        other = copy.copy(self)
+        other.privileged = privileged
+        return other
+
+    def definitions(self, *, privileged: bool | None = None) -> list[dict[str, Any]]:
+        """The tools in the OpenAI function-tool form (admin tools only when privileged;
+        ``privileged`` defaults to the adapter's own)."""
+        allowed = self.privileged if privileged is None else privileged
+        return [tool.to_openai() for tool in TOOLS if allowed or not tool.admin]
 
     async def call(
         self,
@@ -202,17 +216,25 @@ class ToolAdapter:
         arguments: str | dict[str, Any] | None = None,
         *,
         identity: Identity | None = None,
+        privileged: bool | None = None,
     ) -> ToolResult:
-        """Run one tool call; failures come back as ``ok=False``, never as exceptions."""
+        """Run one tool call; failures come back as ``ok=False``, never as exceptions.
+
+        An admin tool is refused unless ``privileged`` (default: the adapter's own) is true.
+        """
         started = time.perf_counter()
         tool = TOOLS_BY_NAME.get(name)
         args: dict[str, Any] = {}
+        allowed = self.privileged if privileged is None else privileged
         try:
             if tool is None:
+                available = [item.name for item in TOOLS if allowed or not item.admin]
                 raise _Failure(
                     "unknown_tool",
-                    f"unknown tool {name[:64]!r}; available: {', '.join(TOOLS_BY_NAME)}",
+                    f"unknown tool {name[:64]!r}; available: {', '.join(available)}",
                 )
+            if tool.admin and not allowed:
+                raise _Failure("forbidden", f"{tool.name} is only available to administrators")
             args = self._parse_arguments(arguments)
             problems = validate(tool.parameters, args)
             if problems:

@@ -2,6 +2,8 @@
 
 Every schema rejects undeclared fields (``additionalProperties: false``). The endpoint labels
 name the data source an activity records; the adapter calls the runtime directly, not HTTP.
+An ``admin`` tool reads what only the admin token may read over HTTP (``getErrors``): the
+adapter offers and runs it for privileged callers only.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class ToolDefinition:
     parameters: dict[str, Any]
     endpoint: str
     kind: str = API_REQUEST
+    admin: bool = False  # offered and run only for privileged callers (the data is admin-only)
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI function-tool form."""
@@ -150,6 +153,7 @@ TOOLS: tuple[ToolDefinition, ...] = (
             }
         ),
         "/api/admin/errors",
+        admin=True,
     ),
     ToolDefinition(
         "getMetrics",

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from szrag.redact import is_secret_name, redact
+from szrag.redact import SECRET_PAIRS, SECRET_WORDS, is_secret_name, key_words, redact
 
 REDACTED = "[REDACTED]"
 MAX_DEPTH = 8
@@ -36,41 +36,28 @@ MAX_STRING_CHARS = 16 * 1024
 DEPTH_MARKER = "[MAX DEPTH]"
 
 OMITTED_KEYS = frozenset({"telemetryhistory"})
-_SENSITIVE_WORDS = frozenset(
-    {
-        "authorization",
-        "authorisation",
-        "auth",
-        "cookie",
-        "cookies",
-        "password",
-        "passwords",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "secret",
-        "secrets",
-        "token",
-        "tokens",
-        "credential",
-        "credentials",
-        "env",
-        "environ",
-        "environment",
-    }
-)
-_SENSITIVE_JOINED = ("apikey", "privatekey", "accesskey", "secretkey", "setcookie")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _key_words(key: str) -> list[str]:
-    return _WORD.findall(_CAMEL.sub(r"\1 \2", key).lower())
+# szrag.redact's secret vocabulary, plus what runtime data adds: cookies, credentials, the
+# environment, plurals. Here any word of a key counts, not only the last: a tool's output is
+# data about the service, and ``passwordPolicy`` or ``tokens`` need not reach a model.
+_SENSITIVE_WORDS = SECRET_WORDS | {
+    "authorisation",
+    "cookie",
+    "cookies",
+    "passwords",
+    "secrets",
+    "tokens",
+    "credential",
+    "credentials",
+    "env",
+    "environ",
+    "environment",
+}
+_SENSITIVE_JOINED = (*sorted("".join(pair) for pair in SECRET_PAIRS), "setcookie")
 
 
 def is_sensitive_key(key: str) -> bool:
     """True when a value stored under ``key`` should not be shown."""
-    words = _key_words(key)
+    words = key_words(key)
     joined = "".join(words)
     return (
         any(word in _SENSITIVE_WORDS for word in words)
@@ -80,15 +67,20 @@ def is_sensitive_key(key: str) -> bool:
 
 
 def _is_omitted(key: str) -> bool:
-    return "".join(_key_words(key)) in OMITTED_KEYS
+    return "".join(key_words(key)) in OMITTED_KEYS
 
 
 # ``password=hunter2`` inside a log line or a message. szrag.redact reads source code and
 # only takes an unquoted assignment that ends its line; runtime text is prose, so here any
 # secret-named key followed by = or : loses its value.
+# The words are szrag.redact's, longest first so ``password`` wins over ``pass``; a key
+# ending in a bare ``key`` counts too (log lines rarely hold lookup keys).
+_INLINE_WORDS = sorted(
+    {*SECRET_WORDS, "key", *(f"{first}[_\\-]?{second}" for first, second in SECRET_PAIRS)},
+    key=lambda word: (-len(word), word),
+)
 _INLINE_ASSIGNMENT = re.compile(
-    r"(?P<key>\b[\w.\-]*?(?:password|passwd|pwd|passphrase|secret|token|authorization|auth"
-    r"|api[_\-]?key|access[_\-]?key|private[_\-]?key|key)(?![a-z0-9]))"
+    rf"(?P<key>\b[\w.\-]*?(?:{'|'.join(_INLINE_WORDS)})(?![a-z0-9]))"
     r"(?P<separator>\s*[=:]\s*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)",
     re.IGNORECASE,

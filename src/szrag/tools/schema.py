@@ -4,6 +4,11 @@ Supported: ``type`` (object, string, integer, number, boolean, array), ``propert
 ``required``, ``additionalProperties: false``, ``enum``, ``minLength``, ``maxLength``,
 ``minimum``, ``maximum``, ``pattern`` and ``items``. Messages name the field and say what
 was expected, so a model can correct its call.
+
+JSON does not tell ``2`` from ``2.0``, and models send either. An integer-valued float where
+the schema wants an integer is accepted and replaced *in place* by its ``int`` (inside the
+objects and arrays given), so a handler that slices or counts with it gets an ``int``;
+``2.5`` is refused.
 """
 
 from __future__ import annotations
@@ -33,10 +38,21 @@ def _label(path: str) -> str:
     return path or "arguments"
 
 
+def _as_schema_value(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` as the handler should see it: an integer-valued float as an int."""
+    if schema.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def validate(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
-    """Every way ``value`` breaks ``schema``; empty when it conforms."""
+    """Every way ``value`` breaks ``schema``; empty when it conforms.
+
+    Integer-valued floats under integer fields of ``value`` are turned into ints in place."""
     expected = schema.get("type")
     if isinstance(expected, str) and not _is_type(value, expected):
+        if expected == "integer" and isinstance(value, float):
+            return [f"{_label(path)}: expected an integer, got {value!r}"]
         article = "an" if expected[0] in "aeiou" else "a"
         return [f"{_label(path)}: expected {article} {expected}, got {type(value).__name__}"]
     errors: list[str] = []
@@ -58,6 +74,7 @@ def validate(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             errors.extend(validate(schema["items"], item, f"{path}[{index}]"))
+            value[index] = _as_schema_value(schema["items"], item)
     if isinstance(value, dict):
         errors.extend(_validate_object(schema, value, path))
     return errors
@@ -78,4 +95,5 @@ def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -
     for name, item in value.items():
         if name in properties:
             errors.extend(validate(properties[name], item, f"{path}.{name}" if path else name))
+            value[name] = _as_schema_value(properties[name], item)
     return errors
