@@ -87,3 +87,27 @@ def test_the_server_keeps_answering_after_a_disconnect(
 
     assert follow_up.status_code == 200 and follow_up.json()["ok"] is True
     assert provider.disconnected.wait(5.0)
+
+
+def test_a_json_client_that_hangs_up_cancels_the_answer(
+    start_server: StartServer, slow_provider: tuple[SlowStreamProvider, str], web_repo: Path
+) -> None:
+    provider, base_url = slow_provider
+    server = start_server(answer_settings=slow_model_settings(base_url))
+    payload = {"question": "How does the gateway token bucket work?"}
+    started = time.monotonic()
+
+    # JSON mode: the client gives up waiting after a second and closes its connection.
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{server}/api/ask", json=payload, timeout=httpx.Timeout(10.0, read=1.0))
+
+    assert provider.started.is_set()
+    assert provider.disconnected.wait(5.0), "the model request went on without a client"
+    assert not provider.finished.is_set()
+    assert time.monotonic() - started < 10.0
+
+    def cancelled_ask_audited() -> bool:
+        records = AuditLog(web_repo / ".rag" / "audit.log").read()
+        return any(r["event"] == "ask" and r["outcome"] == "cancelled" for r in records)
+
+    assert wait_until(cancelled_ask_audited, 5.0)

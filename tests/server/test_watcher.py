@@ -14,7 +14,7 @@ import pytest
 
 from szrag.index import Index, RefreshReport
 from szrag.server.shared_index import open_shared_index
-from szrag.server.watcher import IndexWatcher, changed_count
+from szrag.server.watcher import IndexWatcher, changed_count, warm_views
 
 StartServer = Callable[..., str]
 
@@ -137,3 +137,44 @@ async def test_stopping_does_not_wait_forever_for_a_stuck_refresh(web_repo: Path
     assert 0.25 <= elapsed < 2.0
     assert during >= 5, "the event loop was blocked while stopping"
     assert watcher.state.running is False
+
+
+async def test_a_refresh_warms_the_shared_views_off_the_event_loop(web_repo: Path) -> None:
+    warmed_in: list[str] = []
+
+    def warmer(index: Index) -> None:
+        warm_views(index)
+        warmed_in.append(threading.current_thread().name)
+
+    def not_cached() -> object:
+        raise AssertionError("the view was built by the question, not by the refresh")
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index, warmer=warmer)
+        (web_repo / "notes.md").write_text("# Notes\n")
+        await watcher.refresh()
+
+        async def first_question_views() -> tuple[object, object]:
+            return (
+                index.derived("code.records.by_path", not_cached),
+                index.derived("context.files", not_cached),
+            )
+
+        records, files = await asyncio.create_task(first_question_views())
+        await watcher.stop()
+
+    assert warmed_in and warmed_in[0].startswith("szrag-refresh")
+    assert isinstance(files, dict) and "notes.md" in files
+    assert isinstance(records, dict) and "src/gateway.js" in records
+
+
+async def test_a_failing_warm_up_does_not_fail_the_refresh(web_repo: Path) -> None:
+    def broken(index: Index) -> None:
+        raise RuntimeError("no views today")
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index, warmer=broken)
+        report = await watcher.refresh()
+        await watcher.stop()
+
+    assert report is not None and watcher.state.last_error is None

@@ -7,7 +7,6 @@ Node type names of the JavaScript/TypeScript and Python grammars do not collide
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from tree_sitter import Node
 
@@ -164,14 +163,6 @@ def callee_name(node: Node) -> str | None:
         parts.append(text(member))
         current = current.child_by_field_name("object")
     return ".".join(reversed(parts)) or None
-
-
-def ancestors(node: Node) -> Iterator[Node]:
-    """The parents of a node, nearest first."""
-    current = node.parent
-    while current is not None:
-        yield current
-        current = current.parent
 
 
 def arguments_of(call: Node) -> list[Node]:

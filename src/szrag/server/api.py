@@ -2,15 +2,19 @@
 ``/healthz``.
 
 Every ``/api`` route authenticates its caller (hosts and cross-origin browsers were already
-refused by the application's guard, see :mod:`szrag.server.origin`) and spends from the caller's rate-limit bucket (asks and reads have separate
-budgets). Answers are ``{ok: true, data}``; failures ``{ok: false, code, error}``.
+refused by the application's guard, see :mod:`szrag.server.origin`) and spends from the
+caller's rate-limit bucket (asks and reads have separate budgets). Answers are
+``{ok: true, data}``; failures ``{ok: false, code, error}``. An answer whose client hangs up
+is cancelled, in JSON mode as with events, so the model request does not run on for nobody.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
@@ -28,6 +32,9 @@ from szrag.server.state import ServerState, server_state
 from szrag.tools import sanitise
 
 MAX_READ_LIMIT = 10
+DISCONNECT_POLL_SECONDS = 0.2
+
+T = TypeVar("T")
 
 router = APIRouter()
 
@@ -102,6 +109,28 @@ def wants_events(request: Request) -> bool:
     return "text/event-stream" in request.headers.get("accept", "").lower()
 
 
+class ClientGone(Exception):
+    """The client closed its connection before the answer was ready."""
+
+
+async def until_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:
+    """``work``'s result, or ClientGone once the client has disconnected (``work`` is then
+    cancelled, which also closes its model request)."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise ClientGone
+    finally:
+        task.cancel()  # a no-op when finished; otherwise this handler itself was cancelled
+
+
 def error_payload(error: BaseException) -> dict[str, Any]:
     """``{code, error}`` of a failure, for the ``error`` event."""
     _, code, message = error_status(error)
@@ -118,7 +147,10 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     if wants_events(request):
         return _stream(question, state)
     try:
-        result = await state.service.ask(question, source="api")
+        result = await until_disconnected(request, state.service.ask(question, source="api"))
+    except ClientGone:
+        # Nobody reads this; the answer was cancelled (and audited as such).
+        return failure(499, "client_closed", "the client closed the connection")
     except Exception as error:
         status, code, message = error_status(error)
         return failure(status, code, message)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -28,7 +28,7 @@ from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
 from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
-from szrag.server.origin import check_host, check_origin
+from szrag.server.middleware import HostGuard, SecurityHeaders
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
@@ -39,8 +39,6 @@ from szrag.settings import Settings
 
 log = logging.getLogger("szrag.server")
 
-SLACK_PREFIX = "/slack/"
-
 _STATUS_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -49,11 +47,6 @@ _STATUS_CODES = {
     405: "method_not_allowed",
     413: "payload_too_large",
     429: "rate_limited",
-}
-_SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
 }
 
 
@@ -133,8 +126,8 @@ def create_app(
         openapi_url=None,
     )
     _install_error_handlers(app, process_runtime)
-    app.middleware("http")(_host_guard(server_settings))
-    app.middleware("http")(_security_headers)  # added last: it wraps the guard's refusals too
+    app.add_middleware(HostGuard, settings=server_settings)
+    app.add_middleware(SecurityHeaders)  # added after the guard: it wraps its refusals too
     if server_settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -154,39 +147,6 @@ async def _start_socket_mode(face: slack.SlackFace) -> None:
         await anyio.to_thread.run_sync(face.start_socket_mode)
     except Exception as error:  # the HTTP API still works without Slack
         log.error("Slack Socket Mode did not connect: %s", error)
-
-
-Middleware = Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]
-
-
-def _host_guard(settings: ServerSettings) -> Middleware:
-    """Refuse hosts and browser origins the server does not serve, on every route but Slack's
-    (Slack requests are authenticated by their signature)."""
-
-    async def guard(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        if not request.url.path.startswith(SLACK_PREFIX):
-            server = request.scope.get("server")
-            bound = str(server[0]) if server else None
-            host = request.headers.get("host")
-            try:
-                check_host(host, settings, bound)
-                check_origin(request.headers.get("origin"), host, settings, bound)
-            except ApiError as error:
-                return _envelope(error.status, error.code, error.message, None)
-        return await call_next(request)
-
-    return guard
-
-
-async def _security_headers(
-    request: Request, call_next: Callable[[Request], Awaitable[Response]]
-) -> Response:
-    response = await call_next(request)
-    for name, value in _SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    return response
 
 
 def _envelope(status: int, code: str, message: str, headers: dict[str, str] | None) -> JSONResponse:

@@ -24,8 +24,8 @@ import asyncio
 import concurrent.futures
 import logging
 import re
+import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
@@ -35,6 +35,7 @@ from slack_bolt import App, BoltRequest
 from slack_bolt.authorization import AuthorizeResult
 
 from szrag.commands import CommandError, CommandRegistry, Identity
+from szrag.errors import SzragError
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import MAX_QUESTION_CHARS, AskRequest
@@ -50,6 +51,7 @@ from szrag.server.slack_blocks import (
     thinking_text,
 )
 from szrag.server.state import server_state
+from szrag.server.threads import DaemonThreadPool
 
 log = logging.getLogger("szrag.server.slack")
 
@@ -67,6 +69,10 @@ PRIVATE_COMMANDS = frozenset({"hash", "token"})
 
 T = TypeVar("T")
 Say = Callable[..., Any]
+
+
+class ServerClosing(SzragError):
+    """The server stopped before a Slack request was answered."""
 
 
 def slack_identity(command: dict[str, Any]) -> Identity:
@@ -140,7 +146,11 @@ class SlackFace:
         self.limiter = limiter
         self.loop = loop
         self.answer_timeout = answer_timeout
-        self._executor = ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="szrag-slack")
+        # Daemon threads: a listener still waiting when the process exits does not hold it open.
+        self._executor = DaemonThreadPool(LISTENER_THREADS, thread_name_prefix="szrag-slack")
+        self._pending: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
+        self._closed = False
         self.app = App(
             signing_secret=settings.slack_signing_secret,
             authorize=_authorizer(settings.slack_bot_token),
@@ -178,7 +188,13 @@ class SlackFace:
         self._socket_mode = handler
 
     def close(self) -> None:
-        """Disconnect Socket Mode and stop the listener threads."""
+        """Disconnect Socket Mode, cancel the answers listeners are waiting for (each listener
+        then tells its user the server is stopping) and stop the listener threads."""
+        with self._lock:
+            self._closed = True
+            pending = list(self._pending)
+        for future in pending:
+            future.cancel()  # also cancels the answer's task on the event loop
         if self._socket_mode is not None:
             try:
                 self._socket_mode.close()
@@ -265,16 +281,27 @@ class SlackFace:
         )
 
     def _on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run ``coroutine`` on the server's event loop and wait for it from this thread."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        """Run ``coroutine`` on the server's event loop and wait for it from this thread (until
+        the answer timeout, or until the server closes)."""
+        with self._lock:
+            if self._closed:
+                coroutine.close()
+                raise ServerClosing("the server is shutting down; please try again shortly")
+            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+            self._pending.add(future)
         try:
             return future.result(self.answer_timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise TimeoutError(f"no answer within {self.answer_timeout:g} s") from None
+        except concurrent.futures.CancelledError:
+            raise ServerClosing("the server is shutting down; please try again shortly") from None
+        finally:
+            with self._lock:
+                self._pending.discard(future)
 
     def _fail(self, respond: Say, error: BaseException) -> None:
-        if isinstance(error, CommandError | ApiError):
+        if isinstance(error, CommandError | ApiError | ServerClosing):
             message = error.message
         elif isinstance(error, TimeoutError):
             message = "It took too long; please try again."

@@ -3,8 +3,10 @@
 A background task watches the repository with watchfiles (inotify and friends). Changes are
 gathered for a short debounce window, then ``refresh_index`` runs in one dedicated thread: it
 re-reads only what changed and commits in one transaction, so readers keep answering from the
-previous index meanwhile. The index's own directory is ignored (its writes would loop). Where
-the platform cannot watch (no inotify slots left, say), it falls back to a periodic refresh.
+previous index meanwhile. The same thread then builds the views every question shares (ranking
+arrays, code records), so the first question after a change does not build them on the event
+loop. The index's own directory is ignored (its writes would loop). Where the platform cannot
+watch (no inotify slots left, say), it falls back to a periodic refresh.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Any
 import anyio
 from watchfiles import DefaultFilter, awatch
 
+from szrag.code.graph import records_by_path
+from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.store import INDEX_DIRECTORY
+from szrag.retrieve import TOPIC_PATH_WORDS
 from szrag.server.shared_index import SharedIndex
 
 log = logging.getLogger("szrag.server.watcher")
@@ -33,6 +38,18 @@ FALLBACK_INTERVAL_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 5.0
 
 Refresher = Callable[[Index], RefreshReport]
+Warmer = Callable[[Index], None]
+
+WARM_QUESTION = "index"  # any non-empty question: warming builds the views, not an answer
+
+
+def warm_views(index: Index) -> None:
+    """Build the views every question shares for the index's current generation (in-memory
+    ranking arrays, parsed code records, file records), so the first question after a change
+    does not build them on the event loop."""
+    index.memory_search(TOPIC_PATH_WORDS)
+    records_by_path(index)
+    build_codebase_context(WARM_QUESTION, index)  # its file view is keyed privately
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +100,7 @@ class IndexWatcher:
         refresher: Refresher = refresh_index,
         fallback_interval: float = FALLBACK_INTERVAL_SECONDS,
         stop_timeout: float = STOP_TIMEOUT_SECONDS,
+        warmer: Warmer | None = warm_views,
     ) -> None:
         self.index = index
         self.debounce_ms = max(1, debounce_ms)
@@ -90,6 +108,7 @@ class IndexWatcher:
         self._refresher = refresher
         self._fallback_interval = fallback_interval
         self._stop_timeout = stop_timeout
+        self._warmer = warmer
         self._running: concurrent.futures.Future[RefreshReport] | None = None
         # One thread for every refresh: writes never overlap and reuse one connection.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-refresh")
@@ -118,10 +137,10 @@ class IndexWatcher:
             self._task = None
         running = self._running
         if running is not None and not running.done():
-            _, pending = await asyncio.wait(
-                {asyncio.wrap_future(running)}, timeout=self._stop_timeout
-            )
+            waiting = asyncio.wrap_future(running)
+            _, pending = await asyncio.wait({waiting}, timeout=self._stop_timeout)
             if pending:
+                waiting.cancel()  # stop listening; the thread itself cannot be interrupted
                 log.warning(
                     "an index refresh is still running after %.0f s; not waiting for it",
                     self._stop_timeout,
@@ -133,7 +152,7 @@ class IndexWatcher:
         """Refresh now in the refresh thread; a failure is logged and kept in ``state``."""
         started = time.perf_counter()
         # Kept so that stop() can wait for the thread even when this coroutine is cancelled.
-        self._running = self._executor.submit(self._refresher, self.index)
+        self._running = self._executor.submit(self._refresh_and_warm)
         try:
             report = await asyncio.wrap_future(self._running)
         except Exception as error:
@@ -155,6 +174,16 @@ class IndexWatcher:
             )
         async with self._refreshed:
             self._refreshed.notify_all()
+        return report
+
+    def _refresh_and_warm(self) -> RefreshReport:
+        """The refresh, then (in the same thread, off the event loop) the shared views."""
+        report = self._refresher(self.index)
+        if self._warmer is not None:
+            try:
+                self._warmer(self.index)
+            except Exception as error:  # a question will build them instead
+                log.warning("warming the index views failed: %s", error)
         return report
 
     async def wait_for_refresh(self, timeout: float) -> bool:
