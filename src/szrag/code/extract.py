@@ -10,10 +10,12 @@ finished after the walk.
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from tree_sitter import Node, Query, QueryCursor
 
 from szrag.code import modules, paths, routes
@@ -73,12 +75,34 @@ class Extraction:
         return self.spec.family == "python"
 
 
+log = logging.getLogger("szrag.code")
+
+MAX_NESTING = 1000
+_BRACKET_STEPS = np.zeros(256, dtype=np.int8)
+_BRACKET_STEPS[list(b"([{")] = 1
+_BRACKET_STEPS[list(b")]}")] = -1
+
+
+def bracket_depth(source: bytes) -> int:
+    """The deepest bracket nesting in ``source`` (strings and comments included: an upper bound
+    good enough to spot generated code nested thousands deep)."""
+    if not source:
+        return 0
+    steps = _BRACKET_STEPS[np.frombuffer(source, dtype=np.uint8)].astype(np.int32)
+    return int(np.cumsum(steps).max())
+
+
 def analyse(path: str, source_text: str) -> CodeRecord | None:
     """The code record of ``path``, or None when it is not code or cannot be parsed at all."""
     name = language_of(path)
     if name is None:
         return None
     source = source_text.encode("utf-8", errors="replace")
+    if bracket_depth(source) > MAX_NESTING:
+        # tree-sitter's query walk grows steeply with nesting (minutes for generated code
+        # nested thousands deep); such a file is still chunked and searchable, just not parsed
+        log.warning("%s: nested more than %d deep; code structure not extracted", path, MAX_NESTING)
+        return None
     tree = parser(name).parse(source)
     if tree is None or tree.root_node.is_error:
         return None
