@@ -64,7 +64,7 @@ from szrag.context import (
     build_codebase_context,
     pack_repository_context,
 )
-from szrag.errors import CommandError, ProviderError, QuestionError
+from szrag.errors import CommandError, ProviderError
 from szrag.index import Index, load_index
 from szrag.llm.client import ChatClient
 from szrag.llm.errors import provider_code
@@ -77,7 +77,7 @@ from szrag.llm.prompts import (
     response_text,
 )
 from szrag.redact import redact
-from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
+from szrag.retrieve import DEFAULT_LIMIT, Image, Source, require_question, retrieve, retrieve_images
 from szrag.runtime import ProcessRuntime
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings, load_settings
 from szrag.tools import ToolAdapter
@@ -103,14 +103,6 @@ class Evidence:
     images: tuple[Image, ...]
     context: CodebaseContext | None
     packed: PackedContext
-
-
-def require_question(question: str) -> str:
-    """The question without surrounding space; an empty one is a QuestionError."""
-    clean = str(question or "").strip()
-    if not clean:
-        raise QuestionError("the question is empty: ask something about the repository")
-    return clean
 
 
 @contextlib.contextmanager

@@ -389,16 +389,16 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
                 fact = _chunk_at(conn, path, line) or fact
         scored[path] = (score + bonus, fact)
     for requested_path in requested:  # normalised to lowercase: find the indexed spelling
-        path = _path_match(index, requested_path)
-        if path is None:
+        named = _path_match(index, requested_path)
+        if named is None:
             continue
-        entry = scored.get(path)
+        entry = scored.get(named)
         if entry is None:
-            first = _first_chunk(conn, path)
+            first = _first_chunk(conn, named)
             if first is None:
                 continue
             entry = (0.0, first)
-        scored[path] = (entry[0] + PATH_MENTION_BONUS, entry[1])
+        scored[named] = (entry[0] + PATH_MENTION_BONUS, entry[1])
         evidence = True
 
     if not scored or (coverage < MIN_COVERAGE and not evidence):

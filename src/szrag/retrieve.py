@@ -359,7 +359,8 @@ def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> It
         )
 
 
-def _require_question(question: str) -> str:
+def require_question(question: str) -> str:
+    """The question without surrounding space; an empty one is a QuestionError."""
     clean = str(question or "").strip()
     if not clean:
         raise QuestionError("the question is empty: ask something about the repository")
@@ -378,7 +379,7 @@ def retrieve(
 
     ``ranker`` overrides the profile's ranker: ``spec`` (the original's scorer) or ``bm25``.
     """
-    clean = _require_question(question)
+    clean = require_question(question)
     if index is None:
         with load_index(root) as opened:
             return retrieve(clean, limit, index=opened, ranker=ranker)
@@ -451,7 +452,7 @@ def retrieve_images(
     root: Path | str = ".",
 ) -> list[Image]:
     """Images whose path matches the question, best first (ties by path)."""
-    clean = _require_question(question)
+    clean = require_question(question)
     if index is None:
         with load_index(root) as opened:
             return retrieve_images(clean, limit, index=opened)

@@ -24,10 +24,9 @@ from szrag.code.graph import (
 )
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
-from szrag.errors import QuestionError
 from szrag.index import Index
 from szrag.index.store import StoredChunk, StoredFile
-from szrag.retrieve import Source
+from szrag.retrieve import Source, require_question
 from szrag.text import CODE_TYPES, tokens
 
 RETRIEVED_BASE_SCORE = 1000
@@ -181,9 +180,7 @@ def build_codebase_context(
     question: str, index: Index, retrieved_sources: Sequence[Source] = ()
 ) -> CodebaseContext:
     """The codebase context of ``question`` around the files retrieval already found."""
-    clean = str(question or "").strip()
-    if not clean:
-        raise QuestionError("the question is empty: ask something about the repository")
+    clean = require_question(question)
     # both views are kept until the index changes, so a question only pays for its own work
     stored = index.derived("context.files", lambda: {file.path: file for file in index.files()})
     records = records_by_path(index)
