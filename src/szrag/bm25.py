@@ -218,7 +218,7 @@ _CALLED = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
 
 @dataclass(frozen=True, slots=True)
 class RankedChunk:
-    """A chunk chosen for a file by the bm25 ranker."""
+    """A ranked chunk of one file, as either ranker returns it."""
 
     chunk_id: int
     path: str

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from szrag import bm25
+from szrag.bm25 import RankedChunk
 from szrag.config import RANKERS, Profile
 from szrag.errors import ConfigError, IndexStoreError, QuestionError
 from szrag.index import Index, load_index
@@ -218,18 +219,6 @@ def calculate_score(
     return matched + topic_score(query, path_lower, file_type, rules)
 
 
-@dataclass(slots=True)
-class _Candidate:
-    chunk_id: int
-    path: str
-    seq: int
-    start: int
-    end: int
-    type: str
-    heading: str | None
-    score: int
-
-
 def _chunk_rows(index: Index, query: Query, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """Chunks containing a question token or a heading that may match, and the first chunk
     of each file in ``file_ids`` (files that score on their path alone)."""
@@ -254,7 +243,7 @@ def _chunk_rows(index: Index, query: Query, file_ids: Sequence[int]) -> list[tup
     return rows
 
 
-def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidate]:
+def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[RankedChunk]:
     """Every chunk with a positive score, best first (ties: path, then position in file)."""
     entries = {entry.id: entry for entry in index.file_entries()}
     file_level: dict[int, tuple[int, int]] = {}
@@ -268,7 +257,7 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidat
         if matched or (topic and not rules.bonuses_need_match):
             path_only.append(entry.id)
     seen: set[int] = set()
-    ranked: list[_Candidate] = []
+    ranked: list[RankedChunk] = []
     for chunk_id, file_id, seq, start, end, heading, hits in _chunk_rows(index, query, path_only):
         if chunk_id in seen:
             continue
@@ -281,15 +270,15 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[_Candidat
         score = matched + topic
         if score > 0:
             ranked.append(
-                _Candidate(chunk_id, entry.path, seq, start, end, entry.type, heading, score)
+                RankedChunk(chunk_id, entry.path, seq, start, end, entry.type, heading, score)
             )
     ranked.sort(key=lambda item: (-item.score, item.path, item.seq))
     return ranked
 
 
-def select_sources(ranked: Iterable[_Candidate], limit: int) -> list[_Candidate]:
+def select_sources(ranked: Iterable[RankedChunk], limit: int) -> list[RankedChunk]:
     """Chunks within 85% of the best score, one per file, at most ``limit``."""
-    chosen: list[_Candidate] = []
+    chosen: list[RankedChunk] = []
     if limit <= 0:
         return chosen
     paths: set[str] = set()
@@ -306,7 +295,7 @@ def select_sources(ranked: Iterable[_Candidate], limit: int) -> list[_Candidate]
     return chosen
 
 
-def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> Iterator[_Candidate]:
+def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> Iterator[RankedChunk]:
     """The same ranking as rank_chunks, computed over in-memory arrays."""
     intents = Intents.of(query)
     flags = search.flags
@@ -347,7 +336,7 @@ def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> It
     for number in positive[np.argsort(-score[positive], kind="stable")]:
         file_number = int(search.chunk_files[number])
         seq, start, end, chunk_heading = search.chunk_rows[number]
-        yield _Candidate(
+        yield RankedChunk(
             int(search.chunk_ids[number]),
             search.file_paths[file_number],
             seq,
@@ -397,7 +386,7 @@ def retrieve(
 
 def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
     query = Query.parse(question, index.config.extensions)
-    chosen: Sequence[_Candidate | bm25.RankedChunk]
+    chosen: Sequence[RankedChunk]
     if ranker == "bm25":
         chosen = bm25.rank(index, question, query.requested, limit)
     else:
