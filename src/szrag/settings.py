@@ -15,12 +15,13 @@ The model provider is configured with the spec's names; what only szrag has uses
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from szrag.env import number as env_number
+from szrag.env import text as env_text
 from szrag.errors import ConfigError
 
 DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
@@ -63,15 +64,17 @@ class Settings:
         env = os.environ if environ is None else environ
         return cls(
             ai_url=_url(env, "AI_URL", DEFAULT_AI_URL),
-            ai_model=_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
-            ai_api_key=_text(env, "AI_API_KEY") or None,
-            connect_timeout=_number(
+            ai_model=env_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
+            ai_api_key=env_text(env, "AI_API_KEY") or None,
+            connect_timeout=env_number(
                 env, "SZRAG_AI_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT, positive=True
             ),
-            read_timeout=_number(env, "SZRAG_AI_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, positive=True),
-            retries=int(_number(env, "SZRAG_AI_RETRIES", DEFAULT_RETRIES, integer=True)),
-            retry_delay=_number(env, "SZRAG_AI_RETRY_DELAY", DEFAULT_RETRY_DELAY),
-            retry_max_delay=_number(env, "SZRAG_AI_RETRY_MAX_DELAY", DEFAULT_RETRY_MAX_DELAY),
+            read_timeout=env_number(
+                env, "SZRAG_AI_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, positive=True
+            ),
+            retries=int(env_number(env, "SZRAG_AI_RETRIES", DEFAULT_RETRIES, integer=True)),
+            retry_delay=env_number(env, "SZRAG_AI_RETRY_DELAY", DEFAULT_RETRY_DELAY),
+            retry_max_delay=env_number(env, "SZRAG_AI_RETRY_MAX_DELAY", DEFAULT_RETRY_MAX_DELAY),
         )
 
 
@@ -86,13 +89,9 @@ def chat_completions_url(url: str) -> str:
     return base if base.endswith(CHAT_COMPLETIONS_PATH) else base + CHAT_COMPLETIONS_PATH
 
 
-def _text(env: Mapping[str, str], name: str) -> str:
-    return env.get(name, "").strip()
-
-
 def _url(env: Mapping[str, str], name: str, default: str) -> str:
     """An http(s) URL with a host (and a numeric port, if any), or ConfigError."""
-    raw = _text(env, name)
+    raw = env_text(env, name)
     if not raw:
         return default
     try:
@@ -105,25 +104,3 @@ def _url(env: Mapping[str, str], name: str, default: str) -> str:
     if not parts.hostname or not raw.isprintable() or any(char.isspace() for char in raw):
         raise ConfigError(f"{name} is not a valid URL: {raw!r}")
     return raw
-
-
-def _number(
-    env: Mapping[str, str],
-    name: str,
-    default: float,
-    *,
-    positive: bool = False,
-    integer: bool = False,
-) -> float:
-    raw = _text(env, name)
-    if not raw:
-        return default
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        kind = "a whole number" if integer else "a number"
-        raise ConfigError(f"{name} must be {kind}, not {raw!r}") from None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        bound = "greater than 0" if positive else "0 or more"
-        raise ConfigError(f"{name} must be {bound}, not {raw!r}")
-    return value

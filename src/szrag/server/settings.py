@@ -20,12 +20,14 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from szrag.errors import ConfigError
+from szrag.env import flag as env_flag
+from szrag.env import number as env_number
+from szrag.env import text as env_text
+from szrag.env import text_list as env_list
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -76,51 +78,18 @@ class ServerSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
         """Settings from ``environ`` (``os.environ`` when omitted); bad values raise ConfigError."""
         env = os.environ if environ is None else environ
-        burst = int(_number(env, "SZRAG_RATE_BURST", 10, integer=True))
+        burst = int(env_number(env, "SZRAG_RATE_BURST", 10, integer=True))
         return cls(
-            api_tokens=frozenset(_list(env, "SZRAG_API_TOKENS")),
-            admin_token=_text(env, "SZRAG_ADMIN_TOKEN") or None,
-            cors_origins=tuple(_list(env, "SZRAG_CORS_ORIGINS")),
-            allowed_hosts=tuple(host.lower() for host in _list(env, "SZRAG_ALLOWED_HOSTS")),
-            ask_rate=RateLimit(_number(env, "SZRAG_RATE_LIMIT", 30), burst),
-            read_rate=RateLimit(_number(env, "SZRAG_READ_RATE_LIMIT", 300), max(burst, 60)),
-            repo_url=(_text(env, "SZRAG_REPO_URL").rstrip("/") or None),
-            slack_signing_secret=_text(env, "SLACK_SIGNING_SECRET") or None,
-            slack_bot_token=_text(env, "SLACK_BOT_TOKEN") or None,
-            slack_app_token=_text(env, "SLACK_APP_TOKEN") or None,
-            watch=_flag(env, "SZRAG_WATCH", True),
-            watch_debounce_ms=int(_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
+            api_tokens=frozenset(env_list(env, "SZRAG_API_TOKENS")),
+            admin_token=env_text(env, "SZRAG_ADMIN_TOKEN") or None,
+            cors_origins=tuple(env_list(env, "SZRAG_CORS_ORIGINS")),
+            allowed_hosts=tuple(host.lower() for host in env_list(env, "SZRAG_ALLOWED_HOSTS")),
+            ask_rate=RateLimit(env_number(env, "SZRAG_RATE_LIMIT", 30), burst),
+            read_rate=RateLimit(env_number(env, "SZRAG_READ_RATE_LIMIT", 300), max(burst, 60)),
+            repo_url=(env_text(env, "SZRAG_REPO_URL").rstrip("/") or None),
+            slack_signing_secret=env_text(env, "SLACK_SIGNING_SECRET") or None,
+            slack_bot_token=env_text(env, "SLACK_BOT_TOKEN") or None,
+            slack_app_token=env_text(env, "SLACK_APP_TOKEN") or None,
+            watch=env_flag(env, "SZRAG_WATCH", True),
+            watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
         )
-
-
-def _text(env: Mapping[str, str], name: str) -> str:
-    return env.get(name, "").strip()
-
-
-def _list(env: Mapping[str, str], name: str) -> list[str]:
-    return [item.strip() for item in _text(env, name).split(",") if item.strip()]
-
-
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = _text(env, name).lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{name} must be 1 or 0, not {raw!r}")
-
-
-def _number(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
-    raw = _text(env, name)
-    if not raw:
-        return default
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        kind = "a whole number" if integer else "a number"
-        raise ConfigError(f"{name} must be {kind}, not {raw!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{name} must be 0 or more, not {raw!r}")
-    return value
