@@ -266,3 +266,22 @@ def test_a_threaded_process_builds_with_spawned_workers(tmp_path: Path) -> None:
     finally:
         stop.set()
         worker.join()
+
+
+def test_derived_views_survive_a_reader_on_the_previous_generation(retrieval_repo: Path) -> None:
+    with build_index(retrieval_repo) as index, load_index(retrieval_repo, refresh=False) as other:
+        computed: list[str] = []
+
+        def view() -> str:
+            computed.append(index.generation())
+            return index.generation()
+
+        with index.reading():
+            old = index.derived("view", view)
+            (retrieval_repo / "docs/new.md").write_text("# New\n")
+            refresh_index(other)
+            assert index.derived("view", view) == old  # the snapshot still sees the old one
+        new = index.derived("view", view)
+        with index.reading():
+            assert index.derived("view", view) == new
+        assert new != old and len(computed) == 2

@@ -17,6 +17,7 @@ from szrag.index.memory import MemorySearch
 from szrag.text import tokens
 
 T = TypeVar("T")
+DERIVED_GENERATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +67,21 @@ class Index:
         self._entries_generation: str | None = None
         self._memory_enabled = False
         self._memory: MemorySearch | None = None
-        self._derived: dict[str, object] = {}
-        self._derived_generation: str | None = None
+        # views per generation; two kept so a reader still on the previous snapshot during a
+        # refresh neither throws away nor rebuilds the views of the new one
+        self._derived: dict[str, dict[str, object]] = {}
 
     def derived(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, remembered until the index changes (for views built from it)."""
         generation = self.generation()
-        if generation != self._derived_generation:
-            self._derived = {}
-            self._derived_generation = generation
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return cast(T, self._derived[key])
+        views = self._derived.get(generation)
+        if views is None:
+            views = self._derived[generation] = {}
+            while len(self._derived) > DERIVED_GENERATIONS:
+                self._derived.pop(next(iter(self._derived)))
+        if key not in views:
+            views[key] = compute()
+        return cast(T, views[key])
 
     def code_records(self) -> list[tuple[str, dict[str, Any]]]:
         """(path, code record) of every file that has one, by path."""
