@@ -26,8 +26,8 @@ ask: install
 	$(BIN)/szrag ask "$(QUESTION)"
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks eval
+	$(BIN)/ruff format --check src tests benchmarks eval
 
 typecheck: install
 	$(BIN)/mypy

@@ -401,7 +401,7 @@ def test_debug_question_shows_everything_without_running_anything(retrieval_repo
     assert result["command"] == {"id": "calc", "text": "1 + 1 and explain webhook.js"}
     assert result["commandOriented"] is True
     assert result["codebaseContext"] is None
-    assert result["context"]["budget"] == 4000
+    assert result["context"]["budget"] == 12000  # the default profile's budget
     assert [a["stage"] for a in result["activities"]] == [
         "retrieval",
         "retrieval",

@@ -94,7 +94,7 @@ def test_eval_command_prints_metrics_and_failures(retrieval_repo: Path, tmp_path
             {
                 "id": "bad",
                 "question": "scheduler pages",
-                "files": ["README.md"],
+                "files": ["no/such/file.js"],
                 "class": "conceptual",
             },
         ],

@@ -136,13 +136,15 @@ def spec_index(retrieval_repo: Path) -> Iterator[Index]:
         yield opened
 
 
-def test_exact_path_query_puts_that_file_first(index: Index) -> None:
+def test_exact_path_query_puts_that_file_first(index: Index, spec_index: Index) -> None:
     sources = retrieve("What does server/lib/systemd.js do?", index=index)
     assert sources[0].path == "server/lib/systemd.js"
     assert sources[0].score >= 1000
-    assert [source.path for source in sources] == [
+    assert all(source.score < 1000 for source in sources[1:])  # the rest fill the list
+    named = retrieve("What does server/lib/systemd.js do?", index=spec_index)
+    assert [source.path for source in named] == [
         "server/lib/systemd.js"
-    ]  # 85% of 1000+ excludes the rest
+    ]  # the original's 85% of 1000+ excludes the rest
 
 
 def test_identifier_query_finds_the_defining_file(index: Index) -> None:
@@ -152,7 +154,7 @@ def test_identifier_query_finds_the_defining_file(index: Index) -> None:
 
 def test_conceptual_query_finds_code_and_docs(index: Index) -> None:
     sources = retrieve("how does the deploy webhook verify signatures?", index=index)
-    assert [source.path for source in sources] == ["server/webhook.js"]
+    assert sources[0].path == "server/webhook.js"
     broad = [
         source.path
         for source in retrieve("what is the architecture of the deploy flow", index=index)
@@ -184,9 +186,11 @@ def test_result_shape_threshold_and_one_chunk_per_file(tmp_path: Path) -> None:
     (tmp_path / "weak.md").write_text("nothing relevant here but alpha\n")
     with build_index(tmp_path) as opened:
         sources = retrieve("alpha guide", index=opened)
-    assert [source.path for source in sources] == [
-        "guide.md"
-    ]  # one chunk of guide.md; weak.md < 85%
+    # one chunk of guide.md, then the weaker file: the default profile fills the list
+    assert [source.path for source in sources] == ["guide.md", "weak.md"]
+    with build_index(tmp_path, profile="slackzilla") as opened:
+        spec = retrieve("alpha guide", index=opened)
+    assert [source.path for source in spec] == ["guide.md"]  # weak.md < 85% of the best
     source = sources[0]
     assert set(source.to_dict()) == {"path", "start", "end", "type", "heading", "text", "score"}
     assert (source.start, source.end, source.heading) == (1, 60, "Guide")

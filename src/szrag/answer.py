@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,12 +58,12 @@ from szrag.commands import (
     redact_invocation_secrets,
 )
 from szrag.context import (
-    MAX_CONTEXT_TOKENS,
     CodebaseContext,
     PackedContext,
     build_codebase_context,
     pack_repository_context,
 )
+from szrag.context.plan import ContextPlan
 from szrag.errors import CommandError, ProviderError
 from szrag.index import Index, load_index
 from szrag.llm.client import ChatClient
@@ -199,19 +199,31 @@ async def run_question_command(
     return CommandRun(record, text, spec.sensitive, shown)
 
 
+BudgetFor = Callable[[Sequence[Image]], int]
+
+
 async def gather_evidence(
     question: str,
     index: Index,
     recorder: ActivityRecorder,
     *,
     limit: int = DEFAULT_LIMIT,
-    budget: int = MAX_CONTEXT_TOKENS,
+    budget: int | None = None,
     expand: bool = True,
+    plan: ContextPlan | None = None,
+    budget_for: BudgetFor | None = None,
 ) -> Evidence:
     """Retrieval, images, codebase context (when ``expand``) and packing, with activities,
-    all from one snapshot of the index."""
+    all from one snapshot of the index.
+
+    The context follows ``plan`` (default: the repository's, with ``budget`` if given);
+    ``budget_for``, given the images found, says how many tokens are left for the context
+    once the rest of the request is counted."""
+    plan = plan or ContextPlan.of(index.config, budget=budget)
     with index.reading():
-        return await _gather(question, index, recorder, limit=limit, budget=budget, expand=expand)
+        return await _gather(
+            question, index, recorder, limit=limit, plan=plan, budget_for=budget_for, expand=expand
+        )
 
 
 async def _gather(
@@ -220,7 +232,8 @@ async def _gather(
     recorder: ActivityRecorder,
     *,
     limit: int,
-    budget: int,
+    plan: ContextPlan,
+    budget_for: BudgetFor | None,
     expand: bool,
 ) -> Evidence:
     pair = new_activity_id()
@@ -252,10 +265,14 @@ async def _gather(
         metadata={"images": [{"path": item.path, "score": item.score} for item in images]},
     )
     context = build_codebase_context(question, index, sources) if expand else None
-    packed = pack_repository_context(sources, context, budget=budget)
+    budget = budget_for(images) if budget_for is not None else plan.budget
+    packed = pack_repository_context(
+        sources, context, budget=budget, counter=plan.counter(), packing=plan.packing
+    )
     metadata: dict[str, Any] = {
         "tokens": packed.tokens,
         "budget": packed.budget,
+        "tokenizer": packed.tokenizer,
         "files": list(packed.files),
         "codeContexts": packed.code_contexts,
         "redactions": packed.redactions,
@@ -392,7 +409,7 @@ async def answer_question_async(
     on_activity: OnActivity | None = None,
     on_token: OnToken | None = None,
     limit: int = DEFAULT_LIMIT,
-    budget: int = MAX_CONTEXT_TOKENS,
+    budget: int | None = None,
     index: Index | None = None,
     settings: Settings | None = None,
     http_client: httpx.AsyncClient | None = None,
@@ -414,13 +431,28 @@ async def answer_question_async(
         root=root,
         runner=commands,
     )
+    if with_ai:
+        settings = settings or load_settings()
+    asks_model = with_ai and settings is not None and settings.has_key
+    # the model never sees a password the question carried for a command
+    shown = run.shown_question if run and run.shown_question else clean
+    adapter = _adapter_for(tools, root, recorder) if asks_model else None
     with _opened(index, root) as opened:
+        plan = ContextPlan.of(opened.config, budget=budget)
+
+        def budget_for(images: Sequence[Image]) -> int:
+            if not asks_model:
+                return plan.budget
+            bare = _messages(shown, "", [image.to_dict() for image in images], run, root)
+            return plan.fitted(bare, adapter.definitions() if adapter else None)
+
         evidence = await gather_evidence(
             clean,
             opened,
             recorder,
             limit=limit,
-            budget=budget,
+            plan=plan,
+            budget_for=budget_for,
             expand=not is_command_oriented(clean),
         )
     base: dict[str, Any] = {
@@ -436,8 +468,7 @@ async def answer_question_async(
             "activities": recorder.to_dicts(),
             "context": evidence.packed.to_dict(),
         }
-    settings = settings or load_settings()
-    if not settings.has_key:
+    if settings is None or not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
         return {
@@ -446,19 +477,41 @@ async def answer_question_async(
             "activities": recorder.to_dicts(),
         }
     return await _answer_with_model(
-        # the model never sees a password the question carried for a command
-        run.shown_question if run and run.shown_question else clean,
+        shown,
         evidence,
         run,
         base,
         recorder,
         root=root,
         identity=identity,
-        tools=tools,
+        adapter=adapter,
         on_token=on_token,
         settings=settings,
         http_client=http_client,
     )
+
+
+def _messages(
+    question: str,
+    repository_context: str,
+    images: Sequence[Mapping[str, Any]],
+    run: CommandRun | None,
+    root: Path | str,
+) -> list[dict[str, Any]]:
+    """The first request's messages: the system prompt and the user message."""
+    return [
+        {"role": "system", "content": load_prompt(SYSTEM_PROMPT, root)},
+        {
+            "role": "user",
+            "content": build_user_message(
+                question,
+                repository_context=repository_context,
+                images=images,
+                command=run.record if run else None,
+                command_input=run.prompt_input if run else None,
+            ),
+        },
+    ]
 
 
 async def _answer_with_model(
@@ -470,25 +523,12 @@ async def _answer_with_model(
     *,
     root: Path | str,
     identity: Identity,
-    tools: ToolsOption,
+    adapter: ToolAdapter | None,
     on_token: OnToken | None,
     settings: Settings,
     http_client: httpx.AsyncClient | None,
 ) -> dict[str, Any]:
-    messages = [
-        {"role": "system", "content": load_prompt(SYSTEM_PROMPT, root)},
-        {
-            "role": "user",
-            "content": build_user_message(
-                question,
-                repository_context=evidence.packed.text,
-                images=base["images"],
-                command=run.record if run else None,
-                command_input=run.prompt_input if run else None,
-            ),
-        },
-    ]
-    adapter = _adapter_for(tools, root, recorder)
+    messages = _messages(question, evidence.packed.text, base["images"], run, root)
     loop = ToolLoop(
         ChatClient(settings, http_client=http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, root),
@@ -538,7 +578,7 @@ def answer_question(
     on_activity: OnActivity | None = None,
     on_token: OnToken | None = None,
     limit: int = DEFAULT_LIMIT,
-    budget: int = MAX_CONTEXT_TOKENS,
+    budget: int | None = None,
     index: Index | None = None,
     settings: Settings | None = None,
     http_client: httpx.AsyncClient | None = None,
@@ -571,7 +611,7 @@ async def debug_question_async(
     *,
     root: Path | str = ".",
     limit: int = DEFAULT_LIMIT,
-    budget: int = MAX_CONTEXT_TOKENS,
+    budget: int | None = None,
     index: Index | None = None,
     on_activity: OnActivity | None = None,
 ) -> dict[str, Any]:
@@ -609,7 +649,7 @@ def debug_question(
     *,
     root: Path | str = ".",
     limit: int = DEFAULT_LIMIT,
-    budget: int = MAX_CONTEXT_TOKENS,
+    budget: int | None = None,
     index: Index | None = None,
     on_activity: OnActivity | None = None,
 ) -> dict[str, Any]:

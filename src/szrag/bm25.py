@@ -25,7 +25,7 @@ from typing import Any
 
 from szrag.index import Index
 from szrag.index.terms import symbol_key
-from szrag.text import code_terms
+from szrag.text import SOURCE_TYPES, code_terms
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
@@ -40,7 +40,12 @@ ROUTE_BONUS = 8.0
 ENVIRONMENT_BONUS = 4.0
 GRAPH_ROOTS = 3  # files whose imports and importers are lifted
 GRAPH_SHARE = 0.1  # one step of a personalised walk: neighbours of the leading files
-RELATIVE_CUT = 0.45  # keep files scoring at least this share of the best
+RELATIVE_CUT = 0.45  # without fill: keep files scoring at least this share of the best
+RELEASE_NOTES_FACTOR = 0.5  # changelogs name every change; they answer only release questions
+SPREAD_SHARE = 0.5  # each further matching chunk of a file adds half as much as the one before
+SPREAD_CHUNKS = 4
+FILE_COVERAGE_SHARE = 0.25  # a file holding all the question's terms scores up to 1.25x
+NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while code matches
 MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk must match
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
 
@@ -209,6 +214,29 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
 )
 _ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
+_ASKS_ABOUT_RELEASES = re.compile(
+    r"\b(changelog|changes? ?log|releases?|released|release notes|what'?s ?new|news|history"
+    r"|upgrad(e|ing) (to|from)|since (version|v?\d))\b",
+    re.IGNORECASE,
+)
+_RELEASE_NOTES_FILE = re.compile(
+    r"(^|/)(change[s_-]?log|changes|history|news|releases?|release[_-]?notes|whats_?new)"
+    r"([._-][^/]*)?$",
+    re.IGNORECASE,
+)
+_RELEASE_NOTES_FOLDER = re.compile(
+    r"(^|/)(changelog\.d|changes|whatsnew|release[_-]?notes|releases|changelogs?)/", re.IGNORECASE
+)
+_PROSE_TYPES = frozenset({"markdown", "text"})
+# Licences and community files: long prose that matches many words and answers little.
+_BOILERPLATE_FILE = re.compile(
+    r"(^|/)(licen[cs]e|copying|notice|authors|contributors|code[_-]of[_-]conduct|conduct)"
+    r"([._-][^/]*)?$",
+    re.IGNORECASE,
+)
+_ASKS_ABOUT_BOILERPLATE = re.compile(
+    r"\b(licen[cs]e[sd]?|copyright|conduct|authors?|contributors?)\b", re.IGNORECASE
+)
 _ROUTE = re.compile(r"(?<![\w.])/[A-Za-z0-9_\-./:{}<>]*")
 _ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 _COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
@@ -334,9 +362,41 @@ def _structural_evidence(
     return evidence
 
 
-def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> list[RankedChunk]:
-    """At most ``limit`` chunks, one per file, best first; empty when nothing really matches."""
-    conn = index.conn
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """The question's content terms and what the index knows of each."""
+
+    all: tuple[str, ...]
+    present: tuple[str, ...]  # those the index holds at all
+    selective: tuple[str, ...]  # those worth searching for
+    weights: dict[str, float]  # idf of every present term
+    total_chunks: int
+
+    @property
+    def unknown_words(self) -> list[str]:
+        """Terms the index does not hold, numbers aside (an issue number or a version
+        says nothing about the topic)."""
+        return [term for term in self.all if term not in self.weights and not term.isdigit()]
+
+    def known_share(self) -> float:
+        """The share of the question's weight the index can match at all: an unknown term
+        counts as much as an average known one (a typo or a prefix such as ``feat:`` must
+        not outweigh the words that do match, nor be ignored when it is the topic)."""
+        if not self.weights:
+            return 0.0
+        known = sum(self.weights.values())
+        average = known / len(self.weights)
+        return known / (known + average * len(self.unknown_words))
+
+    @property
+    def mostly_unknown(self) -> bool:
+        """Most of the words asked about occur nowhere in the repository (numbers aside:
+        an issue number or a version says nothing about the topic)."""
+        wordy = [term for term in self.all if not term.isdigit()]
+        return bool(wordy) and len(self.unknown_words) * 2 > len(wordy)
+
+
+def _terms_of(conn: sqlite3.Connection, question: str) -> _Terms:
     terms = query_terms(question)
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     frequencies = _document_frequencies(conn, terms) if terms else {}
@@ -349,37 +409,120 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
     ]
     if present and not selective:
         selective = [min(present, key=lambda term: frequencies[term])]
-    best: dict[str, tuple[float, tuple[Any, ...]]] = {}
-    if present:
-        rows = conn.execute(
-            "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
-            " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
-            (*FIELD_WEIGHTS, _match_expression(selective), CANDIDATE_CHUNKS),
-        ).fetchall()
-        facts = _chunk_facts(conn, [row[0] for row in rows])
-        for chunk_id, bm25_rank in rows:
-            fact = facts.get(chunk_id)
-            if fact and fact[1] not in best:
-                best[fact[1]] = (-bm25_rank, fact)
+    return _Terms(
+        all=tuple(terms),
+        present=tuple(present),
+        selective=tuple(selective),
+        weights={term: _idf(total, frequencies[term]) for term in present},
+        total_chunks=total,
+    )
 
-    weights = {term: _idf(total, frequencies.get(term, 0)) for term in terms}
-    coverage = 0.0
-    if best and weights:
-        top_path = max(best, key=lambda path: best[path][0])
-        matched = _matched_terms(conn, best[top_path][1][0], present)
-        coverage = sum(weight for term, weight in weights.items() if term in matched) / sum(
-            weights.values()
+
+@dataclass(slots=True)
+class _FileHits:
+    """One file's matching chunks from the full-text search, best first."""
+
+    fact: tuple[Any, ...]  # the best chunk: id, path, seq, start, end, type, heading
+    scores: list[float]
+
+    def score(self) -> float:
+        """The best chunk, plus a decaying share of the file's other matching chunks: a
+        large file whose answer is spread over several chunks is judged by all of them."""
+        ordered = sorted(self.scores, reverse=True)
+        return ordered[0] + sum(
+            value * SPREAD_SHARE**rank for rank, value in enumerate(ordered[1:SPREAD_CHUNKS], 1)
         )
+
+
+def _search(conn: sqlite3.Connection, terms: _Terms) -> dict[str, _FileHits]:
+    """Candidate files from the fielded BM25 search over chunks."""
+    if not terms.present:
+        return {}
+    rows = conn.execute(
+        "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
+        " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
+        (*FIELD_WEIGHTS, _match_expression(terms.selective), CANDIDATE_CHUNKS),
+    ).fetchall()
+    facts = _chunk_facts(conn, [row[0] for row in rows])
+    found: dict[str, _FileHits] = {}
+    for chunk_id, bm25_rank in rows:
+        fact = facts.get(chunk_id)
+        if fact is None:
+            continue
+        hits = found.get(fact[1])
+        if hits is None:
+            found[fact[1]] = _FileHits(fact, [-bm25_rank])
+        else:
+            hits.scores.append(-bm25_rank)
+    return found
+
+
+def _coverage(conn: sqlite3.Connection, terms: _Terms, chunk_id: int) -> float:
+    """The share of the question's known term weight that one chunk matches."""
+    total = sum(terms.weights.values())
+    if not total:
+        return 0.0
+    matched = _matched_terms(conn, chunk_id, terms.present)
+    return sum(weight for term, weight in terms.weights.items() if term in matched) / total
+
+
+def _file_coverage(
+    conn: sqlite3.Connection, terms: _Terms, paths: Sequence[str]
+) -> dict[str, float]:
+    """Per file, the share of the question's known term weight found anywhere in it."""
+    total = sum(terms.weights.values())
+    if not total or not paths:
+        return {}
+    coverage: dict[str, float] = {}
+    for offset in range(0, len(paths), 500):
+        batch = list(paths[offset : offset + 500])
+        marks = ",".join("?" * len(batch))
+        for path, joined in conn.execute(
+            f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
+        ):
+            held = set(joined.split())
+            coverage[path] = (
+                sum(weight for term, weight in terms.weights.items() if term in held) / total
+            )
+    return coverage
+
+
+def rank(
+    index: Index, question: str, requested: Sequence[str], limit: int, *, fill: bool = True
+) -> list[RankedChunk]:
+    """At most ``limit`` chunks, one per file, best first; empty when nothing really matches.
+
+    With ``fill`` every matching file up to ``limit`` is returned; without it, only files
+    scoring near the best one.
+    """
+    conn = index.conn
+    terms = _terms_of(conn, question)
+    hits = _search(conn, terms)
+    coverage = 0.0
+    spread = _file_coverage(conn, terms, list(hits))
+    if hits:
+        top = max(hits.values(), key=lambda item: item.scores[0])
+        # the best chunk, or a whole file, must hold enough of what the question asks
+        best = max(_coverage(conn, terms, top.fact[0]), max(spread.values(), default=0.0))
+        coverage = best * terms.known_share()
 
     wanted = named_symbols(question)
     demote_tests = not _ASKS_ABOUT_TESTS.search(question)
+    demote_notes = not _ASKS_ABOUT_RELEASES.search(question)
+    demote_boilerplate = not _ASKS_ABOUT_BOILERPLATE.search(question)
     scored: dict[str, tuple[float, tuple[Any, ...]]] = {}
     evidence = False
     evidence_by_path = _structural_evidence(conn, question, wanted)
-    term_set = set(terms)
-    for path, (score, fact) in best.items():
+    term_set = set(terms.all)
+    for path, found in hits.items():
+        fact = found.fact
+        score = found.score() * (1 + FILE_COVERAGE_SHARE * spread.get(path, 0.0))
         if demote_tests and _TEST_PATH.search(path):
             score *= TEST_FACTOR
+        if demote_notes and is_release_notes(path, fact[5]):
+            score *= RELEASE_NOTES_FACTOR
+        if demote_boilerplate and _BOILERPLATE_FILE.search(path):
+            score *= RELEASE_NOTES_FACTOR
         if _file_stem(path) in term_set:
             score *= STEM_FACTOR
         bonus, line = evidence_by_path.get(path, (0.0, None))
@@ -401,7 +544,8 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
         scored[named] = (entry[0] + PATH_MENTION_BONUS, entry[1])
         evidence = True
 
-    if not scored or (coverage < MIN_COVERAGE and not evidence):
+    off_topic = terms.mostly_unknown or coverage < MIN_COVERAGE
+    if not scored or (off_topic and not evidence):
         return []
     ordered = sorted(scored.items(), key=lambda item: (-item[1][0], item[0]))
     lift = ordered[0][1][0] * GRAPH_SHARE
@@ -412,7 +556,9 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
         if path in scored:
             scored[path] = (scored[path][0] + lift, scored[path][1])
     ordered = sorted(scored.items(), key=lambda item: (-item[1][0], item[0]))
-    cut = ordered[0][1][0] * RELATIVE_CUT
+    cut = 0.0 if fill else ordered[0][1][0] * RELATIVE_CUT
+    if fill:
+        ordered = _share_seats(ordered, limit)
     return [
         RankedChunk(
             fact[0],
@@ -427,6 +573,36 @@ def rank(index: Index, question: str, requested: Sequence[str], limit: int) -> l
         for _, (score, fact) in ordered[:limit]
         if score >= cut
     ]
+
+
+def _share_seats(
+    ordered: list[tuple[str, tuple[float, tuple[Any, ...]]]], limit: int
+) -> list[tuple[str, tuple[float, tuple[Any, ...]]]]:
+    """At most half of the ``limit`` seats for files that are not source code while
+    matching source files wait: prose and data repeat every word of a topic, and would
+    otherwise push out the code that answers. The best file keeps its place."""
+    quota = max(1, int(limit * NON_SOURCE_SEATS))
+    seated: list[tuple[str, tuple[float, tuple[Any, ...]]]] = []
+    waiting: list[tuple[str, tuple[float, tuple[Any, ...]]]] = []
+    others = 0
+    for number, item in enumerate(ordered):
+        if len(seated) >= limit:
+            break
+        is_source = item[1][1][5] in SOURCE_TYPES
+        if number == 0 or is_source or others < quota:
+            seated.append(item)
+            others += 0 if is_source else 1
+        else:
+            waiting.append(item)
+    return seated + waiting
+
+
+def is_release_notes(path: str, file_type: str) -> bool:
+    """A changelog, release notes or history file: it names every change, so it matches
+    questions about the code better than the code does."""
+    if _RELEASE_NOTES_FOLDER.search(path):
+        return True
+    return file_type in _PROSE_TYPES and bool(_RELEASE_NOTES_FILE.search(path))
 
 
 def _file_stem(path: str) -> str:

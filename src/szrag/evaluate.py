@@ -1,29 +1,48 @@
-"""Retrieval quality: run a set of questions with known answering files and score a ranker.
+"""Retrieval quality: run a set of questions with known answering files and score rankers.
 
 A case file is JSON lines, one case per line::
 
     {"id": "sb-001", "question": "...", "files": ["server/webhook.js"], "root": "repos/slackbot",
-     "class": "identifier"}
+     "class": "identifier", "dataset": "slackbot", "revision": "<commit>"}
 
-``root`` is relative to the case file (default: the evaluation's root). ``class`` is one of the
-five query classes. A ``nomatch`` case has no files and succeeds when nothing is returned.
-Metrics are over distinct files in rank order: hit@1, hit@5, hit@k, recall@k and MRR.
+``root`` is relative to the case file (default: the evaluation's root). ``class`` is one of
+the query classes. A ``nomatch`` case has no files and succeeds when nothing is returned.
+``revision`` (optional) is a commit of the git work tree at ``root``: the tree is checked
+out there and the index refreshed before the case is asked, so a question from a
+repository's history is asked against the code as it stood. ``dataset`` groups the figures
+(default: the root's folder name).
+
+Metrics are over distinct files in rank order: hit@1, hit@5, hit@k, recall@k and MRR. Every
+ranker is judged in one pass over the cases, beside ``files``, a plain whole-file BM25
+baseline that knows nothing of chunks, structure or code. With ``context``, each case also
+packs the context a model would receive and records whether a gold file's own source lines
+are in it (evidence recall) and how many tokens it used.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import statistics
+import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from szrag.config import RANKERS
+from szrag.context import build_codebase_context, pack_repository_context
+from szrag.context.plan import ContextPlan
 from szrag.errors import ConfigError
-from szrag.index import Index, load_index
-from szrag.retrieve import retrieve
+from szrag.index import Index, load_index, refresh_index
+from szrag.retrieve import DEFAULT_LIMIT, retrieve
+from szrag.text import code_terms
 
-QUERY_CLASSES = ("exact", "identifier", "conceptual", "docs", "nomatch")
+QUERY_CLASSES = ("exact", "identifier", "conceptual", "docs", "nomatch", "history")
+BASELINE = "files"  # the whole-file BM25 baseline, known to the harness only
+EVAL_RANKERS = (*RANKERS, BASELINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +54,8 @@ class EvalCase:
     files: tuple[str, ...]
     root: Path
     query_class: str
+    dataset: str = ""
+    revision: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +67,8 @@ class CaseResult:
     rank: int | None  # 1-based rank of the first answering file
     recall: float
     seconds: float
+    evidence: bool | None = None  # a gold file's source lines reached the packed context
+    context_tokens: int | None = None
 
     def hit(self, k: int) -> bool:
         """An answering file in the first ``k`` (for nomatch: nothing returned)."""
@@ -71,11 +94,13 @@ class Metrics:
     hit_at_k: float
     recall_at_k: float
     mrr: float
+    evidence_recall: float | None = None  # over cases with answering files, when measured
+    median_context_tokens: float | None = None
 
 
 @dataclass
 class EvalReport:
-    """The outcome of one evaluation run."""
+    """The outcome of one ranker over one set of cases."""
 
     ranker: str
     k: int
@@ -84,6 +109,7 @@ class EvalReport:
     results: list[CaseResult] = field(default_factory=list)
     median_ms: float = 0.0
     p95_ms: float = 0.0
+    per_dataset: dict[str, Metrics] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -96,11 +122,15 @@ class EvalReport:
             "ranker": self.ranker,
             "k": self.k,
             "overall": _metrics_dict(self.overall),
-            "per_class": {name: _metrics_dict(metrics) for name, metrics in self.per_class.items()},
-            "latency_ms": {"median": round(self.median_ms, 2), "p95": round(self.p95_ms, 2)},
+            "perClass": {name: _metrics_dict(metrics) for name, metrics in self.per_class.items()},
+            "perDataset": {
+                name: _metrics_dict(metrics) for name, metrics in self.per_dataset.items()
+            },
+            "latencyMs": {"median": round(self.median_ms, 2), "p95": round(self.p95_ms, 2)},
             "failures": [
                 {
                     "id": result.case.id,
+                    "dataset": result.case.dataset,
                     "class": result.case.query_class,
                     "question": result.case.question,
                     "expected": list(result.case.files),
@@ -111,8 +141,8 @@ class EvalReport:
         }
 
 
-def _metrics_dict(metrics: Metrics) -> dict[str, float]:
-    return {
+def _metrics_dict(metrics: Metrics) -> dict[str, float | None]:
+    data: dict[str, float | None] = {
         "cases": metrics.cases,
         "hit@1": round(metrics.hit_at_1, 3),
         "hit@5": round(metrics.hit_at_5, 3),
@@ -120,6 +150,10 @@ def _metrics_dict(metrics: Metrics) -> dict[str, float]:
         "recall@k": round(metrics.recall_at_k, 3),
         "mrr": round(metrics.mrr, 3),
     }
+    if metrics.evidence_recall is not None:
+        data["evidenceRecall"] = round(metrics.evidence_recall, 3)
+        data["medianContextTokens"] = metrics.median_context_tokens
+    return data
 
 
 def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase]:
@@ -143,6 +177,7 @@ def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase
         question = raw.get("question")
         files = raw.get("files", [])
         query_class = raw.get("class", "conceptual")
+        revision = raw.get("revision")
         if not isinstance(question, str) or not question.strip():
             raise ConfigError(f"{where}: question must be a non-empty string")
         if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
@@ -151,6 +186,10 @@ def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase
             raise ConfigError(f"{where}: class must be one of {', '.join(QUERY_CLASSES)}")
         if (query_class == "nomatch") != (not files):
             raise ConfigError(f"{where}: nomatch cases, and only they, have no files")
+        if revision is not None and not (
+            isinstance(revision, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", revision)
+        ):
+            raise ConfigError(f"{where}: revision must be a commit id")
         case_id = str(raw.get("id") or f"line-{number}")
         if case_id in seen:
             raise ConfigError(f"{where}: duplicate id {case_id}")
@@ -160,8 +199,11 @@ def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase
             (path.parent / root_value)
             if isinstance(root_value, str)
             else (default_root or path.parent)
+        ).resolve()
+        dataset = str(raw.get("dataset") or root.name)
+        cases.append(
+            EvalCase(case_id, question, tuple(files), root, query_class, dataset, revision)
         )
-        cases.append(EvalCase(case_id, question, tuple(files), root.resolve(), query_class))
     if not cases:
         raise ConfigError(f"{path}: no cases")
     return cases
@@ -171,6 +213,8 @@ def _aggregate(results: Sequence[CaseResult], k: int) -> Metrics:
     count = len(results)
     if not count:
         return Metrics(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    judged = [result for result in results if result.evidence is not None]
+    tokens = [result.context_tokens for result in results if result.context_tokens is not None]
     return Metrics(
         cases=count,
         hit_at_1=sum(result.hit(1) for result in results) / count,
@@ -178,6 +222,10 @@ def _aggregate(results: Sequence[CaseResult], k: int) -> Metrics:
         hit_at_k=sum(result.hit(k) for result in results) / count,
         recall_at_k=sum(result.recall for result in results) / count,
         mrr=sum(result.reciprocal_rank for result in results) / count,
+        evidence_recall=(
+            sum(bool(result.evidence) for result in judged) / len(judged) if judged else None
+        ),
+        median_context_tokens=statistics.median(tokens) if tokens else None,
     )
 
 
@@ -195,37 +243,240 @@ def score_case(
     return CaseResult(case, distinct, rank, recall, seconds)
 
 
-def evaluate(cases: Iterable[EvalCase], *, k: int = 8, ranker: str | None = None) -> EvalReport:
-    """Run every case through ``retrieve`` with ``ranker`` and aggregate the metrics."""
-    indexes: dict[Path, Index] = {}
-    results: list[CaseResult] = []
+# --- the whole-file baseline ----------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+BASELINE_K1 = 1.2
+BASELINE_B = 0.75
+
+
+def _file_terms(text: str) -> Counter[str]:
+    return Counter(_WORD.findall(code_terms(text).lower()))
+
+
+class WholeFileBM25:
+    """Okapi BM25 over whole files (k1 1.2, b 0.75), identifiers split into words as well.
+
+    It sees the same files as the rankers, read from the work tree; term counts are kept per
+    content hash, so moving a tree from one commit to the next re-reads only what changed.
+    """
+
+    def __init__(self) -> None:
+        self._by_hash: dict[str, tuple[Counter[str], int]] = {}
+        self._files: dict[str, str] = {}  # path -> content hash
+        self._frequency: Counter[str] = Counter()
+        self._length = 0
+
+    def sync(self, index: Index) -> None:
+        """Follow the index: add, replace and drop files so the statistics match it."""
+        current = {stored.path: stored.sha256 for stored in index.files()}
+        for path, digest in list(self._files.items()):
+            if current.get(path) != digest:
+                self._drop(path)
+        for path, digest in current.items():
+            if path not in self._files:
+                self._add(index.root, path, digest)
+
+    def _add(self, root: Path, path: str, digest: str) -> None:
+        entry = self._by_hash.get(digest)
+        if entry is None:
+            try:
+                text = (root / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return
+            terms = _file_terms(text)
+            entry = self._by_hash[digest] = (terms, sum(terms.values()))
+        self._files[path] = digest
+        self._frequency.update(entry[0].keys())
+        self._length += entry[1]
+
+    def _drop(self, path: str) -> None:
+        terms, length = self._by_hash[self._files.pop(path)]
+        self._frequency.subtract(terms.keys())
+        self._length -= length
+
+    def rank(self, question: str, limit: int) -> list[str]:
+        """The ``limit`` best files for ``question``, best first (ties by path)."""
+        count = len(self._files)
+        if not count:
+            return []
+        average = self._length / count
+        terms = list(dict.fromkeys(_WORD.findall(code_terms(question).lower())))
+        weights = {
+            term: math.log(
+                1 + (count - self._frequency[term] + 0.5) / (self._frequency[term] + 0.5)
+            )
+            for term in terms
+            if self._frequency[term] > 0
+        }
+        scores: dict[str, float] = {}
+        for path, digest in self._files.items():
+            tf, length = self._by_hash[digest]
+            score = 0.0
+            for term, weight in weights.items():
+                found = tf.get(term)
+                if found:
+                    norm = BASELINE_K1 * (1 - BASELINE_B + BASELINE_B * length / average)
+                    score += weight * found * (BASELINE_K1 + 1) / (found + norm)
+            if score > 0:
+                scores[path] = score
+        return sorted(scores, key=lambda path: (-scores[path], path))[:limit]
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+def check_out(root: Path, revision: str) -> None:
+    """Move the git work tree at ``root`` to ``revision`` (a detached, forced checkout) and
+    remove every file git does not track there but the index."""
+    for arguments in (
+        ["checkout", "--quiet", "--force", "--detach", revision],
+        ["clean", "-ffdxq", "--exclude=/.rag"],
+    ):
+        completed = subprocess.run(
+            ["git", "-C", str(root), *arguments], capture_output=True, text=True
+        )
+        if completed.returncode != 0:
+            message = completed.stderr.strip().splitlines()[-1:] or ["git failed"]
+            raise ConfigError(f"{root}: cannot check out {revision}: {message[0]}")
+
+
+def has_evidence(files: Iterable[str], packed_chunks: Iterable[tuple[str | None, bool]]) -> bool:
+    """True when an included chunk carries source lines of one of ``files``."""
+    wanted = set(files)
+    return any(path in wanted and lines for path, lines in packed_chunks)
+
+
+@dataclass
+class _Dataset:
+    index: Index
+    baseline: WholeFileBM25 | None = None
+
+
+def evaluate_rankers(
+    cases: Iterable[EvalCase],
+    rankers: Sequence[str | None],
+    *,
+    k: int = 8,
+    context: bool = False,
+    budget: int | None = None,
+    progress: Callable[[int, EvalCase], None] | None = None,
+) -> list[EvalReport]:
+    """Run every case through each ranker (None: the profile's) in one pass; one report each.
+
+    With ``context``, every ranker's sources are also packed (the first ``DEFAULT_LIMIT``
+    of them, as an answer would use) and the evidence recall recorded.
+    """
+    for name in rankers:
+        if name is not None and name not in EVAL_RANKERS:
+            raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(EVAL_RANKERS)}")
+    opened: dict[Path, _Dataset] = {}
+    results: list[list[CaseResult]] = [[] for _ in rankers]
     try:
-        for case in cases:
-            index = indexes.get(case.root)
-            if index is None:
-                if not case.root.is_dir():
-                    raise ConfigError(f"case {case.id}: root {case.root} is not a directory")
-                index = indexes[case.root] = load_index(case.root)
-                index.keep_in_memory()
-            started = time.perf_counter()
-            sources = retrieve(case.question, k, index=index, ranker=ranker)
-            elapsed = time.perf_counter() - started
-            results.append(score_case(case, [source.path for source in sources], k, elapsed))
+        for number, case in enumerate(cases, 1):
+            if progress is not None:
+                progress(number, case)
+            dataset = _open_for(case, opened, need_baseline=BASELINE in rankers)
+            for slot, name in enumerate(rankers):
+                results[slot].append(_run_case(case, dataset, name, k, context, budget))
     finally:
-        for index in indexes.values():
-            index.close()
+        for dataset in opened.values():
+            dataset.index.close()
+    return [
+        _report(name or "profile", k, found) for name, found in zip(rankers, results, strict=True)
+    ]
+
+
+def _open_for(case: EvalCase, opened: dict[Path, _Dataset], *, need_baseline: bool) -> _Dataset:
+    dataset = opened.get(case.root)
+    if dataset is None:
+        if not case.root.is_dir():
+            raise ConfigError(f"case {case.id}: root {case.root} is not a directory")
+        if case.revision:
+            check_out(case.root, case.revision)
+        index = load_index(case.root)
+        index.keep_in_memory()
+        dataset = opened[case.root] = _Dataset(index)
+    elif case.revision:
+        check_out(case.root, case.revision)
+        refresh_index(dataset.index)
+    if need_baseline:
+        if dataset.baseline is None:
+            dataset.baseline = WholeFileBM25()
+        dataset.baseline.sync(dataset.index)
+    return dataset
+
+
+def _run_case(
+    case: EvalCase,
+    dataset: _Dataset,
+    ranker: str | None,
+    k: int,
+    context: bool,
+    budget: int | None,
+) -> CaseResult:
+    index = dataset.index
+    started = time.perf_counter()
+    if ranker == BASELINE:
+        assert dataset.baseline is not None
+        paths = dataset.baseline.rank(case.question, max(k, DEFAULT_LIMIT))
+        sources = []
+    else:
+        sources = retrieve(case.question, max(k, DEFAULT_LIMIT), index=index, ranker=ranker)
+        paths = [source.path for source in sources]
+    elapsed = time.perf_counter() - started
+    result = score_case(case, paths, k, elapsed)
+    if not context or ranker == BASELINE or not case.files:
+        return result
+    chosen = sources[:DEFAULT_LIMIT]
+    expanded = build_codebase_context(case.question, index, chosen)
+    plan = ContextPlan.of(index.config, budget=budget)
+    packed = pack_repository_context(
+        chosen, expanded, budget=plan.budget, counter=plan.counter(), packing=plan.packing
+    )
+    carried = [(chunk.path, chunk.carries_source) for chunk in packed.chunks if chunk.included]
+    return CaseResult(
+        result.case,
+        result.retrieved,
+        result.rank,
+        result.recall,
+        result.seconds,
+        evidence=has_evidence(case.files, carried),
+        context_tokens=packed.tokens,
+    )
+
+
+def _report(ranker: str, k: int, results: list[CaseResult]) -> EvalReport:
     timings = sorted(result.seconds * 1000 for result in results)
     per_class = {
         name: _aggregate([result for result in results if result.case.query_class == name], k)
         for name in QUERY_CLASSES
         if any(result.case.query_class == name for result in results)
     }
+    datasets = list(dict.fromkeys(result.case.dataset for result in results))
+    per_dataset = {
+        name: _aggregate([result for result in results if result.case.dataset == name], k)
+        for name in datasets
+    }
     return EvalReport(
-        ranker=ranker or "profile",
+        ranker=ranker,
         k=k,
         overall=_aggregate(results, k),
         per_class=per_class,
         results=results,
         median_ms=statistics.median(timings) if timings else 0.0,
         p95_ms=timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))] if timings else 0.0,
+        per_dataset=per_dataset if len(per_dataset) > 1 else {},
     )
+
+
+def evaluate(
+    cases: Iterable[EvalCase],
+    *,
+    k: int = 8,
+    ranker: str | None = None,
+    context: bool = False,
+    budget: int | None = None,
+) -> EvalReport:
+    """Run every case through ``retrieve`` with ``ranker`` and aggregate the metrics."""
+    return evaluate_rankers(cases, [ranker], k=k, context=context, budget=budget)[0]

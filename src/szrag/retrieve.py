@@ -23,7 +23,7 @@ from szrag.config import RANKERS, Profile
 from szrag.errors import ConfigError, IndexStoreError, QuestionError
 from szrag.index import Index, load_index
 from szrag.index.memory import MemorySearch
-from szrag.text import extract_file_references, tokens
+from szrag.text import SOURCE_TYPES, extract_file_references, tokens
 
 DEFAULT_LIMIT = 8
 DEFAULT_IMAGE_LIMIT = 6
@@ -62,7 +62,7 @@ _TOPICS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("webhook", "github", "deploy"), ("webhook", "deploy")),
 )
 _SPEC_WHERE_TYPES = frozenset({"javascript", "json"})
-_CODE_WHERE_TYPES = frozenset({"javascript", "typescript", "python", "json"})
+_CODE_WHERE_TYPES = SOURCE_TYPES | {"json"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,8 +276,10 @@ def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[RankedChu
     return ranked
 
 
-def select_sources(ranked: Iterable[RankedChunk], limit: int) -> list[RankedChunk]:
-    """Chunks within 85% of the best score, one per file, at most ``limit``."""
+def select_sources(
+    ranked: Iterable[RankedChunk], limit: int, threshold: float = THRESHOLD_RATIO
+) -> list[RankedChunk]:
+    """Chunks within ``threshold`` (85%) of the best score, one per file, at most ``limit``."""
     chosen: list[RankedChunk] = []
     if limit <= 0:
         return chosen
@@ -285,7 +287,7 @@ def select_sources(ranked: Iterable[RankedChunk], limit: int) -> list[RankedChun
     minimum = 0
     for candidate in ranked:
         if not chosen and not paths:
-            minimum = max(1, math.ceil(candidate.score * THRESHOLD_RATIO))
+            minimum = max(1, math.ceil(candidate.score * threshold))
         if candidate.score < minimum or len(chosen) >= limit:
             break
         if candidate.path in paths:
@@ -387,15 +389,17 @@ def retrieve(
 def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
     query = Query.parse(question, index.config.extensions)
     chosen: Sequence[RankedChunk]
+    # the original keeps only files near the best one; elsewhere the limit is filled
+    spec_cut = index.config.profile.name == "slackzilla"
     if ranker == "bm25":
-        chosen = bm25.rank(index, question, query.requested, limit)
+        chosen = bm25.rank(index, question, query.requested, limit, fill=not spec_cut)
     else:
         rules = ScoreRules.of(index.config.profile)
         search = index.memory_search(TOPIC_PATH_WORDS)
         ranked = (
             _rank_in_memory(search, query, rules) if search else rank_chunks(index, query, rules)
         )
-        chosen = select_sources(ranked, limit)
+        chosen = select_sources(ranked, limit, THRESHOLD_RATIO if spec_cut else 0.0)
     texts = _chunk_texts(index, [candidate.chunk_id for candidate in chosen])
     return [
         Source(

@@ -45,9 +45,106 @@ _FILE_TYPES: dict[str, str] = {
     ".sh": "shell",
     ".rst": "text",
     ".txt": "text",
+    ".mdx": "markdown",
+    ".adoc": "text",
+    ".xml": "config",
+    ".properties": "config",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".astro": "astro",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".groovy": "groovy",
+    ".gradle": "groovy",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".m": "objc",
+    ".mm": "objc",
+    ".cs": "csharp",
+    ".fs": "fsharp",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".erb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".erl": "erlang",
+    ".hrl": "erlang",
+    ".lua": "lua",
+    ".dart": "dart",
+    ".zig": "zig",
+    ".nim": "nim",
+    ".jl": "julia",
+    ".r": "r",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".clj": "clojure",
+    ".cljs": "clojure",
+    ".hs": "haskell",
+    ".ml": "ocaml",
+    ".mli": "ocaml",
+    ".elm": "elm",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".fish": "shell",
+    ".ps1": "shell",
+    ".sql": "sql",
+    ".graphql": "graphql",
+    ".gql": "graphql",
+    ".proto": "protobuf",
+    ".thrift": "thrift",
+    ".tf": "terraform",
+    ".tfvars": "terraform",
+    ".hcl": "terraform",
+    ".nix": "nix",
+    ".scss": "css",
+    ".sass": "css",
+    ".less": "css",
+    ".hbs": "html",
+    ".ejs": "html",
+    ".pug": "html",
+    ".njk": "html",
+    ".jinja": "html",
+    ".j2": "html",
+}
+_NAMED_TYPES: dict[str, str] = {
+    "dockerfile": "dockerfile",
+    "containerfile": "dockerfile",
+    "makefile": "makefile",
+    "gnumakefile": "makefile",
+    "justfile": "makefile",
+    "rakefile": "ruby",
+    "gemfile": "ruby",
+    "vagrantfile": "ruby",
+    "brewfile": "ruby",
+    "jenkinsfile": "groovy",
+    "cmakelists.txt": "cmake",
+    "go.mod": "go",
+    "build": "starlark",
+    "workspace": "starlark",
 }
 
+# Languages whose structure szrag parses (definitions, imports, calls) with tree-sitter.
 CODE_TYPES = frozenset({"javascript", "typescript", "python"})
+# Every programming-language type: what answers "where is X implemented?" questions.
+SOURCE_TYPES = CODE_TYPES | frozenset(
+    {"vue", "svelte", "astro", "go", "rust", "java", "kotlin", "scala", "groovy", "c", "cpp"}
+    | {"objc", "csharp", "fsharp", "ruby", "php", "swift", "elixir", "erlang", "lua", "dart"}
+    | {"zig", "nim", "julia", "r", "perl", "clojure", "haskell", "ocaml", "elm", "shell", "sql"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +174,12 @@ def words(value: str) -> list[str]:
 
 
 def file_type(path: str) -> str:
-    """The detected type of a file from its extension ("text" when unknown)."""
-    return _FILE_TYPES.get(PurePosixPath(path).suffix.lower(), "text")
+    """The detected type of a file from its extension or well-known name ("text" if unknown)."""
+    pure = PurePosixPath(path)
+    named = _NAMED_TYPES.get(pure.name.lower())
+    if named is not None:
+        return named
+    return _FILE_TYPES.get(pure.suffix.lower(), "text")
 
 
 def split_lines(content: str) -> list[str]:

@@ -199,7 +199,10 @@ def test_a_question_naming_a_symbol_a_route_and_a_variable(app: App, index: Inde
     )
 
     assert {app.symbol_file, app.route_file, app.env_file} <= set(context.files)
-    assert app.unrelated not in context.files
+    # a weak match may fill the retrieved list, but never above the files the question names
+    related = {app.symbol_file, app.route_file, app.env_file}
+    if app.unrelated in context.files:
+        assert context.scores[app.unrelated] < min(context.scores[path] for path in related)
     assert context.scores[app.symbol_file] == max(context.scores.values())
     assert set(context.direct_files) | set(context.related_files) == set(context.files)
 

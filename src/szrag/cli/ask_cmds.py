@@ -19,7 +19,6 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
-from szrag.context import MAX_CONTEXT_TOKENS
 from szrag.retrieve import DEFAULT_LIMIT
 
 limit_option = click.option(
@@ -32,9 +31,9 @@ limit_option = click.option(
 budget_option = click.option(
     "--budget",
     type=click.IntRange(100, 1_000_000),
-    default=MAX_CONTEXT_TOKENS,
-    show_default=True,
-    help="Token budget of the repository context given to the model.",
+    default=None,
+    help="Token budget of the repository context given to the model (default: configured,"
+    " else 12000; 4000 in the slackzilla profile).",
 )
 
 
@@ -142,7 +141,7 @@ def ask(
     tools: bool,
     verbose: bool,
     limit: int,
-    budget: int,
+    budget: int | None,
     root: Path,
     as_json: bool,
 ) -> None:
@@ -177,7 +176,9 @@ def ask(
 @root_option
 @json_option
 @handle_errors
-def debug(question: tuple[str, ...], limit: int, budget: int, root: Path, as_json: bool) -> None:
+def debug(
+    question: tuple[str, ...], limit: int, budget: int | None, root: Path, as_json: bool
+) -> None:
     """Show what answering QUESTION would use, without running a command or calling a model:
     retrieval, images, codebase context, the packed context and the activities."""
     result = debug_question(" ".join(question), root=root, limit=limit, budget=budget)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,17 +10,12 @@ import click
 from rich.markup import escape
 
 from szrag.cli.common import console, handle_errors, json_option, print_json, root_option
-from szrag.context import (
-    MAX_CONTEXT_TOKENS,
-    CodebaseContext,
-    PackedContext,
-    build_codebase_context,
-    load_counter,
-    pack_repository_context,
-)
+from szrag.context import CodebaseContext, PackedContext
+from szrag.context.assemble import assemble_context
+from szrag.context.plan import ContextPlan
 from szrag.context.tokens import TOKENIZER_SETTING, TOKENIZERS
 from szrag.index import load_index
-from szrag.retrieve import DEFAULT_LIMIT, Source, retrieve
+from szrag.retrieve import DEFAULT_LIMIT, Source
 
 
 def register(group: click.Group) -> None:
@@ -32,9 +28,9 @@ def register(group: click.Group) -> None:
 @click.option(
     "--budget",
     type=click.IntRange(min=0),
-    default=MAX_CONTEXT_TOKENS,
-    show_default=True,
-    help="Token budget of the packed context.",
+    default=None,
+    help="Token budget of the packed context (default: SZRAG_CONTEXT_BUDGET, the repository's"
+    " context_budget, else 12000; 4000 in the slackzilla profile).",
 )
 @click.option(
     "--limit",
@@ -47,24 +43,25 @@ def register(group: click.Group) -> None:
     "--tokenizer",
     type=click.Choice(TOKENIZERS),
     default=None,
-    help=f"How tokens are counted (default: {TOKENIZER_SETTING}, else the estimate).",
+    help=f"How tokens are counted (default: {TOKENIZER_SETTING}, else the profile's).",
 )
 @root_option
 @json_option
 @handle_errors
 def context_command(
-    question: str, budget: int, limit: int, tokenizer: str | None, root: Path, as_json: bool
+    question: str, budget: int | None, limit: int, tokenizer: str | None, root: Path, as_json: bool
 ) -> None:
     """Print the packed repository context for QUESTION, its token use and what it holds."""
-    counter = load_counter(tokenizer)
     with load_index(root) as index:
-        sources = retrieve(question, limit, index=index)
-        context = build_codebase_context(question, index, sources)
-    packed = pack_repository_context(sources, context, budget=budget, counter=counter)
+        plan = ContextPlan.of(index.config, budget=budget)
+        if tokenizer:
+            plan = replace(plan, tokenizer=tokenizer)
+        found = assemble_context(question, index, limit=limit, plan=plan)
+    note = plan.counter().note
     if as_json:
-        print_json(_as_json(question, sources, context, packed, counter.note))
+        print_json(_as_json(question, list(found.sources), found.context, found.packed, note))
         return
-    _print_human(packed, counter.note)
+    _print_human(found.packed, note)
 
 
 def _as_json(

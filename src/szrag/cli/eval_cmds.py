@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from szrag.cli.common import console, handle_errors, json_option, print_json
-from szrag.config import RANKERS
-from szrag.evaluate import EvalReport, Metrics, evaluate, load_cases
+from szrag.cli.common import console, err_console, handle_errors, json_option, print_json
+from szrag.evaluate import EVAL_RANKERS, EvalCase, EvalReport, Metrics, evaluate_rankers, load_cases
 
 
-def _row(name: str, metrics: Metrics) -> list[str]:
-    return [
+def _row(name: str, metrics: Metrics, with_context: bool) -> list[str]:
+    row = [
         name,
         str(metrics.cases),
         f"{metrics.hit_at_1:.3f}",
@@ -22,19 +22,30 @@ def _row(name: str, metrics: Metrics) -> list[str]:
         f"{metrics.recall_at_k:.3f}",
         f"{metrics.mrr:.3f}",
     ]
+    if with_context:
+        evidence = metrics.evidence_recall
+        tokens = metrics.median_context_tokens
+        row += [
+            "-" if evidence is None else f"{evidence:.3f}",
+            "-" if tokens is None else f"{tokens:.0f}",
+        ]
+    return row
 
 
-def _print(report: EvalReport) -> None:
-    table = Table(
-        "class", "cases", "hit@1", "hit@5", f"hit@{report.k}", f"recall@{report.k}", "MRR",
-        title=f"ranker {report.ranker}",
-    )  # fmt: skip
-    for name, metrics in report.per_class.items():
-        table.add_row(*_row(name, metrics))
-    table.add_row(*_row("overall", report.overall), style="bold")
+def _print(report: EvalReport, with_context: bool, show_failures: bool) -> None:
+    columns = ["group", "cases", "hit@1", "hit@5", f"hit@{report.k}", f"recall@{report.k}", "MRR"]
+    if with_context:
+        columns += ["evidence", "ctx tokens"]
+    table = Table(*columns, title=f"ranker {report.ranker}")
+    for name, metrics in report.per_dataset.items():
+        table.add_row(*_row(name, metrics, with_context))
+    if len(report.per_class) > 1 or not report.per_dataset:
+        for name, metrics in report.per_class.items():
+            table.add_row(*_row(f"class {name}", metrics, with_context))
+    table.add_row(*_row("overall", report.overall, with_context), style="bold")
     console.print(table)
     console.print(f"latency: median {report.median_ms:.1f} ms, p95 {report.p95_ms:.1f} ms")
-    if report.failures:
+    if report.failures and show_failures:
         console.print(f"\n{len(report.failures)} failed case(s):")
         for result in report.failures:
             got = ", ".join(result.retrieved[:3]) or "nothing"
@@ -55,17 +66,66 @@ def _print(report: EvalReport) -> None:
 )
 @click.option("--k", "k", type=click.IntRange(1, 50), default=8, show_default=True)
 @click.option(
-    "--ranker", type=click.Choice(RANKERS), help="Ranker to evaluate (default: the profile's)."
+    "--ranker",
+    "rankers",
+    type=click.Choice(EVAL_RANKERS),
+    multiple=True,
+    help="Ranker(s) to evaluate, in one pass; `files` is a plain whole-file BM25 baseline"
+    " (default: the profile's).",
 )
+@click.option(
+    "--context",
+    "with_context",
+    is_flag=True,
+    help="Also pack each answer's context and report evidence recall and its tokens.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(0, None),
+    default=None,
+    help="Token budget of the packed context (with --context; default: the configured one).",
+)
+@click.option("--only", "datasets", multiple=True, help="Only the cases of these dataset(s).")
+@click.option("--failures/--no-failures", default=True, help="List the failed cases.")
 @json_option
 @handle_errors
-def eval_command(cases: Path, root: Path | None, k: int, ranker: str | None, as_json: bool) -> None:
+def eval_command(
+    cases: Path,
+    root: Path | None,
+    k: int,
+    rankers: tuple[str, ...],
+    with_context: bool,
+    budget: int | None,
+    datasets: tuple[str, ...],
+    failures: bool,
+    as_json: bool,
+) -> None:
     """Score retrieval on CASES (JSON lines): hit@1, hit@5, hit@k, recall@k and MRR."""
-    report = evaluate(load_cases(cases, default_root=root), k=k, ranker=ranker)
+    loaded = load_cases(cases, default_root=root)
+    if datasets:
+        loaded = [case for case in loaded if case.dataset in datasets]
+    total = len(loaded)
+    interactive = sys.stderr.isatty() and total > 20
+
+    def progress(number: int, case: EvalCase) -> None:
+        if interactive:
+            err_console.print(f"\r[{number}/{total}] {case.dataset}", end="", highlight=False)
+
+    reports = evaluate_rankers(
+        loaded,
+        list(rankers) or [None],
+        k=k,
+        context=with_context,
+        budget=budget,
+        progress=progress,
+    )
+    if interactive:
+        err_console.print()
     if as_json:
-        print_json(report.to_dict())
-    else:
-        _print(report)
+        print_json(reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports])
+        return
+    for report in reports:
+        _print(report, with_context, failures)
 
 
 def register(group: click.Group) -> None:

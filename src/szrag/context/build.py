@@ -40,6 +40,7 @@ MIN_DEPENDENCY_SCORE = 100
 DEPENDANT_PENALTY = 150
 MIN_DEPENDANT_SCORE = 90
 MAX_CODE_CONTEXTS = 20
+MAX_CONNECTING_NAMES = 6
 
 _RELATION_RANK = {DIRECT: 0, DEPENDENCY: 1, DEPENDANT: 2}
 
@@ -92,13 +93,16 @@ class _Selection:
 
     scores: dict[str, int] = field(default_factory=dict)
     relations: dict[str, str] = field(default_factory=dict)
+    via: dict[str, str] = field(default_factory=dict)  # related file -> the root it came from
 
-    def offer(self, path: str, score: int, relation: str) -> None:
+    def offer(self, path: str, score: int, relation: str, via: str | None = None) -> None:
         if path not in self.scores or score > self.scores[path]:
             self.scores[path] = score
         current = self.relations.get(path)
         if current is None or _RELATION_RANK[relation] < _RELATION_RANK[current]:
             self.relations[path] = relation
+            if via is not None:
+                self.via[path] = via
 
     def with_relation(self, relation: str) -> dict[str, int]:
         return {
@@ -154,22 +158,75 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
     )
 
 
+_PACKAGE_FILES = frozenset({"index", "__init__", "mod"})
+_FILE_SUFFIXES = frozenset({"js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "cts", "py", "json"})
+
+
+def _stem(path_or_module: str) -> str:
+    """The module name a path or import specifier ends in: ``lib/db/index.js`` and ``./db``
+    give ``db``, ``szrag.context.build`` gives ``build``."""
+    value = path_or_module.replace("\\", "/").rstrip("/")
+    if "/" not in value and "." in value:
+        head, _, suffix = value.rpartition(".")
+        if value.startswith(".") or suffix.lower() not in _FILE_SUFFIXES or not head:
+            value = value.strip(".").replace(".", "/")  # a dotted module name
+    parts = [part for part in value.split("/") if part not in ("", ".", "..")]
+    if not parts:
+        return ""
+    stem = parts[-1].split(".", 1)[0]
+    if stem in _PACKAGE_FILES and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
+def connecting_names(
+    importer: CodeRecord | None, imported: str, imported_record: CodeRecord | None
+) -> tuple[str, ...]:
+    """The names ``importer`` takes from the file ``imported``, else a few of the names
+    ``imported`` defines: what ties two files together, in a few words."""
+    names: list[str] = []
+    if importer is not None:
+        target = _stem(imported)
+        for item in importer.imports:
+            if _stem(item.source) == target:
+                names.extend(item.names)
+    if not names and imported_record is not None:
+        names = [item.name for item in imported_record.functions if item.container is None]
+    return _unique(names)[:MAX_CONNECTING_NAMES]
+
+
 def code_entry(
-    index: Index, path: str, score: int, relation: str, symbols: Sequence[SymbolMatch]
+    index: Index,
+    path: str,
+    score: int,
+    relation: str,
+    symbols: Sequence[SymbolMatch],
+    *,
+    via: str | None = None,
+    records: dict[str, CodeRecord] | None = None,
 ) -> CodeEntry | None:
     """One file's structural context plus its matching symbols' source, or None if empty."""
-    parts = [get_code_context(path, index)]
-    if symbols:
-        parts.append(symbol_source(index.chunks(path), symbols))
-    body = "\n\n".join(part for part in parts if part)
+    structure = get_code_context(path, index)
+    source = symbol_source(index.chunks(path), symbols) if symbols else ""
+    body = "\n\n".join(part for part in (structure, source) if part)
     if not body:
         return None
+    connects: tuple[str, ...] = ()
+    if via is not None and records is not None:
+        if relation == DEPENDENCY:
+            connects = connecting_names(records.get(via), path, records.get(path))
+        else:
+            connects = connecting_names(records.get(path), via, records.get(via))
     return CodeEntry(
         path=path,
         score=score,
         relation=relation,
         symbols=_unique(symbol.name for symbol in symbols),
         text=f"CODE: {path} ({relation})\n{body}",
+        symbol_source=source,
+        structure=structure,
+        via=via,
+        connects=connects,
     )
 
 
@@ -205,10 +262,10 @@ def build_codebase_context(
         root_score = selection.scores[root]
         for path in get_dependencies(root, index):
             dependencies.append(path)
-            selection.offer(path, dependency_score(root_score), DEPENDENCY)
+            selection.offer(path, dependency_score(root_score), DEPENDENCY, via=root)
         for path in get_dependants(root, index):
             dependants.append(path)
-            selection.offer(path, dependant_score(root_score), DEPENDANT)
+            selection.offer(path, dependant_score(root_score), DEPENDANT, via=root)
 
     files = best_first(selection.scores)
     named = [
@@ -225,7 +282,15 @@ def build_codebase_context(
         if path not in stored:
             continue  # a retrieved path that is no longer indexed
         own = [symbol for symbol in symbols if symbol.file == path]
-        entry = code_entry(index, path, selection.scores[path], selection.relations[path], own)
+        entry = code_entry(
+            index,
+            path,
+            selection.scores[path],
+            selection.relations[path],
+            own,
+            via=selection.via.get(path),
+            records=records,
+        )
         if entry is not None:
             entries.append(entry)
 

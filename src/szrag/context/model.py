@@ -24,6 +24,10 @@ class CodeEntry:
     relation: str  # direct, dependency or dependant
     symbols: tuple[str, ...]
     text: str
+    symbol_source: str = ""  # the matched symbols' lines alone (empty without symbols)
+    structure: str = ""  # the file's structure listing alone
+    via: str | None = None  # the direct file a dependency or dependant was reached from
+    connects: tuple[str, ...] = ()  # the names that tie it to ``via``
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form without the text."""

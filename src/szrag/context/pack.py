@@ -11,12 +11,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from szrag.context.model import CodebaseContext, CodeEntry
+from szrag.context.model import DIRECT, CodebaseContext, CodeEntry
 from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
 from szrag.redact import redact_text
 from szrag.retrieve import Source
 
-MAX_CONTEXT_TOKENS = 4000
+MAX_CONTEXT_TOKENS = 4000  # the original's budget, kept by the slackzilla profile
+SPEC_PACKING = "spec"
+EVIDENCE_PACKING = "evidence"
+PACKINGS = (SPEC_PACKING, EVIDENCE_PACKING)
 SOURCE_BASE_SCORE = 1000
 STRUCTURE_SCORE = 180
 KIND_BONUS: Mapping[str, int] = {"code": 250, "structure": 100, "source": 0}
@@ -25,7 +28,7 @@ MAX_SIZE_PENALTY = 100
 SEPARATOR = "\n\n"
 # Included chunks are written sources first, as the original prompt put them, then the
 # structural summary, then code; priority decides the order within each kind.
-KIND_ORDER = ("source", "structure", "code")
+KIND_ORDER = ("source", "symbol", "structure", "code", "related")
 
 INCLUDED = "included"
 DUPLICATE = "duplicate"
@@ -41,6 +44,7 @@ class ContextChunk:
     score: float
     text: str
     path: str | None = None
+    carries_source: bool = False  # holds lines of the file itself, not only its structure
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ class PackedChunk:
     tokens: int
     status: str
     redactions: int
+    carries_source: bool = False
 
     @property
     def included(self) -> bool:
@@ -129,6 +134,7 @@ def source_chunk(source: Source) -> ContextChunk:
         score=SOURCE_BASE_SCORE + source.score,
         text=format_source(source),
         path=source.path,
+        carries_source=True,
     )
 
 
@@ -143,7 +149,12 @@ def structure_chunk(context: CodebaseContext) -> ContextChunk | None:
 def code_chunk(entry: CodeEntry) -> ContextChunk:
     """A code entry as a chunk scored with its context score."""
     return ContextChunk(
-        key=f"code:{entry.path}", kind="code", score=entry.score, text=entry.text, path=entry.path
+        key=f"code:{entry.path}",
+        kind="code",
+        score=entry.score,
+        text=entry.text,
+        path=entry.path,
+        carries_source=bool(entry.symbols),
     )
 
 
@@ -160,6 +171,68 @@ def context_chunks(
     return chunks
 
 
+def evidence_chunks(
+    sources: Sequence[Source], context: CodebaseContext | None
+) -> list[ContextChunk]:
+    """The evidence-first candidates, best first: retrieved sources in rank order, then the
+    source of the symbols the question names, the structural summary, each direct file's
+    structure, and one line per dependency or dependant (its path and the names that tie it
+    to the file it was reached from). The score is the place in that order."""
+    ordered: list[ContextChunk] = [source_chunk(source) for source in sources]
+    if context is not None:
+        ordered.extend(
+            ContextChunk(
+                key=f"symbol:{entry.path}",
+                kind="symbol",
+                score=0,
+                text=f"SYMBOLS: {', '.join(entry.symbols)} in {entry.path}\n{entry.symbol_source}",
+                path=entry.path,
+                carries_source=True,
+            )
+            for entry in context.code
+            if entry.symbol_source
+        )
+        summary = structure_chunk(context)
+        if summary is not None:
+            ordered.append(summary)
+        ordered.extend(
+            ContextChunk(
+                key=f"code:{entry.path}",
+                kind="code",
+                score=0,
+                text=f"CODE: {entry.path}\n{entry.structure}",
+                path=entry.path,
+            )
+            for entry in context.code
+            if entry.relation == DIRECT and entry.structure
+        )
+        ordered.extend(
+            ContextChunk(
+                key=f"related:{entry.path}",
+                kind="related",
+                score=0,
+                text=related_line(entry),
+                path=entry.path,
+            )
+            for entry in context.code
+            if entry.relation != DIRECT
+        )
+    count = len(ordered)
+    return [
+        ContextChunk(
+            chunk.key, chunk.kind, count - place, chunk.text, chunk.path, chunk.carries_source
+        )
+        for place, chunk in enumerate(ordered)
+    ]
+
+
+def related_line(entry: CodeEntry) -> str:
+    """``RELATED: path (dependency of via): names``, the compact form of a related file."""
+    relation = f"{entry.relation} of {entry.via}" if entry.via else entry.relation
+    names = f": {', '.join(entry.connects)}" if entry.connects else ""
+    return f"RELATED: {entry.path} ({relation}){names}"
+
+
 @dataclass(frozen=True, slots=True)
 class _Measured:
     chunk: ContextChunk
@@ -170,14 +243,18 @@ class _Measured:
     kinds: tuple[str, ...]
 
 
-def _measure(chunk: ContextChunk, counter: TokenCounter) -> _Measured:
+def _measure(chunk: ContextChunk, counter: TokenCounter, in_order: bool) -> _Measured:
     # Redact before counting: the budget is spent on the text the model will see.
     redaction = redact_text(chunk.text, path=chunk.path)
     return _Measured(
         chunk=chunk,
         text=redaction.text,
         tokens=counter(redaction.text),
-        priority=chunk_priority(chunk.kind, chunk.score, redaction.text),
+        priority=(
+            float(chunk.score)
+            if in_order
+            else chunk_priority(chunk.kind, chunk.score, redaction.text)
+        ),
         redactions=redaction.count,
         kinds=redaction.kinds,
     )
@@ -188,6 +265,7 @@ def pack_chunks(
     *,
     budget: int = MAX_CONTEXT_TOKENS,
     counter: TokenCounter | None = None,
+    in_order: bool = False,
 ) -> PackedContext:
     """Take chunks by priority while they fit ``budget`` tokens; skip repeated keys.
 
@@ -199,7 +277,8 @@ def pack_chunks(
     if budget < 0:
         raise ValueError(f"the token budget must not be negative (got {budget})")
     measure = counter if counter is not None else load_counter()
-    ranked = sorted((_measure(chunk, measure) for chunk in chunks), key=lambda item: -item.priority)
+    measured = [_measure(chunk, measure, in_order) for chunk in chunks]
+    ranked = sorted(measured, key=lambda item: -item.priority)
     seen: set[str] = set()
     used = 0
     judged: list[PackedChunk] = []
@@ -228,6 +307,7 @@ def _judgement(item: _Measured, status: str) -> PackedChunk:
         tokens=item.tokens,
         status=status,
         redactions=item.redactions if status == INCLUDED else 0,
+        carries_source=item.chunk.carries_source,
     )
 
 
@@ -259,10 +339,16 @@ def pack_repository_context(
     *,
     budget: int = MAX_CONTEXT_TOKENS,
     counter: TokenCounter | None = None,
+    packing: str = SPEC_PACKING,
 ) -> PackedContext:
     """The repository context for the model: sources and codebase context within ``budget``.
 
-    ``counter`` defaults to the configured tokenizer (``SZRAG_TOKENIZER``, the spec's
-    estimate when unset). ``context`` may be None when codebase expansion was skipped.
+    ``packing`` is ``spec`` (the original's priorities: score + kind bonus - size penalty)
+    or ``evidence`` (retrieved sources and named symbols' source first, structure after, in
+    compact form). ``counter`` defaults to the configured tokenizer. ``context`` may be None
+    when codebase expansion was skipped.
     """
+    if packing == EVIDENCE_PACKING:
+        chunks = evidence_chunks(sources, context)
+        return pack_chunks(chunks, budget=budget, counter=counter, in_order=True)
     return pack_chunks(context_chunks(sources, context), budget=budget, counter=counter)

@@ -116,7 +116,12 @@ def collect(root: Path, config: RepoConfig) -> Collection:
         if ext in profile.image_extensions:
             collection.images.append(CollectedFile(relative, entry_path, FileStat.of(result)))
             continue
-        if ext not in profile.extensions or name.endswith(".env"):
+        if ext not in profile.extensions and name not in profile.file_names:
+            continue
+        if name.endswith(".env"):
+            continue
+        if profile.generated_suffixes and name.lower().endswith(profile.generated_suffixes):
+            collection.skipped.append(Skip(relative, "generated or bundled"))
             continue
         if result.st_size > config.max_file_bytes:
             collection.skipped.append(

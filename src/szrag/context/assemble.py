@@ -1,0 +1,42 @@
+"""The whole road from a question to the context a model receives, in one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from szrag.context.build import build_codebase_context
+from szrag.context.model import CodebaseContext
+from szrag.context.pack import PackedContext, pack_repository_context
+from szrag.context.plan import ContextPlan
+from szrag.index import Index
+from szrag.retrieve import DEFAULT_LIMIT, Source, retrieve
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledContext:
+    """The retrieved sources, the codebase context around them and the packed text."""
+
+    sources: tuple[Source, ...]
+    context: CodebaseContext
+    packed: PackedContext
+    plan: ContextPlan
+
+
+def assemble_context(
+    question: str,
+    index: Index,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    plan: ContextPlan | None = None,
+    ranker: str | None = None,
+) -> AssembledContext:
+    """Retrieve, expand and pack ``question`` from one snapshot of ``index``, following
+    ``plan`` (default: the repository's configured plan)."""
+    plan = plan or ContextPlan.of(index.config)
+    with index.reading():
+        sources = tuple(retrieve(question, limit, index=index, ranker=ranker))
+        context = build_codebase_context(question, index, sources)
+    packed = pack_repository_context(
+        sources, context, budget=plan.budget, counter=plan.counter(), packing=plan.packing
+    )
+    return AssembledContext(sources, context, packed, plan)
