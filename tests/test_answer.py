@@ -470,3 +470,37 @@ async def test_a_password_in_a_hash_question_never_reaches_the_model(
     assert "hunter2" not in sent and "[REDACTED:password]" in sent
     assert "hunter2" not in json.dumps(result["activities"])
     assert "hunter2" not in json.dumps(await debug_question_async(question, root=retrieval_repo))
+
+
+async def test_a_known_context_window_keeps_the_whole_request_inside_it(
+    retrieval_repo: Path,
+    provider: ScriptedProvider,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from szrag.context.tokens import load_counter
+
+    monkeypatch.setenv("SZRAG_CONTEXT_WINDOW", "2600")
+    monkeypatch.setenv("SZRAG_ANSWER_TOKENS", "600")
+    provider.script(text_reply("ok"))
+
+    await answer_question_async(QUESTION, root=retrieval_repo, settings=settings, tools=True)
+
+    body = provider.requests[0].json
+    count = load_counter("cl100k_base")
+    sent = sum(4 + count(message["content"]) for message in body["messages"])
+    sent += count(json.dumps(body["tools"], separators=(",", ":")))
+    assert sent + 600 <= 2600  # prompt, question, context and tools leave the answer room
+    assert "FILE: " in body["messages"][1]["content"]  # and some evidence still fits
+
+
+async def test_the_default_profile_packs_twelve_thousand_real_tokens(
+    retrieval_repo: Path,
+) -> None:
+    result = await answer_question_async(QUESTION, root=retrieval_repo, with_ai=False)
+    assert result["context"]["budget"] == 12000
+    assert result["context"]["tokenizer"] == "cl100k_base"
+    kinds = [
+        chunk["kind"] for chunk in result["context"]["chunks"] if chunk["status"] == "included"
+    ]
+    assert kinds[0] == "source"

@@ -8,6 +8,7 @@ from szrag.code.model import EnvReference, RouteMatch, SymbolMatch
 from szrag.context.model import CodebaseContext, CodeEntry
 from szrag.context.pack import (
     DUPLICATE,
+    EVIDENCE_PACKING,
     INCLUDED,
     OVER_BUDGET,
     ContextChunk,
@@ -274,3 +275,80 @@ def test_the_default_counter_is_the_configured_tokenizer(monkeypatch: pytest.Mon
     monkeypatch.setenv(TOKENIZER_SETTING, "no-such-encoding")
     with pytest.raises(ConfigError):
         pack_chunks([chunk("a", 1)])
+
+
+# --- evidence-first packing (the default profile) ------------------------------------------
+
+
+def evidence_context() -> CodebaseContext:
+    return CodebaseContext(
+        files=("server/users.js", "server/db.js", "server/app.js"),
+        dependencies=("server/db.js",),
+        code=(
+            CodeEntry(
+                "server/users.js",
+                1040,
+                "direct",
+                ("listUsers",),
+                "CODE: server/users.js (direct)",
+                symbol_source="SOURCE (9-12):\nfunction listUsers() {}",
+                structure="FUNCTIONS:\n- listUsers (9-12)",
+            ),
+            CodeEntry(
+                "server/db.js",
+                1270,  # structure scored above the sources: the spec packer let it win
+                "dependency",
+                (),
+                "CODE: server/db.js (dependency)",
+                structure="IMPORTS:\n- pg\n\nFUNCTIONS:\n- query (1-40)\n- connect (41-80)",
+                via="server/users.js",
+                connects=("query",),
+            ),
+        ),
+    )
+
+
+def test_evidence_packing_puts_sources_and_named_symbols_first() -> None:
+    sources = [source("server/users.js", 40, "a" * 50), source("server/app.js", 30, "b" * 50)]
+    packed = pack_repository_context(
+        sources, evidence_context(), counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
+    )
+    kinds = [chunk.kind for chunk in packed.chunks]
+    assert kinds == ["source", "source", "symbol", "structure", "code", "related"]
+    assert packed.text.startswith("FILE: server/users.js")
+    assert "SYMBOLS: listUsers in server/users.js\nSOURCE (9-12):" in packed.text
+    # a dependency is one line: its path and the names that tie it to the file it came from
+    assert "RELATED: server/db.js (dependency of server/users.js): query" in packed.text
+    assert "connect (41-80)" not in packed.text
+
+
+def test_structure_never_displaces_a_retrieved_source() -> None:
+    sources = [source("server/users.js", 40, "a" * 200), source("server/app.js", 30, "b" * 200)]
+    bodies = sum(len(format_source(item)) for item in sources)
+    packed = pack_repository_context(
+        sources, evidence_context(), counter=CHARS, packing=EVIDENCE_PACKING, budget=bodies
+    )
+    status = {chunk.key: chunk.status for chunk in packed.chunks}
+    assert status["source:server/users.js:1-3"] == INCLUDED
+    assert status["source:server/app.js:1-3"] == INCLUDED
+    assert status["code:server/users.js"] == OVER_BUDGET
+    # the spec packer, by contrast, spends the same budget on the higher-scored structure
+    spec = pack_repository_context(sources, evidence_context(), counter=CHARS, budget=bodies)
+    assert {c.key: c.status for c in spec.chunks}["source:server/app.js:1-3"] == OVER_BUDGET
+
+
+def test_chunks_report_whether_they_carry_source_lines() -> None:
+    packed = pack_repository_context(
+        [source("server/users.js", 40)],
+        evidence_context(),
+        counter=CHARS,
+        packing=EVIDENCE_PACKING,
+    )
+    carried = {chunk.kind: chunk.carries_source for chunk in packed.chunks}
+    assert carried == {
+        "source": True,
+        "symbol": True,
+        "structure": False,
+        "code": False,
+        "related": False,
+    }

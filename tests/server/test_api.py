@@ -56,6 +56,14 @@ def test_json_mode_without_ai_returns_the_local_shape(client: httpx.Client) -> N
     assert data["activities"][0]["stage"] == "retrieval"
 
 
+def test_the_body_sets_the_context_budget(client: httpx.Client) -> None:
+    default = client.post("/api/ask", json={"question": QUESTION, "withAi": False}).json()
+    assert default["data"]["context"]["budget"] == 12000
+    small = client.post("/api/ask", json={"question": QUESTION, "withAi": False, "budget": 300})
+    context = small.json()["data"]["context"]
+    assert context["budget"] == 300 and context["tokens"] <= 300
+
+
 def test_json_mode_with_the_model_returns_answer_usage_and_rounds(
     client: httpx.Client, provider: ScriptedProvider
 ) -> None:
@@ -160,6 +168,9 @@ def test_a_failure_while_answering_is_an_error_event_or_503(web_repo: Path) -> N
         (b'{"question": 42}', "invalid_request"),
         (b'{"question": "x", "withAi": "yes"}', "invalid_request"),
         (b'{"question": "x", "userId": 7}', "invalid_request"),
+        (b'{"question": "x", "budget": "lots"}', "invalid_request"),
+        (b'{"question": "x", "budget": -1}', "invalid_request"),
+        (b'{"question": "x", "budget": true}', "invalid_request"),
     ],
 )
 def test_bad_requests_are_400_with_a_code(client: httpx.Client, body: bytes, code: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from szrag.commands.model import Identity
+from szrag.context.plan import MAX_BUDGET
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 
@@ -34,6 +35,7 @@ class AskRequest:
     with_ai: bool = True
     identity: Identity = field(default_factory=Identity)
     admin: bool = False
+    budget: int | None = None  # tokens of repository context; None: the configured budget
 
 
 def parse_json_body(body: bytes) -> dict[str, Any]:
@@ -78,6 +80,13 @@ def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
     with_ai = payload.get("withAi", True)
     if not isinstance(with_ai, bool):
         raise ApiError(400, "invalid_request", "withAi must be true or false")
+    budget = payload.get("budget")
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or not 0 <= budget <= MAX_BUDGET
+    ):
+        raise ApiError(
+            400, "invalid_request", f"budget must be a whole number of tokens, 0 to {MAX_BUDGET}"
+        )
     user_id, user_name, channel_id, team_id = (
         _optional_text(payload, key, MAX_FIELD_CHARS) for key in _IDENTITY_FIELDS
     )
@@ -97,4 +106,5 @@ def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
         with_ai=with_ai,
         identity=identity,
         admin=caller.admin,
+        budget=budget,
     )

@@ -183,6 +183,7 @@ class AskService:
                 on_activity=on_activity,
                 on_token=on_token,
                 index=self.index,
+                budget=request.budget,
                 settings=self.answer_settings,
                 http_client=self.http_client,
                 commands=self.runner,
