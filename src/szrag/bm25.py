@@ -480,9 +480,10 @@ def _file_coverage(
         for path, joined in conn.execute(
             f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
         ):
-            held = set(joined.split())
+            spaced = f" {joined} "  # tokens are stored space-joined: test membership in place
             coverage[path] = (
-                sum(weight for term, weight in terms.weights.items() if term in held) / total
+                sum(weight for term, weight in terms.weights.items() if f" {term} " in spaced)
+                / total
             )
     return coverage
 
@@ -558,7 +559,7 @@ def rank(
     ordered = sorted(scored.items(), key=lambda item: (-item[1][0], item[0]))
     cut = 0.0 if fill else ordered[0][1][0] * RELATIVE_CUT
     if fill:
-        ordered = _share_seats(ordered, limit)
+        ordered = _share_seats(ordered, limit, tests_wait=demote_tests)
     return [
         RankedChunk(
             fact[0],
@@ -576,11 +577,12 @@ def rank(
 
 
 def _share_seats(
-    ordered: list[tuple[str, tuple[float, tuple[Any, ...]]]], limit: int
+    ordered: list[tuple[str, tuple[float, tuple[Any, ...]]]], limit: int, *, tests_wait: bool
 ) -> list[tuple[str, tuple[float, tuple[Any, ...]]]]:
-    """At most half of the ``limit`` seats for files that are not source code while
-    matching source files wait: prose and data repeat every word of a topic, and would
-    otherwise push out the code that answers. The best file keeps its place."""
+    """Files that are not source code (and, with ``tests_wait``, tests) hold at most half of
+    the list at every point while matching source files wait: prose, data and test
+    fixtures repeat every word of a topic, and would otherwise push out the code that
+    answers. The best file keeps its place; the files that waited follow the code."""
     quota = max(1, int(limit * NON_SOURCE_SEATS))
     seated: list[tuple[str, tuple[float, tuple[Any, ...]]]] = []
     waiting: list[tuple[str, tuple[float, tuple[Any, ...]]]] = []
@@ -588,8 +590,12 @@ def _share_seats(
     for number, item in enumerate(ordered):
         if len(seated) >= limit:
             break
-        is_source = item[1][1][5] in SOURCE_TYPES
-        if number == 0 or is_source or others < quota:
+        is_source = item[1][1][5] in SOURCE_TYPES and not (
+            tests_wait and _TEST_PATH.search(item[0])
+        )
+        # a file that is not code takes a seat only while such files hold at most half
+        # of the list so far; the others wait until the matching code is listed
+        if number == 0 or is_source or others < min(quota, (len(seated) + 2) // 2):
             seated.append(item)
             others += 0 if is_source else 1
         else:
