@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from szrag.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, named_symbols, query_terms
 from szrag.errors import ConfigError
 from szrag.index import Index, build_index, refresh_index
+from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE
+from szrag.rank.words import named_symbols, query_terms
 from szrag.retrieve import retrieve
 from szrag.text import chunk_code_terms, code_terms, create_chunks, words
 

@@ -9,18 +9,16 @@ import pytest
 from szrag.config import SLACKZILLA, profile_named
 from szrag.errors import QuestionError
 from szrag.index import Index, build_index, refresh_index
-from szrag.retrieve import (
-    MAX_SOURCE_LENGTH,
+from szrag.rank.model import Query
+from szrag.rank.spec import (
     SPEC_RULES,
-    Query,
     ScoreRules,
     calculate_score,
     heading_score,
-    image_score,
-    retrieve_images,
     select_sources,
     topic_score,
 )
+from szrag.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
 from szrag.retrieve import retrieve as retrieve_with
 
 # These tests pin down the spec ranker, whatever ranker the default profile prefers.

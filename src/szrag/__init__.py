@@ -6,7 +6,7 @@ from szrag.activity import Activity
 from szrag.answer import answer_question, answer_question_async, debug_question
 from szrag.errors import SzragError
 from szrag.index import Index, build_index, load_index, refresh_index
-from szrag.retrieve import Image, Source, calculate_score, retrieve, retrieve_images
+from szrag.retrieve import Image, Source, retrieve, retrieve_images
 
 __version__ = "0.1.0"
 
@@ -20,7 +20,6 @@ __all__ = [
     "answer_question",
     "answer_question_async",
     "build_index",
-    "calculate_score",
     "debug_question",
     "load_index",
     "refresh_index",

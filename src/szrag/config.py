@@ -110,7 +110,7 @@ DEFAULT_GENERATED_SUFFIXES = (
 
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 PROFILES = ("default", "slackzilla")
-RANKERS = ("spec", "bm25")
+RANKER_NAMES = ("spec", "bm25")  # the rankers szrag.rank registers
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ class Profile:
     context_budget: int = 4000
     tokenizer: str = "estimate"
     packing: str = "spec"
+    fill: bool = False  # rankers fill the requested number of files (the original cuts at 85%)
 
 
 SLACKZILLA = Profile(
@@ -157,6 +158,7 @@ DEFAULT = Profile(
     context_budget=12000,  # current models read far more than the original's 4,000
     tokenizer="cl100k_base",
     packing="evidence",
+    fill=True,
 )
 
 
@@ -256,7 +258,7 @@ def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
         chosen = replace(chosen, extensions=chosen.extensions | {ext.lower() for ext in extensions})
     ranker = raw.get("ranker")
     if ranker is not None:
-        if ranker not in RANKERS:
+        if ranker not in RANKER_NAMES:
             raise ConfigError(f"{where}: unknown ranker {ranker!r}")
         if chosen.name != "slackzilla":
             chosen = replace(chosen, ranker=str(ranker))

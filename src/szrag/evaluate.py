@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from szrag.config import RANKERS
+from szrag.config import RANKER_NAMES
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.plan import ContextPlan
 from szrag.errors import ConfigError
@@ -42,7 +42,7 @@ from szrag.text import code_terms
 
 QUERY_CLASSES = ("exact", "identifier", "conceptual", "docs", "nomatch", "history")
 BASELINE = "files"  # the whole-file BM25 baseline, known to the harness only
-EVAL_RANKERS = (*RANKERS, BASELINE)
+EVAL_RANKERS = (*RANKER_NAMES, BASELINE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
-from szrag.config import RANKERS
+from szrag.config import RANKER_NAMES
 from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
 from szrag.index.build import Progress as ProgressCallback
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
@@ -136,7 +136,7 @@ def index_command(
 @root_option
 @click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
 @click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
-@click.option("--ranker", type=click.Choice(RANKERS), help="Override the profile's ranker.")
+@click.option("--ranker", type=click.Choice(RANKER_NAMES), help="Override the profile's ranker.")
 @json_option
 @handle_errors
 def retrieve_command(

@@ -13,7 +13,6 @@ from typing import Any, TypeVar, cast
 from szrag.config import RepoConfig
 from szrag.index import store
 from szrag.index.collect import Skip
-from szrag.index.memory import MemorySearch
 from szrag.text import tokens
 
 T = TypeVar("T")
@@ -66,7 +65,6 @@ class Index:
         self._entries: list[FileEntry] | None = None
         self._entries_generation: str | None = None
         self._memory_enabled = False
-        self._memory: MemorySearch | None = None
         # views per generation; two kept so a reader still on the previous snapshot during a
         # refresh neither throws away nor rebuilds the views of the new one
         self._derived: dict[str, dict[str, object]] = {}
@@ -91,22 +89,16 @@ class Index:
         return [(path, json.loads(code)) for path, code in rows]
 
     def keep_in_memory(self, enabled: bool = True) -> None:
-        """Serve retrieval from in-memory arrays (rebuilt when the index changes).
+        """Let rankers serve from in-memory views (rebuilt when the index changes).
 
         Worth it in processes that answer many questions; one-shot commands query SQLite.
         """
         self._memory_enabled = enabled
-        if not enabled:
-            self._memory = None
 
-    def memory_search(self, path_words: tuple[str, ...]) -> MemorySearch | None:
-        """The in-memory arrays for the current generation, or None when not kept in memory."""
-        if not self._memory_enabled:
-            return None
-        generation = self.generation()
-        if self._memory is None or self._memory.generation != generation:
-            self._memory = MemorySearch(self.conn, generation, path_words)
-        return self._memory
+    @property
+    def in_memory(self) -> bool:
+        """Whether rankers may keep in-memory views of this index (``keep_in_memory``)."""
+        return self._memory_enabled
 
     @property
     def path(self) -> Path:

@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 from watchfiles import DefaultFilter, awatch
 
+from szrag import rank
 from szrag.code.graph import records_by_path
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.store import INDEX_DIRECTORY
-from szrag.retrieve import TOPIC_PATH_WORDS
 from szrag.server.shared_index import SharedIndex
 
 log = logging.getLogger("szrag.server.watcher")
@@ -47,7 +47,7 @@ def warm_views(index: Index) -> None:
     """Build the views every question shares for the index's current generation (in-memory
     ranking arrays, parsed code records, file records), so the first question after a change
     does not build them on the event loop."""
-    index.memory_search(TOPIC_PATH_WORDS)
+    rank.warm(index)
     records_by_path(index)
     build_codebase_context(WARM_QUESTION, index)  # its file view is keyed privately
 

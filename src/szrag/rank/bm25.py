@@ -1,0 +1,437 @@
+"""The ``bm25`` ranker: fielded BM25 over code-aware terms, judged file by file.
+
+Each chunk is indexed (SQLite FTS5) with four fields: its file's path, its Markdown heading,
+the names of the functions and classes defined in it, and its text, all rewritten by
+``code_terms`` so identifiers match both whole and by their words. A question is reduced to its
+content terms (``rank.words``). Then, step by step:
+
+1. ``candidates``: the best chunks by BM25, grouped by file; a file scores its best chunk plus
+   a decaying share of its other matching chunks, and up to a quarter more for the share of
+   the question's words it holds anywhere;
+2. ``adjust``: tests, release notes and licences are demoted unless asked about
+   (``rank.kinds``), a file named by its stem is lifted, and files that define or call a named
+   symbol, serve a named route or read a named environment variable get a bonus;
+3. ``name_paths``: a file the question names by path comes first;
+4. ``guard``: nothing is returned when most of the question's words are unknown to the index,
+   or when no chunk or file holds a third of what it asks;
+5. ``lift_neighbours``: the imports and importers of the leading files are lifted a little;
+6. ``share_seats``: prose, data and tests hold at most half of the list while code waits.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from szrag.index import Index
+from szrag.rank import kinds
+from szrag.rank.model import Query, RankedChunk
+from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
+
+FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
+CANDIDATE_CHUNKS = 400
+COMMON_SHARE = 0.5  # in a large index, a term in more than this share of chunks is
+COMMON_MIN_CHUNKS = 2000  # left out of the search: it barely moves BM25 but costs a scan
+PATH_MENTION_BONUS = 100.0
+SYMBOL_BONUS = 8.0
+CALL_BONUS = 4.0
+STEM_FACTOR = 1.3  # the question names the file itself ("the bm25 ranker", "webhook.js")
+TEST_FACTOR = 0.75  # tests and fixtures rarely answer a question unless it asks about tests
+ROUTE_BONUS = 8.0
+ENVIRONMENT_BONUS = 4.0
+GRAPH_ROOTS = 3  # files whose imports and importers are lifted
+GRAPH_SHARE = 0.1  # one step of a personalised walk: neighbours of the leading files
+RELATIVE_CUT = 0.45  # without fill: keep files scoring at least this share of the best
+RELEASE_NOTES_FACTOR = 0.5  # changelogs name every change; they answer only release questions
+SPREAD_SHARE = 0.5  # each further matching chunk of a file adds half as much as the one before
+SPREAD_CHUNKS = 4
+FILE_COVERAGE_SHARE = 0.25  # a file holding all the question's terms scores up to 1.25x
+NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while code matches
+MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk or file must hold
+SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
+
+_CHUNK_COLUMNS = "c.id, f.path, c.seq, c.start, c.end, f.type, c.heading"
+
+
+# --- the question ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The question's content terms and what the index knows of each."""
+
+    all: tuple[str, ...]
+    present: tuple[str, ...]  # those the index holds at all
+    selective: tuple[str, ...]  # those worth searching for
+    weights: dict[str, float]  # idf of every present term
+
+    @property
+    def unknown_words(self) -> list[str]:
+        """Terms the index does not hold, numbers aside (an issue number or a version
+        says nothing about the topic)."""
+        return [term for term in self.all if term not in self.weights and not term.isdigit()]
+
+    def known_share(self) -> float:
+        """The share of the question's weight the index can match at all: an unknown term
+        counts as much as an average known one (a typo or a prefix such as ``feat:`` must
+        not outweigh the words that do match, nor be ignored when it is the topic)."""
+        if not self.weights:
+            return 0.0
+        known = sum(self.weights.values())
+        average = known / len(self.weights)
+        return known / (known + average * len(self.unknown_words))
+
+    @property
+    def mostly_unknown(self) -> bool:
+        """Most of the words asked about occur nowhere in the repository."""
+        wordy = [term for term in self.all if not term.isdigit()]
+        return bool(wordy) and len(self.unknown_words) * 2 > len(wordy)
+
+    def share_of(self, matched: set[str] | str) -> float:
+        """The share of the known term weight that ``matched`` holds (a set of terms, or a
+        space-joined token string to test each term against)."""
+        total = sum(self.weights.values())
+        if not total:
+            return 0.0
+        if isinstance(matched, str):
+            spaced = f" {matched} "
+            found = sum(weight for term, weight in self.weights.items() if f" {term} " in spaced)
+        else:
+            found = sum(weight for term, weight in self.weights.items() if term in matched)
+        return found / total
+
+
+def _idf(total: int, frequency: int) -> float:
+    return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
+
+
+def terms_of(conn: sqlite3.Connection, question: str) -> Terms:
+    """The question's terms with their document frequencies in the index."""
+    terms = query_terms(question)
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    frequencies = {
+        term: conn.execute(
+            "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
+        ).fetchone()[0]
+        for term in terms
+    }
+    present = [term for term in terms if frequencies.get(term)]
+    # terms in most chunks barely move BM25 but make the query scan them all
+    selective = [
+        term
+        for term in present
+        if total < COMMON_MIN_CHUNKS or frequencies[term] <= total * COMMON_SHARE
+    ]
+    if present and not selective:
+        selective = [min(present, key=lambda term: frequencies[term])]
+    return Terms(
+        all=tuple(terms),
+        present=tuple(present),
+        selective=tuple(selective),
+        weights={term: _idf(total, frequencies[term]) for term in present},
+    )
+
+
+# --- candidates -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One file on its way through the steps: the chunk it would show, and its score."""
+
+    chunk: RankedChunk  # the file's best chunk (its own score unused until the end)
+    score: float
+    chunk_scores: tuple[float, ...] = ()  # every matching chunk's BM25 score, best first
+
+    def spread_score(self) -> float:
+        """The best chunk, plus a decaying share of the file's other matching chunks: a
+        large file whose answer is spread over several chunks is judged by all of them."""
+        ordered = self.chunk_scores
+        return ordered[0] + sum(
+            value * SPREAD_SHARE**rank for rank, value in enumerate(ordered[1:SPREAD_CHUNKS], 1)
+        )
+
+
+def _chunk(row: tuple[Any, ...]) -> RankedChunk:
+    """A chunk row (``_CHUNK_COLUMNS``) as a record, its score to be set at the end."""
+    chunk_id, path, seq, start, end, file_type, heading = row
+    return RankedChunk(chunk_id, path, seq, start, end, file_type, heading, 0)
+
+
+def _chunks_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, RankedChunk]:
+    found: dict[int, RankedChunk] = {}
+    for offset in range(0, len(ids), 500):
+        batch = list(ids[offset : offset + 500])
+        marks = ",".join("?" * len(batch))
+        rows = conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" WHERE c.id IN ({marks})",
+            batch,
+        )
+        found.update({row[0]: _chunk(row) for row in rows})
+    return found
+
+
+def _chunk_where(conn: sqlite3.Connection, condition: str, *values: object) -> RankedChunk | None:
+    row = conn.execute(
+        f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+        f" WHERE {condition} ORDER BY c.seq LIMIT 1",
+        values,
+    ).fetchone()
+    return _chunk(row) if row else None
+
+
+def candidates(conn: sqlite3.Connection, terms: Terms) -> dict[str, Candidate]:
+    """Step 1: files from the fielded BM25 search over chunks, each scored by all its
+    matching chunks and by how much of the question it holds as a whole."""
+    if not terms.present:
+        return {}
+    rows = conn.execute(
+        "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
+        " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
+        (*FIELD_WEIGHTS, " OR ".join(f'"{term}"' for term in terms.selective), CANDIDATE_CHUNKS),
+    ).fetchall()
+    chunks = _chunks_by_id(conn, [row[0] for row in rows])
+    scores: dict[str, list[float]] = {}
+    best: dict[str, RankedChunk] = {}
+    for chunk_id, bm25_rank in rows:
+        chunk = chunks.get(chunk_id)
+        if chunk is None:
+            continue
+        best.setdefault(chunk.path, chunk)
+        scores.setdefault(chunk.path, []).append(-bm25_rank)
+    found = {
+        path: Candidate(best[path], 0.0, tuple(sorted(values, reverse=True)))
+        for path, values in scores.items()
+    }
+    for path, share in file_coverage(conn, terms, list(found)).items():
+        found[path].score = found[path].spread_score() * (1 + FILE_COVERAGE_SHARE * share)
+    return found
+
+
+def file_coverage(conn: sqlite3.Connection, terms: Terms, paths: Sequence[str]) -> dict[str, float]:
+    """Per file, the share of the question's known term weight found anywhere in it."""
+    coverage: dict[str, float] = dict.fromkeys(paths, 0.0)
+    for offset in range(0, len(paths), 500):
+        batch = list(paths[offset : offset + 500])
+        marks = ",".join("?" * len(batch))
+        for path, joined in conn.execute(
+            f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
+        ):
+            coverage[path] = terms.share_of(joined)  # tokens are stored space-joined
+    return coverage
+
+
+def chunk_coverage(conn: sqlite3.Connection, terms: Terms, chunk_id: int) -> float:
+    """The share of the question's known term weight one chunk matches."""
+    matched = {
+        term
+        for term in terms.present
+        if conn.execute(
+            "SELECT 1 FROM chunk_terms WHERE chunk_terms MATCH ? AND rowid = ?",
+            (f'"{term}"', chunk_id),
+        ).fetchone()
+    }
+    return terms.share_of(matched)
+
+
+# --- adjustments ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the code structure says of one file: a bonus, and the line it points at."""
+
+    bonus: float
+    line: int | None = None
+
+
+def structural_evidence(conn: sqlite3.Connection, question: str) -> dict[str, Evidence]:
+    """Per file: a bonus for defining or calling a named symbol, serving a named route or
+    reading a named environment variable, and the line of the named definition or call."""
+    lookups = [(name, kind) for name in named_symbols(question) for kind in ("definition", "call")]
+    lookups += [(route, "route") for route in named_routes(question)]
+    lookups += [(name, "environment") for name in named_variables(question)]
+    if not lookups:
+        return {}
+    condition = " OR ".join("(n.name = ? AND n.kind = ?)" for _ in lookups)
+    rows = conn.execute(
+        f"SELECT f.path, n.kind, n.line FROM names n JOIN files f ON f.id = n.file_id WHERE {condition}"
+        " ORDER BY f.path, n.line",
+        [value for pair in lookups for value in pair],
+    )
+    symbol: dict[str, tuple[float, int]] = {}
+    extra: dict[str, float] = {}
+    for path, kind, line in rows:
+        if kind == "definition":
+            if symbol.get(path, (0.0, 0))[0] < SYMBOL_BONUS:
+                symbol[path] = (SYMBOL_BONUS, line)
+        elif kind == "call":
+            symbol.setdefault(path, (CALL_BONUS, line))
+        elif kind == "route":
+            extra[path] = extra.get(path, 0.0) + ROUTE_BONUS
+        else:
+            extra[path] = max(extra.get(path, 0.0), ENVIRONMENT_BONUS)
+    evidence: dict[str, Evidence] = {}
+    for path in symbol.keys() | extra.keys():
+        bonus, line = symbol.get(path, (0.0, None))
+        evidence[path] = Evidence(bonus + extra.get(path, 0.0), line)
+    return evidence
+
+
+def file_stem(path: str) -> str:
+    """The file name without extension, as a query term would spell it."""
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0].replace("_", "").replace("-", "").lower()
+
+
+def adjust(
+    conn: sqlite3.Connection, question: str, terms: Terms, found: dict[str, Candidate]
+) -> bool:
+    """Step 2: demote what rarely answers, lift a file named by its stem, add structural
+    evidence (moving to the chunk that holds the named line). True when evidence was found."""
+    demote_tests = not kinds.asks_about_tests(question)
+    demote_notes = not kinds.asks_about_releases(question)
+    demote_boilerplate = not kinds.asks_about_boilerplate(question)
+    evidence = structural_evidence(conn, question)
+    asked = set(terms.all)
+    for path, candidate in found.items():
+        if demote_tests and kinds.is_test(path):
+            candidate.score *= TEST_FACTOR
+        if demote_notes and kinds.is_release_notes(path, candidate.chunk.type):
+            candidate.score *= RELEASE_NOTES_FACTOR
+        if demote_boilerplate and kinds.is_boilerplate(path):
+            candidate.score *= RELEASE_NOTES_FACTOR
+        if file_stem(path) in asked:
+            candidate.score *= STEM_FACTOR
+        found_here = evidence.get(path)
+        if found_here is not None and found_here.bonus:
+            line = found_here.line
+            if line is not None and not (candidate.chunk.start <= line <= candidate.chunk.end):
+                moved = _chunk_where(
+                    conn, "f.path = ? AND c.start <= ? AND c.end >= ?", path, line, line
+                )
+                candidate.chunk = moved or candidate.chunk
+            candidate.score += found_here.bonus
+    return any(item.bonus for path, item in evidence.items() if path in found)
+
+
+def name_paths(index: Index, requested: Sequence[str], found: dict[str, Candidate]) -> bool:
+    """Step 3: a file the question names by path comes first. True when one was named."""
+    named_any = False
+    by_lower: dict[str, str] = {}
+    for entry in index.file_entries():
+        by_lower.setdefault(entry.path_lower, entry.path)
+    for requested_path in requested:  # normalised to lowercase: find the indexed spelling
+        named = by_lower.get(requested_path)
+        if named is None:
+            continue
+        candidate = found.get(named)
+        if candidate is None:
+            first = _chunk_where(index.conn, "f.path = ?", named)
+            if first is None:
+                continue
+            candidate = found[named] = Candidate(first, 0.0)
+        candidate.score += PATH_MENTION_BONUS
+        named_any = True
+    return named_any
+
+
+def guard(conn: sqlite3.Connection, terms: Terms, found: dict[str, Candidate]) -> bool:
+    """Step 4: True when the question is off-topic for this repository: most of its words
+    are unknown here, or neither the best chunk nor any file holds a third of it."""
+    if terms.mostly_unknown or not found:
+        return True
+    top = max(found.values(), key=lambda item: item.chunk_scores[0] if item.chunk_scores else 0)
+    best = chunk_coverage(conn, terms, top.chunk.chunk_id) if top.chunk_scores else 0.0
+    best = max([best, *file_coverage(conn, terms, list(found)).values()])
+    return best * terms.known_share() < MIN_COVERAGE
+
+
+def _ordered(found: dict[str, Candidate]) -> list[Candidate]:
+    return sorted(found.values(), key=lambda item: (-item.score, item.chunk.path))
+
+
+def lift_neighbours(index: Index, found: dict[str, Candidate]) -> list[Candidate]:
+    """Step 5: the imports and importers of the leading files are lifted a little (one step
+    of a personalised walk over the import graph); the files best first."""
+    ordered = _ordered(found)
+    lift = ordered[0].score * GRAPH_SHARE
+    neighbours: set[str] = set()
+    for candidate in ordered[:GRAPH_ROOTS]:
+        path = candidate.chunk.path
+        neighbours |= set(index.dependencies(path)) | set(index.dependants(path))
+    for path in neighbours:
+        if path in found:
+            found[path].score += lift
+    return _ordered(found)
+
+
+def share_seats(ordered: list[Candidate], limit: int, *, tests_wait: bool) -> list[Candidate]:
+    """Step 6: files that are not source code (and, with ``tests_wait``, tests) hold at most
+    half of the list at every point while matching source files wait: prose, data and test
+    fixtures repeat every word of a topic, and would otherwise push out the code that
+    answers. The best file keeps its place; the files that waited follow the code."""
+    quota = max(1, int(limit * NON_SOURCE_SEATS))
+    seated: list[Candidate] = []
+    waiting: list[Candidate] = []
+    others = 0
+    for number, candidate in enumerate(ordered):
+        if len(seated) >= limit:
+            break
+        path = candidate.chunk.path
+        is_source = kinds.is_code(candidate.chunk.type) and not (tests_wait and kinds.is_test(path))
+        # a file that is not code takes a seat only while such files hold at most half
+        # of the list so far; the others wait until the matching code is listed
+        if number == 0 or is_source or others < min(quota, (len(seated) + 2) // 2):
+            seated.append(candidate)
+            others += 0 if is_source else 1
+        else:
+            waiting.append(candidate)
+    return seated + waiting
+
+
+# --- the ranker -------------------------------------------------------------------------------
+
+
+def rank(
+    index: Index, question: str, requested: Sequence[str], limit: int, *, fill: bool = True
+) -> list[RankedChunk]:
+    """At most ``limit`` chunks, one per file, best first; empty when nothing really matches.
+
+    With ``fill`` every matching file up to ``limit`` is returned; without it, only files
+    scoring near the best one.
+    """
+    conn = index.conn
+    terms = terms_of(conn, question)
+    found = candidates(conn, terms)
+    evidence = adjust(conn, question, terms, found)
+    evidence = name_paths(index, requested, found) or evidence
+    if not found or (guard(conn, terms, found) and not evidence):
+        return []
+    ordered = lift_neighbours(index, found)
+    if fill:
+        ordered = share_seats(ordered, limit, tests_wait=not kinds.asks_about_tests(question))
+    cut = 0.0 if fill else ordered[0].score * RELATIVE_CUT
+    return [
+        replace(candidate.chunk, score=round(candidate.score * SCORE_SCALE))
+        for candidate in ordered[:limit]
+        if candidate.score >= cut
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Ranker:
+    """The default ranker (see the module)."""
+
+    name: str = "bm25"
+
+    def rank(self, index: Index, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
+        """At most ``limit`` chunks, one per file, best first."""
+        return rank(index, query.text, query.requested, limit, fill=fill)
+
+    def warm(self, index: Index) -> None:
+        """Nothing to build: the full-text index is the view."""

@@ -1,0 +1,68 @@
+"""The records every ranker shares: the prepared question, a ranked chunk, the protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from szrag.text import extract_file_references, tokens
+
+if TYPE_CHECKING:
+    from szrag.index import Index
+
+
+@dataclass(frozen=True, slots=True)
+class RankedChunk:
+    """A ranked chunk of one file, as every ranker returns it."""
+
+    chunk_id: int
+    path: str
+    seq: int
+    start: int
+    end: int
+    type: str
+    heading: str | None
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A question prepared once for scoring many chunks."""
+
+    text: str
+    lower: str
+    tokens: frozenset[str]
+    requested: tuple[str, ...]  # file paths it names, normalised to lowercase
+
+    @classmethod
+    def parse(cls, question: str, extensions: Iterable[str]) -> Query:
+        """Clean, tokenise and extract explicit file references from ``question``."""
+        clean = question.strip()
+        return cls(
+            text=clean,
+            lower=clean.lower(),
+            tokens=frozenset(tokens(clean)),
+            requested=tuple(extract_file_references(clean, frozenset(extensions))),
+        )
+
+
+class Ranker(Protocol):
+    """Ranks an index's chunks for a question: at most ``limit``, one per file, best first.
+
+    With ``fill`` every matching file up to ``limit`` is returned; without it, only files
+    scoring near the best one (the original service's behaviour).
+    """
+
+    @property
+    def name(self) -> str:
+        """The name the registry and the configuration know it by."""
+        ...
+
+    def rank(self, index: Index, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
+        """The ranked chunks for ``query``."""
+        ...
+
+    def warm(self, index: Index) -> None:
+        """Build whatever per-generation view the ranker reads, ahead of the next question."""
+        ...

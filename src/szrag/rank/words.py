@@ -1,0 +1,200 @@
+"""What a question asks about, as the ``bm25`` ranker reads it: content terms and named
+identifiers."""
+
+from __future__ import annotations
+
+import re
+
+from szrag.index.terms import symbol_key
+from szrag.text import code_terms
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "lets",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "explain",
+        "tell",
+        "show",
+        "find",
+        "happen",
+        "happens",
+        "happening",
+        "work",
+        "works",
+        "working",
+        "used",
+        "use",
+        "uses",
+        "using",
+        "file",
+        "files",
+        "code",
+        "implemented",
+        "implement",
+        "implementation",
+        "handled",
+        "handle",
+        "handles",
+        "does",
+        "done",
+        "repository",
+        "repo",
+        "project",
+        "please",
+        "way",
+        "ways",
+    ]
+)
+
+_TERM = re.compile(r"[a-z0-9]+")
+_COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
+_CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
+_CALLED = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
+ROUTE = re.compile(r"(?<![\w.])/[A-Za-z0-9_\-./:{}<>]*")
+ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+
+
+def query_terms(question: str) -> list[str]:
+    """The content terms of a question, code-aware, in first-seen order."""
+    found = _TERM.findall(code_terms(question).lower())
+    return list(dict.fromkeys(term for term in found if len(term) > 1 and term not in STOPWORDS))
+
+
+def named_symbols(question: str) -> set[str]:
+    """Identifiers the question names: compound ones (``restartService``, ``default_jobs``)
+    and any written as code (in backticks or followed by parentheses), as lookup keys."""
+    found = {match for match in _COMPOUND.findall(question)}
+    found |= set(_CODE_SPAN.findall(question)) | set(_CALLED.findall(question))
+    return {symbol_key(name) for name in found if len(name) > 2}
+
+
+def named_routes(question: str) -> list[str]:
+    """URL paths the question names (``/api/users``)."""
+    return [route.rstrip(".,?") for route in ROUTE.findall(question)]
+
+
+def named_variables(question: str) -> list[str]:
+    """Environment-variable-shaped names the question names (``DATABASE_URL``)."""
+    return ENVIRONMENT.findall(question)
