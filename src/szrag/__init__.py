@@ -7,8 +7,7 @@ from szrag.answer import answer_question, answer_question_async, debug_question
 from szrag.errors import SzragError
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.retrieve import Image, Source, retrieve, retrieve_images
-
-__version__ = "0.1.0"
+from szrag.version import __version__
 
 __all__ = [
     "Activity",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from szrag import __version__
 from szrag.cli import (
     ask_cmds,
     code_cmds,
@@ -15,6 +14,7 @@ from szrag.cli import (
     tool_cmds,
 )
 from szrag.cli.common import configure_logging
+from szrag.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from szrag.commands.model import CommandOutcome
+from szrag.releases import read_release_info
 from szrag.runtime.errorlog import ErrorLog, ErrorRecord
 from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
 from szrag.runtime.metrics import Metrics
-from szrag.runtime.release import read_release_info
 from szrag.runtime.status import deployment_fields, process_status
 
 LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"

@@ -13,6 +13,7 @@ from typing import Any
 from szrag.runtime.git import read_git_head
 from szrag.runtime.indexinfo import index_statistics
 from szrag.runtime.logs import iso_time
+from szrag.version import __version__
 
 # Environment variable -> status field. Values identify a deployment; they are not secrets.
 DEPLOYMENT_VARIABLES = {"DEPLOY_ENV": "target", "GIT_SHA": "gitSha", "RELEASE": "release"}
@@ -46,11 +47,9 @@ def process_status(
     root: Path, *, started: float, started_monotonic: float, environ: Mapping[str, str]
 ) -> dict[str, Any]:
     """The full status document."""
-    import szrag  # at call time: szrag/__init__.py may still be importing this module
-
     return {
         "service": "szrag",
-        "version": szrag.__version__,
+        "version": __version__,
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "platform": platform.platform(terse=True),

@@ -10,6 +10,7 @@ from typing import Any
 
 from szrag.commands.errors import CommandFailed, CommandInputError, UnknownCommand
 from szrag.commands.model import CommandContext, CommandSpec
+from szrag.releases import read_release_info
 
 ASK_TIMEOUT = 180.0
 
@@ -82,8 +83,6 @@ async def release(context: CommandContext) -> None:
         if inspect.isawaitable(info):
             info = await info
     else:
-        from szrag.runtime.release import read_release_info
-
         info = read_release_info(context.root, version)
     context.respond(format_release(dict(info)))
 

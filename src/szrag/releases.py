@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from szrag.version import __version__
+
 HISTORY_FILES = ("CHANGELOG.md", "CHANGES.md", "HISTORY.md", "RELEASES.md", "RELEASE_NOTES.md")
 MAX_BODY_CHARS = 4000
 MAX_HISTORY_BYTES = 2 * 1024 * 1024
@@ -125,10 +127,8 @@ def read_release_info(
     root: Path, version: str | None = None, *, deployment: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """Versions and release notes; with ``version``, that release's entry (or why it is absent)."""
-    import szrag  # at call time: szrag/__init__.py may still be importing this module
-
     info: dict[str, Any] = {
-        "service": {"name": "szrag", "version": szrag.__version__},
+        "service": {"name": "szrag", "version": __version__},
         "project": project_version(root),
     }
     if deployment:

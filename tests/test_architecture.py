@@ -1,0 +1,102 @@
+"""The shape of the house, checked from the source: arrows between packages run one way.
+
+Imports are read with ``ast`` (those under ``if TYPE_CHECKING:`` are annotations, not
+dependencies). A unit is a top-level module or package of ``szrag`` (``szrag.rank``,
+``szrag.answer``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[1] / "src"
+FACES = {"szrag.cli", "szrag.server"}
+
+
+def unit(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def imports(path: Path) -> Iterator[str]:
+    """The szrag modules ``path`` imports at run time."""
+
+    class Visitor(ast.NodeVisitor):
+        found: list[str] = []
+
+        def visit_If(self, node: ast.If) -> None:
+            if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                return
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            self.found.extend(alias.name for alias in node.names if alias.name.startswith("szrag"))
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            if node.module == "szrag":
+                self.found.extend(f"szrag.{alias.name}" for alias in node.names)
+            elif node.module and node.module.startswith("szrag."):
+                self.found.append(node.module)
+
+    visitor = Visitor()
+    visitor.found = []
+    visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
+    yield from visitor.found
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        module = ".".join(path.relative_to(SOURCE).with_suffix("").parts).removesuffix(".__init__")
+        source = unit(module)
+        targets = graph.setdefault(source, set())
+        targets.update(unit(target) for target in imports(path) if unit(target) != source)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one unit (Tarjan)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in order:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    return found
+
+
+def test_no_import_loops_between_packages() -> None:
+    assert cycles(package_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_loop() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_library_never_imports_a_face() -> None:
+    graph = package_graph()
+    library = {name for name in graph if name not in FACES and name != "szrag"}
+    offenders = {name: graph[name] & FACES for name in library if graph[name] & FACES}
+    assert offenders == {}
