@@ -23,7 +23,8 @@ def imports(path: Path) -> Iterator[str]:
     """The szrag modules ``path`` imports at run time."""
 
     class Visitor(ast.NodeVisitor):
-        found: list[str] = []
+        def __init__(self) -> None:
+            self.found: list[str] = []
 
         def visit_If(self, node: ast.If) -> None:
             if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
@@ -40,7 +41,6 @@ def imports(path: Path) -> Iterator[str]:
                 self.found.append(node.module)
 
     visitor = Visitor()
-    visitor.found = []
     visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
     yield from visitor.found
 
