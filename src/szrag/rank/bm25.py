@@ -49,6 +49,7 @@ RELEASE_NOTES_FACTOR = 0.5  # changelogs name every change; they answer only rel
 SPREAD_SHARE = 0.5  # each further matching chunk of a file adds half as much as the one before
 SPREAD_CHUNKS = 4
 FILE_COVERAGE_SHARE = 0.25  # a file holding all the question's terms scores up to 1.25x
+COVERAGE_FILES = 100  # the leading files whose coverage is read
 NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while code matches
 MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk or file must hold
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
@@ -145,6 +146,7 @@ class Candidate:
     chunk: RankedChunk  # the file's best chunk (its own score unused until the end)
     score: float
     chunk_scores: tuple[float, ...] = ()  # every matching chunk's BM25 score, best first
+    coverage: float = 0.0  # the share of the question's known term weight the file holds
 
     def spread_score(self) -> float:
         """The best chunk, plus a decaying share of the file's other matching chunks: a
@@ -207,8 +209,14 @@ def candidates(conn: sqlite3.Connection, terms: Terms) -> dict[str, Candidate]:
         path: Candidate(best[path], 0.0, tuple(sorted(values, reverse=True)))
         for path, values in scores.items()
     }
-    for path, share in file_coverage(conn, terms, list(found)).items():
-        found[path].score = found[path].spread_score() * (1 + FILE_COVERAGE_SHARE * share)
+    for candidate in found.values():
+        candidate.score = candidate.spread_score()
+    # a file holding more of the question gains at most a quarter: only the leading files
+    # can move into the results by it, so only they are read
+    leading = sorted(found, key=lambda path: -found[path].score)[:COVERAGE_FILES]
+    for path, share in file_coverage(conn, terms, leading).items():
+        found[path].coverage = share
+        found[path].score *= 1 + FILE_COVERAGE_SHARE * share
     return found
 
 
@@ -322,6 +330,8 @@ def adjust(
 def name_paths(index: Index, requested: Sequence[str], found: dict[str, Candidate]) -> bool:
     """Step 3: a file the question names by path comes first. True when one was named."""
     named_any = False
+    if not requested:
+        return False
     by_lower: dict[str, str] = {}
     for entry in index.file_entries():
         by_lower.setdefault(entry.path_lower, entry.path)
@@ -347,7 +357,7 @@ def guard(conn: sqlite3.Connection, terms: Terms, found: dict[str, Candidate]) -
         return True
     top = max(found.values(), key=lambda item: item.chunk_scores[0] if item.chunk_scores else 0)
     best = chunk_coverage(conn, terms, top.chunk.chunk_id) if top.chunk_scores else 0.0
-    best = max([best, *file_coverage(conn, terms, list(found)).values()])
+    best = max([best, *(candidate.coverage for candidate in found.values())])
     return best * terms.known_share() < MIN_COVERAGE
 
 

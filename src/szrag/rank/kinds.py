@@ -16,7 +16,8 @@ TEST_PATH = re.compile(
 _ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
 _ASKS_ABOUT_RELEASES = re.compile(
     r"\b(changelog|changes? ?log|releases?|released|release notes|what'?s ?new|news|history"
-    r"|upgrad(e|ing) (to|from)|since (version|v?\d))\b",
+    r"|upgrad(e|ing) (to|from)|since (version|v?\d)|what (has |have )?changed"
+    r"|v?\d+\.\d+\.\d+)\b",
     re.IGNORECASE,
 )
 _RELEASE_NOTES_FILE = re.compile(
