@@ -504,3 +504,32 @@ async def test_the_default_profile_packs_twelve_thousand_real_tokens(
         chunk["kind"] for chunk in result["context"]["chunks"] if chunk["status"] == "included"
     ]
     assert kinds[0] == "source"
+
+
+async def test_an_answer_cut_at_the_output_limit_says_so(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    from szrag.llm.testing import chunk, sse_reply
+
+    provider.script(sse_reply(chunk("The webhook verifies"), chunk(finish="length")))
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    assert result["answer"].startswith("The webhook verifies")
+    assert "the model stopped at its output limit" in result["answer"]
+    assert any("output limit" in a["message"] for a in result["activities"])
+
+
+async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    from szrag.llm.testing import chunk, sse_reply
+
+    provider.script(sse_reply(chunk("The webhook checks the HMAC"), done=False, cut=True))
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    assert result["answer"].startswith("The webhook checks the HMAC")
+    assert "[answer cut: " in result["answer"]
+    assert result["error"]["code"] == "stream_cut"
+    assert result["sources"]  # the evidence is still delivered

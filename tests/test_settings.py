@@ -121,3 +121,41 @@ def test_a_bad_ai_url_is_a_config_error(value: str, needle: str) -> None:
 @pytest.mark.parametrize("value", ["http://127.0.0.1:8080/v1", "HTTPS://x.test", "http://[::1]:9/"])
 def test_good_ai_urls_are_kept(value: str) -> None:
     assert Settings.from_env({"AI_URL": value}).ai_url == value
+
+
+def test_openai_variables_stand_in_when_the_ai_ones_are_unset() -> None:
+    openai = {"OPENAI_API_KEY": "sk-o", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}
+    settings = Settings.from_env(openai)
+    assert (settings.ai_api_key, settings.ai_url) == ("sk-o", "http://127.0.0.1:11434/v1")
+    both = Settings.from_env({**openai, "AI_API_KEY": "k", "AI_URL": "http://127.0.0.1:1/v1"})
+    assert (both.ai_api_key, both.ai_url) == ("k", "http://127.0.0.1:1/v1")
+
+
+def test_reply_limits_and_max_tokens() -> None:
+    defaults = Settings.from_env({})
+    assert (defaults.total_timeout, defaults.max_reply_chars, defaults.max_tokens) == (
+        300.0,
+        200_000,
+        None,
+    )
+    chosen = Settings.from_env(
+        {
+            "SZRAG_AI_TOTAL_TIMEOUT": "30",
+            "SZRAG_AI_MAX_REPLY_CHARS": "5000",
+            "SZRAG_AI_MAX_TOKENS": "256",
+        }
+    )
+    assert (chosen.total_timeout, chosen.max_reply_chars, chosen.max_tokens) == (30.0, 5000, 256)
+    with pytest.raises(ConfigError, match="SZRAG_AI_TOTAL_TIMEOUT must be greater than 0"):
+        Settings.from_env({"SZRAG_AI_TOTAL_TIMEOUT": "0"})
+
+
+def test_live_tools_have_one_default_for_every_face() -> None:
+    from szrag.server.settings import ServerSettings
+    from szrag.settings import live_tools_enabled
+
+    assert live_tools_enabled({}) is True
+    assert live_tools_enabled({"SZRAG_TOOLS": "0"}) is False
+    assert ServerSettings.from_env({"SZRAG_TOOLS": "off"}).live_tools is False
+    with pytest.raises(ConfigError, match="SZRAG_TOOLS must be 1 or 0"):
+        live_tools_enabled({"SZRAG_TOOLS": "maybe"})

@@ -95,6 +95,10 @@ KEY_HELP = (
 )
 
 
+CUT_MARK = "answer cut"
+LENGTH_NOTE = "the model stopped at its output limit; the answer may be incomplete"
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """What the repository offers for a question: sources, images, context, the packed text."""
@@ -545,9 +549,12 @@ async def _answer_with_model(
             "ai", FAILED, f"The model request failed: {error.message}", metadata={"code": code}
         )
         intro = f"The model could not answer: {error.message}."
+        answer = local_answer(intro, evidence, base["command"])
+        if error.partial_text.strip():  # what the model had said is kept, marked as cut
+            answer = f"{error.partial_text.rstrip()}\n\n[{CUT_MARK}: {error.message}]\n\n{answer}"
         activities = recorder.to_dicts()
         return {
-            "answer": local_answer(intro, evidence, base["command"]),
+            "answer": answer,
             "responseRounds": loop.requests,
             **base,
             "activities": activities,
@@ -555,9 +562,15 @@ async def _answer_with_model(
             "usage": loop.usage.to_dict(),
             "error": {"code": code, "message": error.message},
         }
+    answer = result.answer
+    if result.finish_reason == "length":
+        await recorder.record(
+            "ai", COMPLETED, LENGTH_NOTE, metadata={"finishReason": result.finish_reason}
+        )
+        answer = f"{answer.rstrip()}\n\n[{LENGTH_NOTE}]"
     activities = recorder.to_dicts()
     return {
-        "answer": result.answer,
+        "answer": answer,
         "responseRounds": result.response_rounds,
         **base,
         "activities": activities,

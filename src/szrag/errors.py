@@ -62,4 +62,9 @@ class ToolError(SzragError):
 
 
 class ProviderError(SzragError):
-    """The model provider failed or answered with something unusable."""
+    """The model provider failed or answered with something unusable.
+
+    ``partial_text`` holds what the model had answered before the failure (kept, and shown
+    as cut)."""
+
+    partial_text: str = ""

@@ -10,7 +10,13 @@ The model provider is configured with the spec's names; what only szrag has uses
 * ``SZRAG_AI_READ_TIMEOUT``: seconds of silence tolerated while reading a reply (120);
 * ``SZRAG_AI_RETRIES``: extra attempts after a 429 or 5xx answer (2);
 * ``SZRAG_AI_RETRY_DELAY``: the first backoff delay in seconds, doubled each attempt (1);
-* ``SZRAG_AI_RETRY_MAX_DELAY``: the longest single wait, a Retry-After included (10).
+* ``SZRAG_AI_RETRY_MAX_DELAY``: the longest single wait, a Retry-After included (10);
+* ``SZRAG_AI_TOTAL_TIMEOUT``: seconds one reply may take from first byte to last (300);
+* ``SZRAG_AI_MAX_REPLY_CHARS``: the longest answer accepted, in characters (200,000);
+* ``SZRAG_AI_MAX_TOKENS``: ``max_tokens`` sent with each request (unset: not sent).
+
+``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` stand in for ``AI_API_KEY`` and ``AI_URL`` when
+those are unset, so a shell set up for OpenAI's own tools works as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from szrag.env import flag as env_flag
 from szrag.env import number as env_number
 from szrag.env import text as env_text
 from szrag.errors import ConfigError
@@ -32,6 +39,8 @@ DEFAULT_READ_TIMEOUT = 120.0
 DEFAULT_RETRIES = 2
 DEFAULT_RETRY_DELAY = 1.0
 DEFAULT_RETRY_MAX_DELAY = 10.0
+DEFAULT_TOTAL_TIMEOUT = 300.0
+DEFAULT_MAX_REPLY_CHARS = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,9 @@ class Settings:
     retries: int = DEFAULT_RETRIES
     retry_delay: float = DEFAULT_RETRY_DELAY
     retry_max_delay: float = DEFAULT_RETRY_MAX_DELAY
+    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+    max_tokens: int | None = None
 
     @property
     def endpoint(self) -> str:
@@ -62,10 +74,29 @@ class Settings:
         """Settings from ``environ`` (``os.environ`` when omitted); a bad number or AI_URL
         raises ConfigError."""
         env = os.environ if environ is None else environ
+        url_name = (
+            "AI_URL"
+            if env_text(env, "AI_URL") or not env_text(env, "OPENAI_BASE_URL")
+            else "OPENAI_BASE_URL"
+        )
+        max_tokens = int(env_number(env, "SZRAG_AI_MAX_TOKENS", 0, integer=True))
         return cls(
-            ai_url=_url(env, "AI_URL", DEFAULT_AI_URL),
+            ai_url=_url(env, url_name, DEFAULT_AI_URL),
             ai_model=env_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
-            ai_api_key=env_text(env, "AI_API_KEY") or None,
+            ai_api_key=env_text(env, "AI_API_KEY") or env_text(env, "OPENAI_API_KEY") or None,
+            total_timeout=env_number(
+                env, "SZRAG_AI_TOTAL_TIMEOUT", DEFAULT_TOTAL_TIMEOUT, positive=True
+            ),
+            max_reply_chars=int(
+                env_number(
+                    env,
+                    "SZRAG_AI_MAX_REPLY_CHARS",
+                    DEFAULT_MAX_REPLY_CHARS,
+                    positive=True,
+                    integer=True,
+                )
+            ),
+            max_tokens=max_tokens or None,
             connect_timeout=env_number(
                 env, "SZRAG_AI_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT, positive=True
             ),
@@ -76,6 +107,15 @@ class Settings:
             retry_delay=env_number(env, "SZRAG_AI_RETRY_DELAY", DEFAULT_RETRY_DELAY),
             retry_max_delay=env_number(env, "SZRAG_AI_RETRY_MAX_DELAY", DEFAULT_RETRY_MAX_DELAY),
         )
+
+
+TOOLS_SETTING = "SZRAG_TOOLS"
+
+
+def live_tools_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the model is offered the live tools (``SZRAG_TOOLS``, on by default): the one
+    default of every face; ``--tools/--no-tools`` overrides it on the command line."""
+    return env_flag(os.environ if environ is None else environ, TOOLS_SETTING, True)
 
 
 def load_settings() -> Settings:

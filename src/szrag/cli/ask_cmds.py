@@ -20,6 +20,7 @@ from szrag.cli.common import (
     root_option,
 )
 from szrag.retrieve import DEFAULT_LIMIT
+from szrag.settings import live_tools_enabled
 
 limit_option = click.option(
     "--limit",
@@ -127,7 +128,9 @@ def _escape(text: str) -> str:
 @click.argument("question", nargs=-1, required=True)
 @click.option("--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model.")
 @click.option(
-    "--tools", is_flag=True, help="Let the model call live tools (status, logs, commands...)."
+    "--tools/--no-tools",
+    default=None,
+    help="Let the model call live tools (status, logs, commands...); default: SZRAG_TOOLS, on.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
 @limit_option
@@ -138,7 +141,7 @@ def _escape(text: str) -> str:
 def ask(
     question: tuple[str, ...],
     no_ai: bool,
-    tools: bool,
+    tools: bool | None,
     verbose: bool,
     limit: int,
     budget: int | None,
@@ -155,7 +158,7 @@ def ask(
         " ".join(question),
         root=root,
         with_ai=not no_ai,
-        tools=True if tools else None,
+        tools=True if (live_tools_enabled() if tools is None else tools) else None,
         on_activity=view.on_activity if verbose or not as_json else None,
         on_token=None if as_json else view.on_token,
         limit=limit,

@@ -18,13 +18,18 @@ from typing import Any
 
 import httpx
 
+from szrag.errors import ProviderError
 from szrag.llm.errors import (
     ProviderConnectionError,
     ProviderTimeoutError,
+    ReplyTooLargeError,
     StreamCutError,
+    names_streaming_tools,
+    says_request_is_invalid,
     status_error,
 )
 from szrag.llm.stream import (
+    Deadline,
     MarkerFilter,
     ModelReply,
     ReplyBuilder,
@@ -42,19 +47,37 @@ Message = Mapping[str, Any]
 
 
 def request_body(
-    model: str, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    stream: bool = True,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one streamed chat-completions request."""
+    """The JSON body of one chat-completions request (streamed unless ``stream`` is off)."""
     body: dict[str, Any] = {
         "model": model,
         "messages": [dict(message) for message in messages],
-        "stream": True,
-        "stream_options": {"include_usage": True},
+        "stream": stream,
     }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if max_tokens:
+        body["max_tokens"] = max_tokens
     if tools:
         body["tools"] = [dict(tool) for tool in tools]
         body["tool_choice"] = "auto"
     return body
+
+
+# (endpoint, model) pairs that answered a streamed request with tools by failing or with an
+# empty body: their tool rounds are asked unstreamed for the life of the process
+_UNSTREAMED_TOOLS: set[tuple[str, str]] = set()
+
+
+def forget_learned_behaviour() -> None:
+    """Forget which providers cannot stream tool rounds (tests, a provider that changed)."""
+    _UNSTREAMED_TOOLS.clear()
 
 
 def is_retryable(status: int) -> bool:
@@ -113,11 +136,21 @@ class ChatClient:
         """One request, read to the end; ``on_text`` sees the answer text as it arrives."""
         builder = ReplyBuilder()
         shown = MarkerFilter()
-        async with contextlib.aclosing(self.events(messages, tools=tools)) as events:
-            async for event in events:
-                builder.add(event)
-                if on_text is not None and isinstance(event, TextDelta):
-                    await _call(on_text, shown.feed(event.text))
+        limit = self.settings.max_reply_chars
+        try:
+            async with contextlib.aclosing(self.events(messages, tools=tools)) as events:
+                async for event in events:
+                    builder.add(event)
+                    if len(builder.raw_text) > limit:
+                        raise ReplyTooLargeError(
+                            f"the model's answer grew past {limit} characters"
+                            " (SZRAG_AI_MAX_REPLY_CHARS)"
+                        )
+                    if on_text is not None and isinstance(event, TextDelta):
+                        await _call(on_text, shown.feed(event.text))
+        except ProviderError as error:
+            error.partial_text = builder.raw_text[:limit]  # kept, and shown as cut
+            raise
         if on_text is not None:
             await _call(on_text, shown.flush())
         names = {_tool_name(tool) for tool in tools or ()}
@@ -126,23 +159,82 @@ class ChatClient:
     async def events(
         self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        """The typed events of one request's reply, in the order they arrive."""
-        body = request_body(self.settings.ai_model, messages, tools)
+        """The typed events of one request's reply, in the order they arrive.
+
+        A streamed request whose reply carries no event at all (some servers answer 200 with
+        an empty body when they cannot stream, or fail silently) is asked once more unstreamed,
+        so the answer or the provider's own error arrives; when tools were offered, or the
+        provider said it cannot stream them, its tool rounds are unstreamed from then on.
+        """
+        key = (self.endpoint, self.settings.ai_model)
+        deadline = Deadline(self.settings.total_timeout)
+        stream = not (tools and key in _UNSTREAMED_TOOLS)
         async with self._client() as client:
-            response = await self._open(client, body)
-            try:
-                async for event in read_events(response):
+            if stream:
+                try:
+                    response = await self._open(client, self._body(messages, tools, stream=True))
+                except ProviderError as error:
+                    if not (tools and names_streaming_tools(error)):
+                        raise
+                    log.info("%s cannot stream tool rounds (%s); asking unstreamed", key, error)
+                    _UNSTREAMED_TOOLS.add(key)
+                else:
+                    seen = 0
+                    try:
+                        async for event in self._read(response, deadline):
+                            seen += 1
+                            yield event
+                    except StreamCutError:
+                        if seen:
+                            raise
+                    if seen:
+                        return
+                    log.info("%s sent an empty stream; asking once more unstreamed", key)
+                    if tools:
+                        _UNSTREAMED_TOOLS.add(key)
+            response = await self._open(client, self._body(messages, tools, stream=False))
+            async for event in self._read(response, deadline):
+                yield event
+
+    def _body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        return request_body(
+            self.settings.ai_model,
+            messages,
+            tools,
+            stream=stream,
+            max_tokens=self.settings.max_tokens,
+        )
+
+    async def _read(
+        self, response: httpx.Response, deadline: Deadline
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The events of an open response, transport failures named; always closes it."""
+        try:
+            async with contextlib.aclosing(
+                read_events(
+                    response,
+                    deadline=deadline,
+                    max_bytes=self.settings.max_reply_chars * 4 + 65536,
+                )
+            ) as events:
+                async for event in events:
                     yield event
-            except httpx.TimeoutException:
-                raise ProviderTimeoutError(
-                    f"the model provider sent nothing for {self.settings.read_timeout:g} seconds",
-                ) from None
-            except httpx.TransportError as error:
-                raise StreamCutError(
-                    f"the connection to the model provider broke mid-reply ({_describe(error)})"
-                ) from None
-            finally:
-                await response.aclose()
+        except httpx.TimeoutException:
+            raise ProviderTimeoutError(
+                f"the model provider sent nothing for {self.settings.read_timeout:g} seconds",
+            ) from None
+        except httpx.TransportError as error:
+            raise StreamCutError(
+                f"the connection to the model provider broke mid-reply ({_describe(error)})"
+            ) from None
+        finally:
+            await response.aclose()
 
     @contextlib.asynccontextmanager
     async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -176,7 +268,11 @@ class ChatClient:
                 detail = b""
             finally:
                 await response.aclose()
-            if not is_retryable(response.status_code) or attempt >= self.settings.retries:
+            if (
+                not is_retryable(response.status_code)
+                or attempt >= self.settings.retries
+                or says_request_is_invalid(detail)  # the same request would fail the same way
+            ):
                 raise status_error(response.status_code, detail, endpoint=self.endpoint)
             wait = backoff_delay(
                 attempt, self.settings, retry_after_seconds(response.headers.get("retry-after"))

@@ -12,7 +12,8 @@
         ├── ProviderConnectionError nothing accepted the connection
         ├── ProviderTimeoutError    no data within the read (or connect) timeout
         ├── StreamCutError          the reply ended before it was complete
-        └── MalformedResponseError  a body or event that is not the JSON it should be
+        ├── MalformedResponseError  a body or event that is not the JSON it should be
+        └── ReplyTooLargeError      the reply grew past the configured size
 
 Each carries a short ``code`` for machine consumers and, where there was one, the HTTP
 ``status``. Messages include the provider's own explanation when its body has one.
@@ -21,11 +22,12 @@ Each carries a short ``code`` for machine consumers and, where there was one, th
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from szrag.errors import ProviderError
 
-MAX_DETAIL_CHARS = 300
+MAX_DETAIL_CHARS = 1200  # long validation errors name the field near their end
 
 
 class ProviderFailure(ProviderError):
@@ -92,6 +94,12 @@ class MalformedResponseError(ProviderFailure):
     code = "malformed"
 
 
+class ReplyTooLargeError(ProviderFailure):
+    """The reply grew past the configured size (``SZRAG_AI_MAX_REPLY_CHARS``)."""
+
+    code = "too_large"
+
+
 def provider_code(error: ProviderError) -> str:
     """The short code of ``error`` (``provider`` for the bare base class)."""
     return str(getattr(error, "code", "provider"))
@@ -154,4 +162,29 @@ def message_of(payload: Any) -> str | None:
 
 
 def _shorten(text: str) -> str:
-    return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
+    """The text, or its beginning and its end when it is long: what failed is said first,
+    which field or limit often last."""
+    if len(text) <= MAX_DETAIL_CHARS:
+        return text
+    head = MAX_DETAIL_CHARS * 2 // 3
+    tail = MAX_DETAIL_CHARS - head - 3
+    return f"{text[:head]} … {text[-tail:]}"
+
+
+_INVALID_REQUEST = re.compile(
+    r"validation|invalid|input should be|is not supported|not supported|unsupported"
+    r"|must be|required|context.length|maximum context|too long",
+    re.IGNORECASE,
+)
+_STREAMING_TOOLS = re.compile(r"stream", re.IGNORECASE)
+_TOOL_WORDS = re.compile(r"tool", re.IGNORECASE)
+
+
+def says_request_is_invalid(body: bytes | str) -> bool:
+    """The error body says the request itself is wrong: sending it again cannot help."""
+    return bool(_INVALID_REQUEST.search(error_detail(body)))
+
+
+def names_streaming_tools(error: ProviderError) -> bool:
+    """The provider says it cannot stream a request that offers tools."""
+    return bool(_STREAMING_TOOLS.search(error.message) and _TOOL_WORDS.search(error.message))

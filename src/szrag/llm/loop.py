@@ -163,6 +163,7 @@ class LoopResult:
     limit_reached: bool = False
     intermediate: tuple[str, ...] = ()
     outcomes: tuple[ToolOutcome, ...] = field(default=())
+    finish_reason: str | None = None  # of the final reply ("length": cut at the output limit)
 
 
 def tool_message(call: ToolCall, text: str) -> dict[str, Any]:
@@ -174,7 +175,9 @@ def assistant_message(reply: ModelReply) -> dict[str, Any]:
     """The history entry for an assistant turn that called tools."""
     return {
         "role": "assistant",
-        "content": reply.text or None,  # OpenAI's form for a turn that only calls tools
+        # "" rather than OpenAI's null: llama.cpp's server rejects null content, and every
+        # server accepts the empty string
+        "content": reply.text or "",
         "tool_calls": [call.to_message() for call in reply.tool_calls],
     }
 
@@ -240,6 +243,7 @@ class ToolLoop:
         tool_rounds = 0
         limit_reached = False
         answer = ""
+        finish_reason: str | None = None
         while True:
             self.requests += 1
             number = self.requests
@@ -256,7 +260,7 @@ class ToolLoop:
             reply = await self._request(history, number, offer)
             self.usage += request_usage(history, reply)
             if not (offer and reply.tool_calls):
-                answer = reply.text
+                answer, finish_reason = reply.text, reply.finish_reason
                 break
             tool_rounds += 1
             if reply.text:
@@ -290,6 +294,7 @@ class ToolLoop:
             limit_reached=limit_reached,
             intermediate=tuple(intermediate),
             outcomes=tuple(outcomes),
+            finish_reason=finish_reason,
         )
 
     async def _request(self, history: Sequence[Message], number: int, offer: bool) -> ModelReply:

@@ -17,13 +17,21 @@ import contextlib
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncGenerator, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from szrag.llm.errors import MalformedResponseError, ProviderServerError, StreamCutError, message_of
+from szrag.llm.errors import (
+    MalformedResponseError,
+    ProviderServerError,
+    ProviderTimeoutError,
+    ReplyTooLargeError,
+    StreamCutError,
+    message_of,
+)
 
 log = logging.getLogger("szrag.llm")
 
@@ -366,10 +374,15 @@ def content_kind(response: httpx.Response) -> str:
     )
 
 
-async def sse_data(response: httpx.Response) -> AsyncGenerator[str, None]:
-    """The data of each server-sent event in ``response``, in order."""
+async def sse_data(
+    response: httpx.Response, *, deadline: Deadline | None = None
+) -> AsyncGenerator[str, None]:
+    """The data of each server-sent event in ``response``, in order; past ``deadline`` (even
+    while only keep-alive comments arrive) a ProviderTimeoutError."""
     decoder = SSEDecoder()
     async for line in response.aiter_lines():
+        if deadline is not None:
+            deadline.check()
         data = decoder.feed(line)
         if data is not None:
             yield data
@@ -378,19 +391,56 @@ async def sse_data(response: httpx.Response) -> AsyncGenerator[str, None]:
         yield last
 
 
-async def read_events(response: httpx.Response) -> AsyncGenerator[StreamEvent, None]:
+class Deadline:
+    """The moment a whole reply must be complete by."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def check(self) -> None:
+        """A ProviderTimeoutError once the moment has passed."""
+        if time.monotonic() > self.at:
+            raise ProviderTimeoutError(
+                f"the model's reply took longer than {self.seconds:g} seconds"
+                " (SZRAG_AI_TOTAL_TIMEOUT)"
+            )
+
+
+async def _read_capped(response: httpx.Response, limit: int, deadline: Deadline | None) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.aiter_bytes():
+        if deadline is not None:
+            deadline.check()
+        size += len(part)
+        if size > limit:
+            raise ReplyTooLargeError(f"the model's reply is larger than {limit} bytes")
+        parts.append(part)
+    return b"".join(parts)
+
+
+async def read_events(
+    response: httpx.Response,
+    *,
+    deadline: Deadline | None = None,
+    max_bytes: int | None = None,
+) -> AsyncGenerator[StreamEvent, None]:
     """The events of a successful reply, read as its content type says.
 
     A stream must end with ``[DONE]`` or at least report a finish reason; one that just stops
-    is a StreamCutError.
+    is a StreamCutError. A whole JSON reply is read up to ``max_bytes``.
     """
     if content_kind(response) == "json":
-        body = await response.aread()
+        if max_bytes is None:
+            body = await response.aread()
+        else:
+            body = await _read_capped(response, max_bytes, deadline)
         for event in events_from_payload(decode_json(body.decode("utf-8", "replace"), "a reply")):
             yield event
         return
     finished = False
-    async with contextlib.aclosing(sse_data(response)) as payloads:
+    async with contextlib.aclosing(sse_data(response, deadline=deadline)) as payloads:
         async for data in payloads:
             if data.strip() == DONE:
                 return

@@ -58,7 +58,7 @@ def create_app(
     allowlist: Allowlist | None = None,
     runtime: ProcessRuntime | None = None,
     audit: AuditLog | None = None,
-    live_tools: bool = True,
+    live_tools: bool | None = None,
 ) -> FastAPI:
     """The szrag server for the repository at ``root``.
 
@@ -72,6 +72,7 @@ def create_app(
     commands_allowed = allowlist or Allowlist.from_env()
     process_runtime = runtime or ProcessRuntime(root)
     audit_log = audit or AuditLog.for_root(root)
+    offer_tools = server_settings.live_tools if live_tools is None else live_tools
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -87,7 +88,7 @@ def create_app(
             allowlist=commands_allowed,
             audit=audit_log,
             http_client=http_client,
-            live_tools=live_tools,
+            live_tools=offer_tools,
         )
         ask_limiter = RateLimiter(server_settings.ask_rate)
         state = ServerState(

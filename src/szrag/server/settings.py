@@ -28,6 +28,7 @@ from szrag.env import flag as env_flag
 from szrag.env import number as env_number
 from szrag.env import text as env_text
 from szrag.env import text_list as env_list
+from szrag.settings import live_tools_enabled
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -63,6 +64,7 @@ class ServerSettings:
     watch: bool = True
     watch_debounce_ms: int = 400
     sse_ping_seconds: float = 15.0
+    live_tools: bool = True  # SZRAG_TOOLS: offer the model the live tools
 
     @property
     def auth_required(self) -> bool:
@@ -91,5 +93,6 @@ class ServerSettings:
             slack_bot_token=env_text(env, "SLACK_BOT_TOKEN") or None,
             slack_app_token=env_text(env, "SLACK_APP_TOKEN") or None,
             watch=env_flag(env, "SZRAG_WATCH", True),
+            live_tools=live_tools_enabled(env),
             watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
         )
