@@ -100,7 +100,7 @@ async def test_an_empty_stream_is_asked_once_unstreamed_so_the_reason_arrives(
 
 
 async def test_tool_turns_carry_empty_content_not_null() -> None:
-    reply = ModelReply(text="", tool_calls=(ToolCall("call_1", "getStatus", "{}", {}),))
+    reply = ModelReply(text="", tool_calls=(ToolCall("call_1", "getStatus", "{}", parsed={}),))
     assert assistant_message(reply)["content"] == ""
 
 
@@ -196,4 +196,4 @@ async def test_every_server_shape_gives_a_whole_tool_round(
 ) -> None:
     provider.script(reply)
     result = await client.complete(MESSAGES, tools=TOOLS)
-    assert [(call.name, call.arguments) for call in result.tool_calls] == [("getStatus", {})]
+    assert [(call.name, call.parsed) for call in result.tool_calls] == [("getStatus", {})]
