@@ -72,9 +72,7 @@ async def test_a_provider_that_names_streaming_tools_in_an_error_is_asked_unstre
     provider: ScriptedProvider, client: ChatClient
 ) -> None:
     refusal = {"error": {"message": "Automatic streaming tool choice is not supported"}}
-    provider.script(
-        json_reply(refusal, status=400), json_reply(completion(tool_calls=STATUS_CALL))
-    )
+    provider.script(json_reply(refusal, status=400), json_reply(completion(tool_calls=STATUS_CALL)))
 
     reply = await client.complete(MESSAGES, tools=TOOLS)
 
