@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,9 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
+from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.retrieve import DEFAULT_LIMIT
-from szrag.settings import live_tools_enabled
+from szrag.settings import Settings, live_tools_enabled
 
 limit_option = click.option(
     "--limit",
@@ -133,6 +136,7 @@ def _escape(text: str) -> str:
     help="Let the model call live tools (status, logs, commands...); default: SZRAG_TOOLS, on.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
+@click.option("--model", "-m", help="The model to ask (default: AI_MODEL).")
 @limit_option
 @budget_option
 @root_option
@@ -143,6 +147,7 @@ def ask(
     no_ai: bool,
     tools: bool | None,
     verbose: bool,
+    model: str | None,
     limit: int,
     budget: int | None,
     root: Path,
@@ -154,6 +159,9 @@ def ask(
     AI_MODEL for another OpenAI-compatible provider or model) for a written answer.
     """
     view = AnswerView(console, err_console, verbose=verbose)
+    settings = None if no_ai else Settings.from_env()
+    if settings is not None and model:
+        settings = dataclasses.replace(settings, ai_model=model)
     result = answer_question(
         " ".join(question),
         root=root,
@@ -163,6 +171,7 @@ def ask(
         on_token=None if as_json else view.on_token,
         limit=limit,
         budget=budget,
+        settings=settings,
     )
     if as_json:
         print_json(result)
@@ -231,7 +240,27 @@ def show_debug(result: Mapping[str, Any], out: Console) -> None:
         )
 
 
+@click.command("doctor")
+@click.option("--model", "-m", help="The model to check (default: AI_MODEL).")
+@json_option
+@handle_errors
+def doctor(model: str | None, as_json: bool) -> None:
+    """Check the configured model provider: reachable, key, model, completion, streaming,
+    tool calls; and say what to change."""
+    settings = Settings.from_env()
+    if model:
+        settings = dataclasses.replace(settings, ai_model=model)
+    checks = asyncio.run(check_provider(settings))
+    if as_json:
+        print_json([check.to_dict() for check in checks])
+    else:
+        console.print(format_checks(checks), highlight=False, markup=False)
+    if not verdict(checks):
+        raise SystemExit(1)
+
+
 def register(group: click.Group) -> None:
     """Add ``ask`` and ``debug`` to the ``szrag`` command."""
     group.add_command(ask)
     group.add_command(debug)
+    group.add_command(doctor)
