@@ -533,3 +533,5 @@ async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
     assert "[answer cut: " in result["answer"]
     assert result["error"]["code"] == "stream_cut"
     assert result["sources"]  # the evidence is still delivered
+    usage = result["usage"]  # the failed request still cost its prompt: estimated, and said so
+    assert usage["estimated"] is True and usage["input"] > 0 and usage["output"] > 0

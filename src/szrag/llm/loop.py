@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from szrag.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
+from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, Message
 from szrag.llm.stream import ModelReply, ToolCall
 from szrag.tools.sanitise import sanitise_text
@@ -257,7 +258,16 @@ class ToolLoop:
                     f"Tool-call limit of {self.max_rounds} rounds reached; asking for a final answer",
                     metadata={"round": number, "maxToolRounds": self.max_rounds},
                 )
-            reply = await self._request(history, number, offer)
+            try:
+                reply = await self._request(history, number, offer)
+            except ProviderError as error:
+                # the failed request still cost its prompt, and whatever streamed before
+                self.usage += Usage(
+                    estimate_tokens(messages_text(history)),
+                    estimate_tokens(error.partial_text),
+                    estimated=True,
+                )
+                raise
             self.usage += request_usage(history, reply)
             if not (offer and reply.tool_calls):
                 answer, finish_reason = reply.text, reply.finish_reason
