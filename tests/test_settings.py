@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from szrag.errors import ConfigError
@@ -159,3 +161,18 @@ def test_live_tools_have_one_default_for_every_face() -> None:
     assert ServerSettings.from_env({"SZRAG_TOOLS": "off"}).live_tools is False
     with pytest.raises(ConfigError, match="SZRAG_TOOLS must be 1 or 0"):
         live_tools_enabled({"SZRAG_TOOLS": "maybe"})
+
+
+def test_the_repository_may_turn_the_live_tools_off(tmp_path: Path) -> None:
+    from szrag.config import load_repo_config
+    from szrag.settings import live_tools_enabled
+
+    (tmp_path / ".rag").mkdir()
+    (tmp_path / ".rag" / "config.toml").write_text("tools = false\n")
+    repository = load_repo_config(tmp_path).tools
+    assert repository is False
+    assert live_tools_enabled({}, repository=repository) is False
+    assert live_tools_enabled({"SZRAG_TOOLS": "1"}, repository=repository) is True  # env wins
+    (tmp_path / ".rag" / "config.toml").write_text('tools = "no"\n')
+    with pytest.raises(ConfigError, match="tools must be true or false"):
+        load_repo_config(tmp_path)

@@ -18,6 +18,7 @@ when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
     ranker = "spec"
     context_budget = 12000         # tokens of repository context given to the model
     context_window = 32768         # the model's window: the whole request is kept inside it
+    tools = false                  # never offer the model the live tools (SZRAG_TOOLS wins)
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ class RepoConfig:
     source: str | None = None  # where it was read from, for messages
     context_budget: int | None = None  # tokens of repository context (the profile's default)
     context_window: int | None = None  # the model's whole context window, when known
+    tools: bool | None = None  # offer the model the live tools (None: the default, on)
 
     @property
     def extensions(self) -> frozenset[str]:
@@ -210,6 +212,7 @@ _KNOWN_KEYS = {
     "ranker",
     "context_budget",
     "context_window",
+    "tools",
 }
 
 
@@ -272,7 +275,15 @@ def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
         source=source,
         context_budget=_optional_count(raw, "context_budget", where),
         context_window=_optional_count(raw, "context_window", where),
+        tools=_optional_flag(raw, "tools", where),
     )
+
+
+def _optional_flag(raw: dict[str, Any], key: str, where: str) -> bool | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{where}: {key} must be true or false")
+    return value
 
 
 def _optional_count(raw: dict[str, Any], key: str, where: str) -> int | None:

@@ -112,10 +112,14 @@ class Settings:
 TOOLS_SETTING = "SZRAG_TOOLS"
 
 
-def live_tools_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the model is offered the live tools (``SZRAG_TOOLS``, on by default): the one
-    default of every face; ``--tools/--no-tools`` overrides it on the command line."""
-    return env_flag(os.environ if environ is None else environ, TOOLS_SETTING, True)
+def live_tools_enabled(
+    environ: Mapping[str, str] | None = None, *, repository: bool | None = None
+) -> bool:
+    """Whether the model is offered the live tools: ``SZRAG_TOOLS`` when set, else the
+    repository's ``tools`` setting, else on. The one default of every face;
+    ``--tools/--no-tools`` overrides it on the command line."""
+    default = True if repository is None else repository
+    return env_flag(os.environ if environ is None else environ, TOOLS_SETTING, default)
 
 
 def load_settings() -> Settings:

@@ -21,6 +21,7 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
+from szrag.config import load_repo_config
 from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.retrieve import DEFAULT_LIMIT
 from szrag.settings import Settings, live_tools_enabled
@@ -166,7 +167,7 @@ def ask(
         " ".join(question),
         root=root,
         with_ai=not no_ai,
-        tools=True if (live_tools_enabled() if tools is None else tools) else None,
+        tools=True if (_default_tools(root) if tools is None else tools) else None,
         on_activity=view.on_activity if verbose or not as_json else None,
         on_token=None if as_json else view.on_token,
         limit=limit,
@@ -179,6 +180,10 @@ def ask(
         view.finish(result)
     if result.get("error"):
         raise SystemExit(1)
+
+
+def _default_tools(root: Path) -> bool:
+    return live_tools_enabled(repository=load_repo_config(root.resolve()).tools)
 
 
 @click.command("debug")

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
+from szrag.config import load_repo_config
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
 from szrag.server.errors import ApiError
@@ -72,7 +73,14 @@ def create_app(
     commands_allowed = allowlist or Allowlist.from_env()
     process_runtime = runtime or ProcessRuntime(root)
     audit_log = audit or AuditLog.for_root(root)
-    offer_tools = server_settings.live_tools if live_tools is None else live_tools
+    offer_tools = live_tools
+    if offer_tools is None:  # SZRAG_TOOLS when set, else the repository's setting, else on
+        repository = load_repo_config(root).tools
+        offer_tools = (
+            server_settings.live_tools
+            if server_settings.tools_from_environment or repository is None
+            else repository
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
