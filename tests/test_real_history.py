@@ -153,7 +153,7 @@ def test_eval_checks_out_each_revision_and_scores_every_ranker(prepared: Path) -
     assert baseline.overall.evidence_recall is None  # the baseline has no context
     tree = prepared.parent / "trees" / "tiny"
     assert git(tree, "rev-parse", "HEAD").strip() == cases[-1].revision
-    assert git(tree, "status", "--porcelain").strip() == "?? .rag/"  # only the index
+    assert git(tree, "status", "--porcelain").strip() == ""  # the index is kept out of git
 
 
 def test_eval_command_reports_per_dataset_in_one_pass(prepared: Path) -> None:

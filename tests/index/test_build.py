@@ -285,3 +285,24 @@ def test_derived_views_survive_a_reader_on_the_previous_generation(retrieval_rep
         with index.reading():
             assert index.derived("view", view) == new
         assert new != old and len(computed) == 2
+
+
+def test_a_new_index_in_a_git_repository_is_kept_out_of_git(tmp_path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "app.py").write_text("def main():\n    return 1\n")
+    tracked = tmp_path / ".gitignore"
+    tracked.write_text("*.log\n")
+    with build_index(tmp_path) as index:
+        assert index.last_report.notes == [
+            "added /.rag/ to .git/info/exclude so git ignores the index"
+        ]
+    status = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout
+    assert ".rag" not in status and tracked.read_text() == "*.log\n"  # no tracked file edited
+    with build_index(tmp_path) as again:  # said once: the line is there now
+        assert again.last_report.notes == []
+    exclude = (tmp_path / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.rag/") == 1

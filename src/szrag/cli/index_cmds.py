@@ -75,6 +75,7 @@ def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
         "touched": report.touched,
         "skipped": [{"path": skip.path, "reason": skip.reason} for skip in report.skipped],
         "warnings": report.warnings,
+        "notes": report.notes,
         "elapsed_seconds": round(report.elapsed, 3),
     }
 
@@ -94,6 +95,8 @@ def _print_report(index: Index, report: RefreshReport) -> None:
         )
     for warning in report.warnings:
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for note in report.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False)
     if report.skipped:
         console.print(f"  skipped {len(report.skipped)} file(s):")
         for skip in report.skipped:

@@ -29,6 +29,7 @@ from szrag.code import analyse_source, resolve_edges
 from szrag.config import RepoConfig, load_repo_config
 from szrag.errors import IndexStoreError
 from szrag.index import store
+from szrag.index.vcs import exclude_index_from_git
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
@@ -418,6 +419,7 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
     if not root.is_dir():
         raise IndexStoreError(f"{root} is not a directory")
     path = store.index_path(root)
+    created = not path.parent.exists()
     try:
         conn, warnings = _connect_usable(path)
     except OSError as error:
@@ -449,8 +451,10 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
         if damaged:
             raise DamagedIndexError(str(error)) from error
         raise IndexStoreError(f"index {path}: {error}") from error
+    note = exclude_index_from_git(root) if created else None
     if report is not None:
         report.warnings = warnings + report.warnings
+        report.notes = [note] if note else []
         index.last_report = report
     else:
         index.last_report.warnings = warnings

@@ -43,6 +43,7 @@ class RefreshReport:
     failed: list[Skip] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # things done on the user's behalf
     files: int = 0
     chunks: int = 0
     images: int = 0
