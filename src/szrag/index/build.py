@@ -29,10 +29,10 @@ from szrag.code import analyse_source, resolve_edges
 from szrag.config import RepoConfig, load_repo_config
 from szrag.errors import IndexStoreError
 from szrag.index import store
-from szrag.index.vcs import exclude_index_from_git
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
+from szrag.index.vcs import exclude_index_from_git
 from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
