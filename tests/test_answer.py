@@ -535,3 +535,25 @@ async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
     assert result["sources"]  # the evidence is still delivered
     usage = result["usage"]  # the failed request still cost its prompt: estimated, and said so
     assert usage["estimated"] is True and usage["input"] > 0 and usage["output"] > 0
+
+
+async def test_an_answer_without_a_model_shows_the_best_matching_lines(
+    retrieval_repo: Path,
+) -> None:
+    result = await answer_question_async(
+        "where is verifyGithubSignature?", root=retrieval_repo, with_ai=False
+    )
+    lines = result["answer"].splitlines()
+    first = next(number for number, line in enumerate(lines) if line.startswith("- "))
+    assert lines[first].startswith("- server/webhook.js:")
+    shown = lines[first + 1 : first + 5]
+    assert all(" | " in line for line in shown)  # numbered lines of the source itself
+    assert any("verifyGithubSignature" in line for line in shown)
+
+
+async def test_excerpts_are_redacted(copy_fixture: Any) -> None:
+    root = copy_fixture("secrets_app")
+    result = await answer_question_async("slack bot token config", root=root, with_ai=False)
+    assert " | " in result["answer"]
+    for planted in ("xoxb-", "ghp_", "AKIA"):
+        assert planted not in result["answer"]

@@ -80,6 +80,7 @@ from szrag.redact import redact
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, require_question, retrieve, retrieve_images
 from szrag.runtime import ProcessRuntime
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings, load_settings
+from szrag.text import tokens
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 
@@ -310,8 +311,30 @@ def public_context(context: CodebaseContext) -> dict[str, Any]:
     return data
 
 
-def local_answer(intro: str, evidence: Evidence, command: Mapping[str, Any] | None) -> str:
-    """A readable answer without a model: ``intro``, the command output, sources and images."""
+EXCERPT_SOURCES = 3  # sources shown with lines of their own in an answer without a model
+EXCERPT_LINES = 4
+
+
+def excerpt(source: Source, question: str, lines: int = EXCERPT_LINES) -> list[str]:
+    """A few numbered lines of ``source`` around the line that shares most words with the
+    question, redacted like everything a caller sees."""
+    wanted = tokens(question)
+    text = source.text.split("\n")
+    scores = [len(wanted & tokens(line)) for line in text]
+    best = max(range(len(text)), key=lambda number: (scores[number], -number)) if text else 0
+    first = max(0, min(best - 1, len(text) - lines))
+    shown = []
+    for number in range(first, min(len(text), first + lines)):
+        line = redact(text[number], path=source.path).rstrip()
+        shown.append(f"    {source.start + number:>5} | {line[:160]}")
+    return shown
+
+
+def local_answer(
+    intro: str, evidence: Evidence, command: Mapping[str, Any] | None, question: str = ""
+) -> str:
+    """A readable answer without a model: ``intro``, the command output, the sources (the
+    first few with the lines that best match ``question``) and images."""
     lines = [intro]
     if command is not None:
         lines += ["", f"Command {command.get('command') or command.get('id')}:"]
@@ -320,9 +343,11 @@ def local_answer(intro: str, evidence: Evidence, command: Mapping[str, Any] | No
         lines += [response_text(response) for response in command.get("responses") or ()]
     if evidence.sources:
         lines += ["", "Most relevant repository sources:"]
-        for source in evidence.sources:
+        for number, source in enumerate(evidence.sources):
             heading = f" ({source.heading})" if source.heading else ""
             lines.append(f"- {source.path}:{source.start}-{source.end}{heading}")
+            if question and number < EXCERPT_SOURCES:
+                lines.extend(excerpt(source, question))
     else:
         lines += ["", "No repository source matched the question."]
     if evidence.images:
@@ -467,7 +492,7 @@ async def answer_question_async(
     if not with_ai:
         intro = "The model was not asked (AI disabled); this is what the repository index found."
         return {
-            "answer": local_answer(intro, evidence, base["command"]),
+            "answer": local_answer(intro, evidence, base["command"], shown),
             **base,
             "activities": recorder.to_dicts(),
             "context": evidence.packed.to_dict(),
@@ -476,7 +501,7 @@ async def answer_question_async(
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
         return {
-            "answer": local_answer(intro, evidence, base["command"]),
+            "answer": local_answer(intro, evidence, base["command"], shown),
             **base,
             "activities": recorder.to_dicts(),
         }
@@ -549,7 +574,7 @@ async def _answer_with_model(
             "ai", FAILED, f"The model request failed: {error.message}", metadata={"code": code}
         )
         intro = f"The model could not answer: {error.message}."
-        answer = local_answer(intro, evidence, base["command"])
+        answer = local_answer(intro, evidence, base["command"], question)
         if error.partial_text.strip():  # what the model had said is kept, marked as cut
             answer = f"{error.partial_text.rstrip()}\n\n[{CUT_MARK}: {error.message}]\n\n{answer}"
         activities = recorder.to_dicts()
