@@ -48,7 +48,7 @@ async def test_command_executions_are_recorded(tmp_path: Path) -> None:
     assert first["arguments"] == {"text": "deploy with token=[REDACTED]"}
     assert first["durationMs"] >= 0 and first["time"].endswith("Z")
     assert (second["command"], second["outcome"]) == ("nope", "unknown_command")
-    assert second["message"] == "unknown command 'nope'; `help` lists them"
+    assert second["message"] == "unknown command 'nope'; `/sz-help` (`szrag commands`) lists them"
     assert "abc123" not in (tmp_path / "audit.log").read_text()
 
 

@@ -30,3 +30,20 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 for _module in (index_cmds, code_cmds, context_cmds, ask_cmds, tool_cmds, serve_cmds, eval_cmds):
     _module.register(main)
+
+
+@main.command("help")
+@click.argument("command", required=False)
+@click.pass_context
+def help_command(ctx: click.Context, command: str | None) -> None:
+    """Show what szrag does, or how one COMMAND is used."""
+    parent = ctx.parent
+    assert parent is not None and isinstance(parent.command, click.Group)
+    if command is None:
+        click.echo(parent.command.get_help(parent))
+        return
+    found = parent.command.get_command(parent, command)
+    if found is None:
+        raise click.UsageError(f"no command {command!r}: `szrag help` lists them", ctx)
+    with click.Context(found, info_name=command, parent=parent) as context:
+        click.echo(found.get_help(context))

@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from szrag.cli.common import console, handle_errors, json_option, print_json, root_option
+from szrag.cli.common import (
+    console,
+    handle_errors,
+    json_option,
+    optional_question_argument,
+    print_json,
+    question_argument,
+    root_option,
+)
 from szrag.code.graph import (
     all_routes,
     find_environment_variable,
@@ -38,7 +46,7 @@ def _question(value: str) -> str:
 
 
 @click.command("symbols")
-@click.argument("question")
+@question_argument
 @root_option
 @limit_option
 @json_option
@@ -63,7 +71,7 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
 
 
 @click.command("routes")
-@click.argument("question", required=False)
+@optional_question_argument
 @root_option
 @limit_option
 @json_option

@@ -19,7 +19,8 @@ from szrag.errors import SzragError
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console()
+# Output for a pipe or a file is never wrapped: lines stay whole for grep and for editors.
+console = Console(soft_wrap=not sys.stdout.isatty())
 err_console = Console(stderr=True, soft_wrap=True)
 
 root_option = click.option(
@@ -30,6 +31,23 @@ root_option = click.option(
     help="Repository root to index and query.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+def _joined(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> str:
+    return " ".join(value)
+
+
+def _joined_or_none(
+    context: click.Context, parameter: click.Parameter, value: tuple[str, ...]
+) -> str | None:
+    return " ".join(value) or None
+
+
+# A question needs no quotes: `szrag retrieve how are blueprints registered` works.
+question_argument = click.argument("question", nargs=-1, required=True, callback=_joined)
+optional_question_argument = click.argument(
+    "question", nargs=-1, required=False, callback=_joined_or_none
+)
 
 
 def to_jsonable(value: Any) -> Any:

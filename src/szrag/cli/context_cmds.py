@@ -9,7 +9,14 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from szrag.cli.common import console, handle_errors, json_option, print_json, root_option
+from szrag.cli.common import (
+    console,
+    handle_errors,
+    json_option,
+    print_json,
+    question_argument,
+    root_option,
+)
 from szrag.context import CodebaseContext, PackedContext
 from szrag.context.assemble import assemble_context
 from szrag.context.plan import ContextPlan
@@ -24,7 +31,7 @@ def register(group: click.Group) -> None:
 
 
 @click.command("context")
-@click.argument("question")
+@question_argument
 @click.option(
     "--budget",
     type=click.IntRange(min=0),

@@ -17,6 +17,7 @@ from szrag.cli.common import (
     handle_errors,
     json_option,
     print_json,
+    question_argument,
     root_option,
 )
 from szrag.config import RANKER_NAMES
@@ -135,7 +136,7 @@ def index_command(
 
 
 @click.command("retrieve")
-@click.argument("question")
+@question_argument
 @root_option
 @click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
 @click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
@@ -170,7 +171,7 @@ def retrieve_command(
 
 
 @click.command("images")
-@click.argument("question")
+@question_argument
 @root_option
 @click.option(
     "--limit", type=click.IntRange(1, 100), default=DEFAULT_IMAGE_LIMIT, show_default=True
@@ -216,8 +217,13 @@ def stats_command(root: Path, as_json: bool) -> None:
     if as_json:
         print_json(data)
         return
+    table = Table(show_header=False, box=None, pad_edge=False)
     for key, value in data.items():
-        console.print(f"{key:>15}: {value}", highlight=False)
+        if key != "types":
+            table.add_row(key.replace("_", " "), str(value))
+    for kind, count in types.items():
+        table.add_row(f"  {kind} files", str(count))
+    console.print(table, highlight=False)
 
 
 def register(group: click.Group) -> None:

@@ -86,7 +86,11 @@ class CommandRunner:
         spec = self.registry.get(command_id)
         if spec is None:
             hint = self.registry.suggestions(command_id)
-            suffix = f"; did you mean {', '.join(hint)}?" if hint else "; `help` lists them"
+            suffix = (
+                f"; did you mean {', '.join(hint)}?"
+                if hint
+                else "; `/sz-help` (`szrag commands`) lists them"
+            )
             raise UnknownCommand(f"unknown command {command_id.strip()!r}{suffix}")
         if self.allowlist is not None and not self.allowlist.allows(spec.id):
             raise CommandNotAllowed(

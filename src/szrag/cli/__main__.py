@@ -1,0 +1,5 @@
+"""``python -m szrag.cli``."""
+
+from szrag.cli import main
+
+main()

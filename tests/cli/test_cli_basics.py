@@ -1,0 +1,52 @@
+"""The command line behaves like the best ones: unquoted questions, ``help``, unwrapped pipes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from szrag.cli import main
+
+
+def test_questions_need_no_quotes(retrieval_repo: Path) -> None:
+    for command in ("retrieve", "symbols", "context", "images"):
+        result = CliRunner().invoke(
+            main, [command, "where", "is", "verifyGithubSignature", "--root", str(retrieval_repo)]
+        )
+        assert result.exit_code == 0, (command, result.output)
+    found = CliRunner().invoke(
+        main, ["retrieve", "verify", "github", "signature", "--json", "--root", str(retrieval_repo)]
+    )
+    assert json.loads(found.stdout)[0]["path"] == "server/webhook.js"
+
+
+def test_help_for_szrag_and_for_one_command() -> None:
+    whole = CliRunner().invoke(main, ["help"])
+    assert whole.exit_code == 0 and "retrieve" in whole.stdout and "doctor" in whole.stdout
+    one = CliRunner().invoke(main, ["help", "retrieve"], prog_name="szrag")
+    assert one.exit_code == 0 and one.stdout.startswith("Usage: szrag retrieve")
+    missing = CliRunner().invoke(main, ["help", "nope"])
+    assert missing.exit_code == 2 and "no command 'nope'" in missing.stderr
+
+
+def test_output_for_a_pipe_is_never_wrapped(retrieval_repo: Path) -> None:
+    long_question = "where is verifyGithubSignature " + "and the deploy webhook " * 6
+    completed = subprocess.run(
+        [sys.executable, "-m", "szrag.cli", "ask", long_question, "--no-ai", "--root",
+         str(retrieval_repo)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    wide = [line for line in completed.stdout.splitlines() if len(line) > 80]
+    assert wide, "a long line was wrapped at 80 columns"
+
+
+def test_stats_is_a_table_of_counts(retrieval_repo: Path) -> None:
+    CliRunner().invoke(main, ["index", "--root", str(retrieval_repo)])
+    result = CliRunner().invoke(main, ["stats", "--root", str(retrieval_repo)])
+    assert result.exit_code == 0
+    assert "{" not in result.stdout  # no Python dict
+    assert any(line.strip().startswith("javascript files") for line in result.stdout.splitlines())
