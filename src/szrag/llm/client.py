@@ -174,7 +174,8 @@ class ChatClient:
                 try:
                     response = await self._open(client, self._body(messages, tools, stream=True))
                 except ProviderError as error:
-                    if not (tools and names_streaming_tools(error)):
+                    cannot_stream = names_streaming_tools(error) or getattr(error, "dropped", False)
+                    if not (tools and cannot_stream):
                         raise
                     log.info("%s cannot stream tool rounds (%s); asking unstreamed", key, error)
                     _UNSTREAMED_TOOLS.add(key)
@@ -192,7 +193,14 @@ class ChatClient:
                     log.info("%s sent an empty stream; asking once more unstreamed", key)
                     if tools:
                         _UNSTREAMED_TOOLS.add(key)
-            response = await self._open(client, self._body(messages, tools, stream=False))
+            body = self._body(messages, tools, stream=False)
+            if stream:  # the server may have dropped the pooled connection: ask on a new one
+                async with httpx.AsyncClient() as fresh:
+                    response = await self._open(fresh, body)
+                    async for event in self._read(response, deadline):
+                        yield event
+                return
+            response = await self._open(client, body)
             async for event in self._read(response, deadline):
                 yield event
 
@@ -321,6 +329,15 @@ class ChatClient:
                 f"could not connect to the model provider at {self.endpoint} ({_describe(error)}):"
                 " check AI_URL"
             ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as error:
+            # the server took the request and hung up without answering: llama.cpp's server
+            # does so when it cannot stream a request that offers tools
+            dropped = ProviderConnectionError(
+                f"the model provider at {self.endpoint} closed the connection without"
+                f" answering ({_describe(error)})"
+            )
+            dropped.dropped = True
+            raise dropped from None
         except httpx.TransportError as error:
             raise ProviderConnectionError(
                 f"the connection to the model provider at {self.endpoint} failed"

@@ -71,9 +71,10 @@ class ProviderServerError(ProviderFailure):
 
 
 class ProviderConnectionError(ProviderFailure):
-    """The provider could not be reached."""
+    """The provider could not be reached, or (``dropped``) took the request and hung up."""
 
     code = "connection"
+    dropped = False
 
 
 class ProviderTimeoutError(ProviderFailure):
