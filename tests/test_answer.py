@@ -557,3 +557,42 @@ async def test_excerpts_are_redacted(copy_fixture: Any) -> None:
     assert " | " in result["answer"]
     for planted in ("xoxb-", "ghp_", "AKIA"):
         assert planted not in result["answer"]
+
+
+async def test_a_window_smaller_than_counted_shrinks_the_context_and_asks_again(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    refusal = {
+        "error": {
+            "message": "This model's maximum context length is 2048 tokens. However, you"
+            " requested 3000 tokens (2900 in the messages, 100 in the completion).",
+            "code": "context_length_exceeded",
+        }
+    }
+    provider.script(json_reply(refusal, status=400), text_reply("It checks the HMAC."))
+
+    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+
+    assert result["answer"] == "It checks the HMAC." and "error" not in result
+    first, second = (request.json["messages"][1]["content"] for request in provider.requests)
+    assert len(second) < len(first)  # less context the second time
+    assert any("smaller than counted" in a["message"] for a in result["activities"])
+
+
+def test_the_smaller_budget_follows_the_providers_own_figures() -> None:
+    from szrag.answer import smaller_budget
+    from szrag.context.pack import PackedContext
+    from szrag.errors import ProviderError
+
+    packed = PackedContext("x", 6000, 12000, (), 0, 0, (), "cl100k_base", ())
+    said = ProviderError(
+        "maximum context length is 8192 tokens. However, you requested 10858 tokens"
+        " (10602 in the messages, 256 in the completion)"
+    )
+    budget = smaller_budget(said, packed, counted=7100)
+    assert budget is not None and 0 < budget < 6000
+    ratio = 10602 / 7100  # the provider counts about half again as many tokens as we do
+    assert (7100 - 6000 + budget) * ratio <= 8192 - 256
+    vague = ProviderError("the request exceeds the available context size")
+    assert smaller_budget(vague, packed, counted=7100) == 3000  # no figures: half goes
+    assert smaller_budget(ProviderError("invalid api key"), packed, counted=7100) is None

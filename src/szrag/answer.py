@@ -29,6 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
+import json
+import re
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -517,7 +520,48 @@ async def answer_question_async(
         on_token=on_token,
         settings=settings,
         http_client=http_client,
+        plan=plan,
     )
+
+
+_WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+_SENT = re.compile(r"(\d+) in the messages(?:, (\d+) in the completion)?", re.IGNORECASE)
+_OVERFLOW = re.compile(
+    r"context length|context window|context size|maximum context|too many tokens|too long",
+    re.IGNORECASE,
+)
+
+
+def smaller_budget(error: ProviderError, packed: PackedContext, counted: int) -> int | None:
+    """A context budget that should fit after the provider refused the request as too long,
+    or None when the refusal is not about length or there is no context to give up.
+
+    The provider's own figures are used where it states them (OpenAI, vLLM and llama.cpp's
+    Python server do: "maximum context length is W ... (M in the messages, C in the
+    completion)"): its tokenizer may count a third more than ours, so the overshoot is
+    converted at the ratio it implies. Otherwise half of the context goes."""
+    if not _OVERFLOW.search(error.message) or packed.tokens <= 0:
+        return None
+    window, sent = _WINDOW.search(error.message), _SENT.search(error.message)
+    if window is None or sent is None or counted <= 0:
+        return packed.tokens // 2
+    ratio = int(sent.group(1)) / counted  # the provider's tokens per token of ours
+    completion = int(sent.group(2) or 0)
+    allowed = (int(window.group(1)) - completion) / ratio * 0.95
+    return max(
+        0, min(packed.tokens // 2 + packed.tokens // 4, int(packed.tokens - (counted - allowed)))
+    )
+
+
+def _counted(
+    messages: Sequence[Mapping[str, Any]], adapter: ToolAdapter | None, plan: ContextPlan
+) -> int:
+    """What the request weighs in our tokens: the messages and the tool definitions."""
+    count = plan.counter()
+    total = sum(count(str(message.get("content") or "")) for message in messages)
+    if adapter is not None:
+        total += count(json.dumps(adapter.definitions(), separators=(",", ":")))
+    return total
 
 
 def _messages(
@@ -556,6 +600,7 @@ async def _answer_with_model(
     on_token: OnToken | None,
     settings: Settings,
     http_client: httpx.AsyncClient | None,
+    plan: ContextPlan,
 ) -> dict[str, Any]:
     messages = _messages(question, evidence.packed.text, base["images"], run, root)
     loop = ToolLoop(
@@ -567,7 +612,32 @@ async def _answer_with_model(
         on_token=on_token,
     )
     try:
-        result = await loop.run(messages)
+        try:
+            result = await loop.run(messages)
+        except ProviderError as refused:
+            budget = smaller_budget(refused, evidence.packed, _counted(messages, adapter, plan))
+            if budget is None or refused.partial_text:
+                raise
+            # the model's window is smaller than counted: pack less and ask once more
+            evidence = dataclasses.replace(
+                evidence,
+                packed=pack_repository_context(
+                    evidence.sources,
+                    evidence.context,
+                    budget=budget,
+                    counter=plan.counter(),
+                    packing=plan.packing,
+                ),
+            )
+            await recorder.record(
+                "context",
+                COMPLETED,
+                f"The model's window is smaller than counted; packed {evidence.packed.tokens}"
+                f" of {budget} tokens and asked again",
+                metadata={"budget": budget, "tokens": evidence.packed.tokens},
+            )
+            messages = _messages(question, evidence.packed.text, base["images"], run, root)
+            result = await loop.run(messages)
     except ProviderError as error:
         code = provider_code(error)
         await recorder.record(

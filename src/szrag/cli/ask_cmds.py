@@ -81,7 +81,11 @@ class AnswerView:
         answer = str(result.get("answer", ""))
         last = self.streamed.get(int(result.get("responseRounds") or 0), "")
         self._close_line()
-        if last.strip() != answer.strip():
+        if last.strip() and answer.startswith(last.strip()):
+            rest = answer[len(last.strip()) :].strip()  # a note after what already streamed
+            if rest:
+                self.out.print(f"\n{rest}", markup=False, highlight=False, soft_wrap=True)
+        elif last.strip() != answer.strip():
             self.out.print(answer, markup=False, highlight=False, soft_wrap=True)
         if "usage" in result and "error" not in result:  # local answers list them already
             self._sources(result.get("sources") or [])
