@@ -130,6 +130,7 @@ class Profile:
     file_names: frozenset[str] = frozenset()  # indexed by name, e.g. Dockerfile
     generated_suffixes: tuple[str, ...] = ()  # left out as generated or bundled
     # the repository context a model receives: tokens, how they are counted, what goes first
+    detect_virtualenvs: bool = False  # folders holding pyvenv.cfg are left out, whatever their name
     context_budget: int = 4000
     tokenizer: str = "estimate"
     packing: str = "spec"
@@ -154,8 +155,10 @@ DEFAULT = Profile(
     bonuses_need_match=True,
     # measured against "spec" and a whole-file baseline on real history (eval/README.md)
     ranker="bm25",
+    image_extensions=IMAGE_EXTENSIONS | {".svg"},
     file_names=DEFAULT_FILE_NAMES,
     generated_suffixes=DEFAULT_GENERATED_SUFFIXES,
+    detect_virtualenvs=True,
     context_budget=12000,  # current models read far more than the original's 4,000
     tokenizer="cl100k_base",
     packing="evidence",
@@ -198,6 +201,8 @@ class RepoConfig:
             ",".join(sorted(self.profile.ignored_files)),
             ",".join(sorted(self.profile.file_names)),
             ",".join(self.profile.generated_suffixes),
+            ",".join(sorted(self.profile.image_extensions)),
+            str(self.profile.detect_virtualenvs),
             "|".join(self.extra_ignores),
             str(self.max_file_bytes),
         ]

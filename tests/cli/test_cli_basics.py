@@ -50,3 +50,39 @@ def test_stats_is_a_table_of_counts(retrieval_repo: Path) -> None:
     assert result.exit_code == 0
     assert "{" not in result.stdout  # no Python dict
     assert any(line.strip().startswith("javascript files") for line in result.stdout.splitlines())
+
+
+def test_debug_works_wherever_it_stands(tmp_path: Path) -> None:
+    missing = tmp_path / "absent-root"
+    for args in (["--debug", "retrieve", "x", "--root", str(missing)],
+                 ["retrieve", "x", "--root", str(missing), "--debug"]):  # fmt: skip
+        completed = subprocess.run(
+            [sys.executable, "-m", "szrag.cli", *args], capture_output=True, text=True
+        )
+        assert completed.returncode == 2 and "absent-root" in completed.stderr
+
+
+def test_every_command_takes_root(retrieval_repo: Path) -> None:
+    result = CliRunner().invoke(main, ["commands", "--root", str(retrieval_repo), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)
+
+
+def test_a_path_not_in_the_index_suggests_the_indexed_one(retrieval_repo: Path) -> None:
+    result = CliRunner().invoke(main, ["deps", "webhook.js", "--root", str(retrieval_repo)])
+    assert result.exit_code != 0
+    assert "did you mean server/webhook.js?" in result.stderr
+
+
+def test_a_busy_port_is_an_error_before_anything_claims_to_serve(retrieval_repo: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            main, ["serve", "--root", str(retrieval_repo), "--port", str(port)]
+        )
+    assert result.exit_code != 0
+    assert "cannot listen on 127.0.0.1" in result.stderr
+    assert "serving" not in result.stdout

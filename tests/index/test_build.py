@@ -306,3 +306,19 @@ def test_a_new_index_in_a_git_repository_is_kept_out_of_git(tmp_path: Path) -> N
         assert again.last_report.notes == []
     exclude = (tmp_path / ".git" / "info" / "exclude").read_text()
     assert exclude.count("/.rag/") == 1
+
+
+def test_a_virtualenv_is_left_out_whatever_it_is_called_and_svg_is_an_image(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.py").write_text("def main():\n    return 1\n")
+    odd = tmp_path / "selenv" / "lib" / "site.py"
+    odd.parent.mkdir(parents=True)
+    odd.write_text("def site():\n    return 2\n")
+    (tmp_path / "selenv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "logo.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    with build_index(tmp_path) as index:
+        assert [entry.path for entry in index.file_entries()] == ["app.py"]
+        assert index.image_paths() == ["logo.svg"]
+    with build_index(tmp_path, profile="slackzilla") as spec:
+        assert spec.image_paths() == []  # the original's image types, exactly

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from szrag.cli import (
@@ -47,3 +49,13 @@ def help_command(ctx: click.Context, command: str | None) -> None:
         raise click.UsageError(f"no command {command!r}: `szrag help` lists them", ctx)
     with click.Context(found, info_name=command, parent=parent) as context:
         click.echo(found.get_help(context))
+
+
+def run(argv: list[str] | None = None) -> None:
+    """The ``szrag`` entry point: ``--debug`` works wherever it stands on the line."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" in args[:end]:
+        args.remove("--debug")
+        args.insert(0, "--debug")
+    main(args, prog_name="szrag")

@@ -1,5 +1,5 @@
 """``python -m szrag.cli``."""
 
-from szrag.cli import main
+from szrag.cli import run
 
-main()
+run()

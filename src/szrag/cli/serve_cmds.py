@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import click
@@ -55,6 +56,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     app = create_app(root, settings=settings)
     with console.status("Preparing the index..."):
         load_index(root).close()  # build or refresh now, so a failure is a message, not a trace
+    _check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     lines = [
@@ -71,3 +73,17 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """A clear error before anything claims to serve when the port is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise ConfigError(
+                f"cannot listen on {host}:{port} ({error.strerror or error}): is another server"
+                " running there? choose another with --port"
+            ) from None

@@ -34,9 +34,10 @@ _FALSE = {"false", "no", "0", "off"}
 
 
 @click.command("commands")
+@root_option
 @json_option
 @handle_errors
-def commands_command(as_json: bool) -> None:
+def commands_command(root: Path, as_json: bool) -> None:
     """List the registered commands and whether tools and inference may run them."""
     registry = default_registry()
     allowlist = Allowlist.from_env()

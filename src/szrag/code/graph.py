@@ -8,10 +8,11 @@ Dependencies and dependants come from the index's stored edges, never from a res
 
 from __future__ import annotations
 
+import difflib
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -145,8 +146,23 @@ def indexed_path(path: str | Path, index: Index) -> str:
     if relative == ".." or relative.startswith("../"):
         raise PathError(f"{path} is outside the indexed root {index.root}")
     if not index.has_file(relative):
-        raise PathError(f"{relative} is not in the index of {index.root}")
+        close = closest_paths(relative, [entry.path for entry in index.file_entries()])
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise PathError(f"{relative} is not in the index of {index.root}{hint}")
     return relative
+
+
+def closest_paths(wanted: str, paths: Sequence[str], limit: int = 3) -> list[str]:
+    """Indexed paths that end like ``wanted`` (``flask/app.py`` -> ``src/flask/app.py``), else
+    the most similar ones."""
+    suffix = [path for path in paths if path.endswith("/" + wanted)]
+    if suffix:
+        return sorted(suffix, key=len)[:limit]
+    name = wanted.rsplit("/", 1)[-1]
+    same_name = [path for path in paths if path.rsplit("/", 1)[-1] == name]
+    if same_name:
+        return sorted(same_name, key=len)[:limit]
+    return difflib.get_close_matches(wanted, paths, n=limit, cutoff=0.6)
 
 
 def get_dependencies(path: str | Path, index: Index) -> list[str]:

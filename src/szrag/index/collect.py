@@ -169,6 +169,8 @@ def _walk(
         is_dir = stat.S_ISDIR(result.st_mode)
         if is_dir and entry.name in profile.ignored_directories:
             continue
+        if is_dir and profile.detect_virtualenvs and (absolute / "pyvenv.cfg").is_file():
+            continue  # a virtualenv, whatever its folder is called
         if rules.layers and rules.ignored(relative, is_dir):
             continue
         if is_link and not _inside(root, absolute):
