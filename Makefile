@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.szrag-installed
 QUESTION ?= How does szrag decide that its index is stale?
 PORT ?= 8787
+ROOT ?= .
 
 .PHONY: install run ask test lint typecheck pytest bench browser clean
 
@@ -18,12 +19,12 @@ install: $(STAMP)
 
 # Index this repository, then serve the page, the API and Slack on http://127.0.0.1:$(PORT)/
 run: install
-	$(BIN)/szrag index
-	$(BIN)/szrag serve --port $(PORT)
+	$(BIN)/szrag index --root "$(ROOT)"
+	$(BIN)/szrag serve --root "$(ROOT)" --port $(PORT)
 
 # Answer one question in the terminal (no key needed: retrieval-only answer)
 ask: install
-	$(BIN)/szrag ask "$(QUESTION)"
+	$(BIN)/szrag ask --root "$(ROOT)" "$(QUESTION)"
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks eval
