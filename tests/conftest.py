@@ -5,8 +5,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from szrag.llm.testing import ScriptedProvider, serve
+from szrag.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -81,3 +85,48 @@ def retrieval_repo(copy_fixture: CopyFixture) -> Path:
         image.parent.mkdir(parents=True, exist_ok=True)
         image.write_bytes(PNG_BYTES)
     return root
+
+
+# --- the scripted model provider, shared by every suite ------------------------------------
+
+
+@pytest.fixture(scope="session")
+def provider_server() -> Iterator[tuple[ScriptedProvider, str]]:
+    """One scripted OpenAI-compatible provider on 127.0.0.1 for the whole session."""
+    app = ScriptedProvider()
+    with serve(app) as base_url:
+        yield app, base_url
+
+
+@pytest.fixture
+def provider(provider_server: tuple[ScriptedProvider, str]) -> ScriptedProvider:
+    """The scripted provider, with an empty script and no recorded requests."""
+    app, _ = provider_server
+    app.reset()
+    return app
+
+
+ProviderSettings = Callable[..., Settings]
+
+
+@pytest.fixture
+def provider_settings(provider_server: tuple[ScriptedProvider, str]) -> ProviderSettings:
+    """``provider_settings(**overrides)``: settings that point the client at the scripted
+    provider, with short timeouts and no retries or waits unless overridden."""
+    _, base_url = provider_server
+
+    def make(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "ai_url": base_url,
+            "ai_model": "test-model",
+            "ai_api_key": "test-key",
+            "connect_timeout": 2.0,
+            "read_timeout": 2.0,
+            "retries": 0,
+            "retry_delay": 0.0,
+            "retry_max_delay": 0.0,
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+    return make

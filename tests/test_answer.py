@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from szrag.errors import CommandError, QuestionError
 from szrag.index import load_index
 from szrag.llm.loop import LIVE_DATA_LABEL
 from szrag.llm.prompts import override_path
-from szrag.llm.testing import ScriptedProvider, json_reply, serve, text_reply, tool_reply
+from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
 from szrag.runtime import ProcessRuntime
 from szrag.settings import Settings
 from szrag.tools import ToolAdapter
@@ -41,31 +41,9 @@ AI_KEYS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def provider_server() -> Iterator[tuple[ScriptedProvider, str]]:
-    app = ScriptedProvider()
-    with serve(app) as base_url:
-        yield app, base_url
-
-
 @pytest.fixture
-def provider(provider_server: tuple[ScriptedProvider, str]) -> ScriptedProvider:
-    app, _ = provider_server
-    app.reset()
-    return app
-
-
-@pytest.fixture
-def settings(provider_server: tuple[ScriptedProvider, str]) -> Settings:
-    _, base_url = provider_server
-    return Settings(
-        ai_url=base_url,
-        ai_model="test-model",
-        ai_api_key="test-key",
-        read_timeout=2.0,
-        retries=0,
-        retry_delay=0.0,
-    )
+def settings(provider_settings: Callable[..., Settings]) -> Settings:
+    return provider_settings()
 
 
 def steps(result: dict[str, Any]) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ import pytest
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
 from szrag.index import build_index
-from szrag.llm.testing import ScriptedProvider, serve
+from szrag.llm.testing import ScriptedProvider
 from szrag.server import ServerSettings, create_app
 from szrag.server.testing import CaptureServer, serve_asgi
 from szrag.settings import Settings
@@ -32,22 +32,6 @@ def web_repo(copy_fixture: CopyFixture) -> Path:
     root = copy_fixture("web_repo")
     build_index(root).close()
     return root
-
-
-@pytest.fixture(scope="session")
-def provider_server() -> Iterator[tuple[ScriptedProvider, str]]:
-    """One scripted OpenAI-compatible provider for the session."""
-    app = ScriptedProvider()
-    with serve(app) as base_url:
-        yield app, base_url
-
-
-@pytest.fixture
-def provider(provider_server: tuple[ScriptedProvider, str]) -> ScriptedProvider:
-    """The scripted provider with an empty script."""
-    app, _ = provider_server
-    app.reset()
-    return app
 
 
 def model_settings_for(base_url: str, *, read_timeout: float = 5.0) -> Settings:
