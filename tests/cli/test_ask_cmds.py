@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -11,23 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from szrag.cli.ask_cmds import register
-from szrag.llm.testing import ScriptedProvider, json_reply, serve, text_reply, tool_reply
+from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
 
 QUESTION = "How does the webhook deploy work?"
-
-
-@pytest.fixture(scope="module")
-def provider_server() -> Iterator[tuple[ScriptedProvider, str]]:
-    app = ScriptedProvider()
-    with serve(app) as base_url:
-        yield app, base_url
 
 
 @pytest.fixture
 def provider(
     provider_server: tuple[ScriptedProvider, str], monkeypatch: pytest.MonkeyPatch
 ) -> ScriptedProvider:
-    """The provider, configured through the environment as a user would."""
+    """The shared provider, configured through the environment as a user would."""
     app, base_url = provider_server
     app.reset()
     monkeypatch.setenv("AI_URL", base_url)
