@@ -4,17 +4,33 @@ from __future__ import annotations
 
 from szrag.activity import Activity
 from szrag.answer import answer_question, answer_question_async, debug_question
-from szrag.errors import SzragError
+from szrag.errors import (
+    CommandError,
+    ConfigError,
+    IndexStoreError,
+    PathError,
+    ProviderError,
+    QuestionError,
+    SzragError,
+    ToolError,
+)
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.retrieve import Image, Source, retrieve, retrieve_images
 from szrag.version import __version__
 
 __all__ = [
     "Activity",
+    "CommandError",
+    "ConfigError",
     "Image",
     "Index",
+    "IndexStoreError",
+    "PathError",
+    "ProviderError",
+    "QuestionError",
     "Source",
     "SzragError",
+    "ToolError",
     "__version__",
     "answer_question",
     "answer_question_async",

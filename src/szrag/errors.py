@@ -1,24 +1,53 @@
-"""The one exception hierarchy of szrag.
+"""The one exception tree of szrag.
 
-Every error a user can cause or meet derives from SzragError, which carries a message fit
-to show as is and the exit code the CLI uses. Faces (CLI, server, Slack) catch the base once.
+Every error a user can cause or meet derives from SzragError. Each class says, as class
+attributes, its stable ``code`` (the one label that logs, tool results, activities and the
+HTTP API show), the ``http_status`` the API answers with, and the CLI ``exit_code``; the
+message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
 
-    SzragError
-    ├── ConfigError            bad configuration (per-repository file, environment)
-    ├── QuestionError          an empty or unusable question
-    ├── IndexStoreError        the index cannot be opened, written or rebuilt
-    ├── PathError              a path outside the root or not in the index
-    ├── CommandError           (szrag.commands) unknown command, handler failure, timeout
-    ├── ToolError              (szrag.tools) unknown tool, bad arguments
-    └── ProviderError          (szrag.llm) the model provider failed
+    SzragError                      error              500
+    ├── ConfigError                 config_error       500  bad configuration (file, environment)
+    ├── QuestionError               empty_question     400  an empty or unusable question
+    ├── IndexStoreError             index_unavailable  503  the index cannot be opened or written
+    │   └── DamagedIndexError       index_damaged      503  its database file is damaged
+    ├── PathError                   not_in_index       404  a path outside the root or not indexed
+    ├── CommandError                command_failed     502  a command could not be found or run
+    │   ├── UnknownCommand          unknown_command    404
+    │   ├── CommandNotAllowed       not_allowed        403  off the allowlist, or not for tools
+    │   ├── MissingHandler          missing_handler    500  metadata registered without a handler
+    │   ├── CommandFailed           failed             502  the handler raised
+    │   │   └── CommandInputError   bad_input          400  the handler refused its input
+    │   ├── NoResponse              no_response        502
+    │   ├── CommandTimeout          timeout            504
+    │   └── ContextClosed           context_closed     500  a response after the command ended
+    ├── ToolError                   tool_error         400  unknown tool, bad arguments
+    ├── ProviderError               provider           502  the model provider failed
+    │   ├── ProviderAuthError       auth                    401 / 403: the key
+    │   ├── ProviderNotFoundError   not_found               404: AI_URL or the model
+    │   ├── ProviderRequestError    bad_request             another 4xx
+    │   ├── ProviderRateLimitError  rate_limited            429 after every retry
+    │   ├── ProviderServerError     server_error            5xx, or an error event in the stream
+    │   ├── ProviderConnectionError connection              unreachable, or hung up
+    │   ├── ProviderTimeoutError    timeout                 silent too long, or past the deadline
+    │   ├── StreamCutError          stream_cut              the reply ended before it was complete
+    │   ├── MalformedResponseError  malformed               not the JSON it should be
+    │   └── ReplyTooLargeError      too_large               past SZRAG_AI_MAX_REPLY_CHARS
+    ├── ServerClosing               server_closing     503  the server is shutting down
+    └── ClientGone                  client_closed      499  the HTTP client went away
+
+``szrag.server.errors.ApiError`` (a face's own refusals: auth, limits, bad bodies) is a
+SzragError whose code and status are chosen per instance.
 """
 
 from __future__ import annotations
 
 
 class SzragError(Exception):
-    """Base of every szrag error: a user-facing message and a CLI exit code."""
+    """Base of every szrag error: a message to show, a stable code, an HTTP status and a
+    CLI exit code."""
 
+    code: str = "error"
+    http_status: int = 500
     exit_code: int = 1
 
     def __init__(self, message: str, *, exit_code: int | None = None) -> None:
@@ -31,40 +60,213 @@ class SzragError(Exception):
         return self.message
 
 
+def error_code(error: BaseException) -> str:
+    """The stable code of ``error`` ("failed" for anything that is not a SzragError)."""
+    return error.code if isinstance(error, SzragError) else "failed"
+
+
 class ConfigError(SzragError):
     """Configuration that cannot be used."""
 
+    code = "config_error"
     exit_code = 2
 
 
 class QuestionError(SzragError):
     """A question that is empty or otherwise unusable."""
 
+    code = "empty_question"
+    http_status = 400
     exit_code = 2
 
 
 class IndexStoreError(SzragError):
     """The index cannot be opened, written or rebuilt."""
 
+    code = "index_unavailable"
+    http_status = 503
+
+
+class DamagedIndexError(IndexStoreError):
+    """SQLite reports the database file as damaged (set aside and rebuilt by the index)."""
+
+    code = "index_damaged"
+
 
 class PathError(SzragError):
     """A path that is outside the indexed root or unknown to the index."""
 
+    code = "not_in_index"
+    http_status = 404
     exit_code = 2
+
+
+# --- commands -----------------------------------------------------------------------------
 
 
 class CommandError(SzragError):
     """A command could not be found or run."""
 
+    code = "command_failed"
+    http_status = 502
+
+
+class UnknownCommand(CommandError):
+    """No registered command has this id or slash name."""
+
+    code = "unknown_command"
+    http_status = 404
+    exit_code = 2
+
+
+class CommandNotAllowed(CommandError):
+    """The command exists but may not be run from here."""
+
+    code = "not_allowed"
+    http_status = 403
+    exit_code = 2
+
+
+class MissingHandler(CommandError):
+    """The command's metadata is registered but nothing handles it."""
+
+    code = "missing_handler"
+    http_status = 500
+
+
+class CommandFailed(CommandError):
+    """The command's handler raised an error."""
+
+    code = "failed"
+
+
+class CommandInputError(CommandFailed):
+    """The handler refused its input; the message says what it expects."""
+
+    code = "bad_input"
+    http_status = 400
+    exit_code = 2
+
+
+class NoResponse(CommandError):
+    """The handler finished without a single response."""
+
+    code = "no_response"
+
+
+class CommandTimeout(CommandError):
+    """The handler did not finish in time and was cancelled."""
+
+    code = "timeout"
+    http_status = 504
+
+
+class ContextClosed(CommandError):
+    """A handler responded after its command had ended (timed out or finished)."""
+
+    code = "context_closed"
+    http_status = 500
+
+
+# --- tools and the model provider ------------------------------------------------------------
+
 
 class ToolError(SzragError):
     """A live tool call that cannot be carried out."""
+
+    code = "tool_error"
+    http_status = 400
 
 
 class ProviderError(SzragError):
     """The model provider failed or answered with something unusable.
 
-    ``partial_text`` holds what the model had answered before the failure (kept, and shown
-    as cut)."""
+    ``status`` is the provider's HTTP status where there was one; ``partial_text`` holds what
+    the model had answered before the failure (kept, and shown as cut)."""
 
+    code = "provider"
+    http_status = 502
     partial_text: str = ""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ProviderAuthError(ProviderError):
+    """The provider rejected the key (401) or the key's permissions (403)."""
+
+    code = "auth"
+
+
+class ProviderNotFoundError(ProviderError):
+    """The endpoint or the model does not exist (404)."""
+
+    code = "not_found"
+
+
+class ProviderRequestError(ProviderError):
+    """The provider refused the request for another client-side reason (4xx)."""
+
+    code = "bad_request"
+
+
+class ProviderRateLimitError(ProviderError):
+    """Too many requests (429), still refused after the retries."""
+
+    code = "rate_limited"
+
+
+class ProviderServerError(ProviderError):
+    """The provider failed on its side (5xx or an error event in the stream)."""
+
+    code = "server_error"
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached, or (``dropped``) took the request and hung up."""
+
+    code = "connection"
+    dropped = False
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider went silent for longer than the timeout allows, or the reply took longer
+    than its deadline."""
+
+    code = "timeout"
+
+
+class StreamCutError(ProviderError):
+    """The reply stopped before it was complete."""
+
+    code = "stream_cut"
+
+
+class MalformedResponseError(ProviderError):
+    """The provider sent something that is not the JSON it should be."""
+
+    code = "malformed"
+
+
+class ReplyTooLargeError(ProviderError):
+    """The reply grew past the configured size (``SZRAG_AI_MAX_REPLY_CHARS``)."""
+
+    code = "too_large"
+
+
+# --- the server -------------------------------------------------------------------------------
+
+
+class ServerClosing(SzragError):
+    """The server is shutting down and takes no new work."""
+
+    code = "server_closing"
+    http_status = 503
+
+
+class ClientGone(SzragError):
+    """The HTTP client went away before the answer was ready."""
+
+    code = "client_closed"
+    http_status = 499

@@ -27,8 +27,7 @@ from szrag.commands import (
     builtin_registry,
     run_command,
 )
-from szrag.commands.model import ContextClosed
-from szrag.errors import CommandError
+from szrag.errors import CommandError, ContextClosed
 
 
 @pytest.fixture
@@ -61,7 +60,7 @@ async def test_unknown_command_suggests_close_ids(registry: CommandRegistry) -> 
         await _runner(registry).run("pnig")
     assert "unknown command 'pnig'" in caught.value.message
     assert "ping" in caught.value.message
-    assert caught.value.kind == "unknown_command"
+    assert caught.value.code == "unknown_command"
 
 
 async def test_command_not_on_the_allowlist_is_refused(registry: CommandRegistry) -> None:

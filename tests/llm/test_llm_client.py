@@ -14,7 +14,7 @@ from szrag.llm.errors import (
     MalformedResponseError,
     ProviderAuthError,
     ProviderConnectionError,
-    ProviderFailure,
+    ProviderError,
     ProviderNotFoundError,
     ProviderRateLimitError,
     ProviderRequestError,
@@ -317,7 +317,7 @@ async def test_client_errors_are_not_retried(
     provider: ScriptedProvider,
     client: ChatClient,
     status: int,
-    kind: type[ProviderFailure],
+    kind: type[ProviderError],
     code: str,
 ) -> None:
     provider.script(json_reply({"error": {"message": f"refused {status}"}}, status=status))

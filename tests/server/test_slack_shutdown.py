@@ -11,12 +11,13 @@ import pytest
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
+from szrag.errors import ServerClosing
 from szrag.runtime import ProcessRuntime
 from szrag.server import RateLimit, ServerSettings
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.shared_index import open_shared_index
-from szrag.server.slack import ServerClosing, SlackFace
+from szrag.server.slack import SlackFace
 from szrag.server.threads import DaemonThreadPool
 from szrag.settings import Settings
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from szrag.errors import ContextClosed
+
 if TYPE_CHECKING:
     from szrag.commands.registry import CommandRegistry
     from szrag.runtime import Runtime
@@ -166,10 +168,6 @@ class CommandOutcome:
     def ok(self) -> bool:
         """True when the command ran and responded."""
         return self.status == "ok"
-
-
-class ContextClosed(RuntimeError):
-    """A handler responded after its run had ended (it timed out or was cancelled)."""
 
 
 class CommandContext:

@@ -27,7 +27,7 @@ from szrag.commands.errors import (
     MissingHandler,
     NoResponse,
     UnknownCommand,
-    error_kind,
+    error_code,
 )
 from szrag.commands.model import (
     CommandContext,
@@ -128,7 +128,7 @@ class CommandRunner:
                 raise NoResponse(f"{spec.name} finished without a response")
             return CommandResult(id=spec.id, command=spec.name, responses=responses)
         except CommandError as error:
-            status, message, failure = error_kind(error), error.message, error
+            status, message, failure = error_code(error), error.message, error
             raise
         except asyncio.CancelledError:
             status, message = "cancelled", "the caller cancelled the command"

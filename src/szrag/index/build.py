@@ -27,7 +27,7 @@ from typing import Any
 
 from szrag.code import analyse_source, resolve_edges
 from szrag.config import RepoConfig, load_repo_config
-from szrag.errors import IndexStoreError
+from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index import store
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
@@ -374,10 +374,6 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
                 f"index {path} was unreadable ({error}); moved to {moved.name} and rebuilt"
             )
     raise AssertionError("unreachable")
-
-
-class DamagedIndexError(IndexStoreError):
-    """The database file is damaged (SQLite reports corruption): set aside and rebuild."""
 
 
 def _is_damage(error: sqlite3.Error, conn: sqlite3.Connection | None = None) -> bool:

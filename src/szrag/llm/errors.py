@@ -1,22 +1,7 @@
-"""Provider failures, one class per way a model request can go wrong.
+"""Reading a provider's failures: the error for an HTTP status, the provider's own message.
 
-::
-
-    ProviderError                   (szrag.errors)
-    └── ProviderFailure             adds ``code`` and ``status``
-        ├── ProviderAuthError       401 / 403: the key is missing, wrong or not allowed
-        ├── ProviderNotFoundError   404: wrong AI_URL or unknown model
-        ├── ProviderRequestError    any other 4xx: the provider refused the request
-        ├── ProviderRateLimitError  429 after every retry
-        ├── ProviderServerError     5xx after every retry, or an error sent inside the stream
-        ├── ProviderConnectionError nothing accepted the connection
-        ├── ProviderTimeoutError    no data within the read (or connect) timeout
-        ├── StreamCutError          the reply ended before it was complete
-        ├── MalformedResponseError  a body or event that is not the JSON it should be
-        └── ReplyTooLargeError      the reply grew past the configured size
-
-Each carries a short ``code`` for machine consumers and, where there was one, the HTTP
-``status``. Messages include the provider's own explanation when its body has one.
+The classes live in :mod:`szrag.errors` (the one tree) and are re-exported here for the
+client's callers.
 """
 
 from __future__ import annotations
@@ -25,93 +10,54 @@ import json
 import re
 from typing import Any
 
-from szrag.errors import ProviderError
+from szrag.errors import (
+    MalformedResponseError,
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderNotFoundError,
+    ProviderRateLimitError,
+    ProviderRequestError,
+    ProviderServerError,
+    ProviderTimeoutError,
+    ReplyTooLargeError,
+    StreamCutError,
+)
+
+__all__ = [
+    "MalformedResponseError",
+    "ProviderAuthError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderNotFoundError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderServerError",
+    "ProviderTimeoutError",
+    "ReplyTooLargeError",
+    "StreamCutError",
+    "error_detail",
+    "message_of",
+    "names_streaming_tools",
+    "provider_code",
+    "says_request_is_invalid",
+    "status_error",
+]
 
 MAX_DETAIL_CHARS = 1200  # long validation errors name the field near their end
 
 
-class ProviderFailure(ProviderError):
-    """A provider failure with a short machine-readable ``code`` and the HTTP ``status``."""
-
-    code = "provider"
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class ProviderAuthError(ProviderFailure):
-    """The provider rejected the key (401) or the key's permissions (403)."""
-
-    code = "auth"
-
-
-class ProviderNotFoundError(ProviderFailure):
-    """The endpoint or the model does not exist (404)."""
-
-    code = "not_found"
-
-
-class ProviderRequestError(ProviderFailure):
-    """The provider refused the request for another client-side reason (4xx)."""
-
-    code = "bad_request"
-
-
-class ProviderRateLimitError(ProviderFailure):
-    """Too many requests (429), still refused after the retries."""
-
-    code = "rate_limited"
-
-
-class ProviderServerError(ProviderFailure):
-    """The provider failed on its side (5xx or an error event in the stream)."""
-
-    code = "server_error"
-
-
-class ProviderConnectionError(ProviderFailure):
-    """The provider could not be reached, or (``dropped``) took the request and hung up."""
-
-    code = "connection"
-    dropped = False
-
-
-class ProviderTimeoutError(ProviderFailure):
-    """The provider went silent for longer than the timeout allows."""
-
-    code = "timeout"
-
-
-class StreamCutError(ProviderFailure):
-    """The reply stopped before it was complete."""
-
-    code = "stream_cut"
-
-
-class MalformedResponseError(ProviderFailure):
-    """The provider sent something that is not the JSON it should be."""
-
-    code = "malformed"
-
-
-class ReplyTooLargeError(ProviderFailure):
-    """The reply grew past the configured size (``SZRAG_AI_MAX_REPLY_CHARS``)."""
-
-    code = "too_large"
-
-
 def provider_code(error: ProviderError) -> str:
     """The short code of ``error`` (``provider`` for the bare base class)."""
-    return str(getattr(error, "code", "provider"))
+    return error.code
 
 
-def status_error(status: int, body: bytes, *, endpoint: str) -> ProviderFailure:
+def status_error(status: int, body: bytes, *, endpoint: str) -> ProviderError:
     """The error for an HTTP ``status`` answered by ``endpoint``, with the provider's detail."""
     detail = error_detail(body)
     suffix = f": {detail}" if detail else ""
     message: str
-    kind: type[ProviderFailure]
+    kind: type[ProviderError]
     if status in (401, 403):
         verb = "rejected the API key" if status == 401 else "refused access with this API key"
         kind, message = ProviderAuthError, f"the model provider {verb} (HTTP {status}){suffix}"

@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
+from szrag.errors import ClientGone
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
@@ -109,10 +110,6 @@ def wants_events(request: Request) -> bool:
     return "text/event-stream" in request.headers.get("accept", "").lower()
 
 
-class ClientGone(Exception):
-    """The client closed its connection before the answer was ready."""
-
-
 async def until_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:
     """``work``'s result, or ClientGone once the client has disconnected (``work`` is then
     cancelled, which also closes its model request)."""
@@ -126,7 +123,7 @@ async def until_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> 
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-                raise ClientGone
+                raise ClientGone("the client closed the connection")
     finally:
         task.cancel()  # a no-op when finished; otherwise this handler itself was cancelled
 

@@ -30,11 +30,10 @@ from szrag.commands import (
     CommandRunner,
     CommandSpec,
     Identity,
-    UnknownCommand,
     default_registry,
 )
-from szrag.commands.errors import error_kind
-from szrag.errors import ConfigError, IndexStoreError, QuestionError, SzragError
+from szrag.commands.errors import error_code
+from szrag.errors import SzragError
 from szrag.index import Index
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
@@ -48,23 +47,12 @@ OnToken = Callable[[str, int], Awaitable[None] | None]
 
 
 def error_status(error: BaseException) -> tuple[int, str, str]:
-    """The HTTP status, code and message that describe a failure to answer."""
+    """The HTTP status, code and message that describe a failure to answer: each szrag
+    error's own ``http_status`` and ``code``; anything else is an internal error."""
     if isinstance(error, ApiError):
         return error.status, error.code, error.message
-    if isinstance(error, QuestionError):
-        return 400, "empty_question", error.message
-    if isinstance(error, UnknownCommand):
-        return 404, "unknown_command", error.message
-    if isinstance(error, CommandNotAllowed):
-        return 403, "command_not_allowed", error.message
-    if isinstance(error, CommandError):
-        return 502, "command_failed", error.message
-    if isinstance(error, IndexStoreError):
-        return 503, "index_unavailable", error.message
-    if isinstance(error, ConfigError):
-        return 500, "config_error", error.message
     if isinstance(error, SzragError):
-        return 500, "answer_failed", error.message
+        return error.http_status, error.code, error.message
     return 500, "internal_error", "the server failed to answer; the error is in its log"
 
 
@@ -131,7 +119,7 @@ class AskService:
         try:
             return self.runner.resolve(spec.id)
         except CommandNotAllowed as error:
-            self._refused(spec, identity, source, error_kind(error), error.message)
+            self._refused(spec, identity, source, error_code(error), error.message)
             raise ApiError(403, "command_not_allowed", error.message) from None
         except CommandError as error:  # registered without a handler
             raise ApiError(*error_status(error)) from None

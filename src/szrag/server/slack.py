@@ -35,7 +35,7 @@ from slack_bolt import App, BoltRequest
 from slack_bolt.authorization import AuthorizeResult
 
 from szrag.commands import CommandError, CommandRegistry, Identity
-from szrag.errors import SzragError
+from szrag.errors import ServerClosing
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import MAX_QUESTION_CHARS, AskRequest
@@ -69,10 +69,6 @@ PRIVATE_COMMANDS = frozenset({"hash", "token"})
 
 T = TypeVar("T")
 Say = Callable[..., Any]
-
-
-class ServerClosing(SzragError):
-    """The server stopped before a Slack request was answered."""
 
 
 def slack_identity(command: dict[str, Any]) -> Identity:

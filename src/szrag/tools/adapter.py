@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from szrag.commands.allowlist import Allowlist
-from szrag.commands.errors import UnknownCommand, error_kind
+from szrag.commands.errors import UnknownCommand, error_code
 from szrag.commands.model import CommandSpec, Identity
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
@@ -280,7 +280,7 @@ class ToolAdapter:
                 "timeout", f"{tool.name} did not finish within {self.timeout:g} s and was cancelled"
             ) from None
         except CommandError as error:
-            raise _Failure(error_kind(error), error.message) from None
+            raise _Failure(error_code(error), error.message) from None
         except SzragError as error:
             raise _Failure("unavailable", error.message) from None
 
