@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
@@ -86,3 +87,29 @@ def test_a_busy_port_is_an_error_before_anything_claims_to_serve(retrieval_repo:
     assert result.exit_code != 0
     assert "cannot listen on 127.0.0.1" in result.stderr
     assert "serving" not in result.stdout
+
+
+def test_a_folder_that_is_no_repository_is_said_to_be_one_doubtfully(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(main, ["ask", "what is this", "--no-ai", "--root", str(empty)])
+    assert result.exit_code == 0
+    assert "holds no file szrag indexes: is it the repository's root?" in result.stderr
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "notes.md").write_text("# Notes\n\nsome text\n")
+    result = CliRunner().invoke(main, ["retrieve", "notes", "--root", str(loose)])
+    assert "no version control and no project file" in result.stderr
+
+
+def test_every_command_that_builds_the_index_says_so_without_a_terminal(
+    retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from szrag.cli import common
+
+    monkeypatch.setattr(common, "NOTE_MIN_FILES", 1)
+    result = CliRunner().invoke(
+        main, ["symbols", "verifyGithubSignature", "--root", str(retrieval_repo)]
+    )
+    assert result.exit_code == 0
+    assert "indexing " in result.stderr and " files..." in result.stderr

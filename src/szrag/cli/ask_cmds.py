@@ -18,6 +18,7 @@ from szrag.cli.common import (
     err_console,
     handle_errors,
     json_option,
+    open_index,
     print_json,
     root_option,
 )
@@ -167,17 +168,19 @@ def ask(
     settings = None if no_ai else Settings.from_env()
     if settings is not None and model:
         settings = dataclasses.replace(settings, ai_model=model)
-    result = answer_question(
-        " ".join(question),
-        root=root,
-        with_ai=not no_ai,
-        tools=True if (_default_tools(root) if tools is None else tools) else None,
-        on_activity=view.on_activity if verbose or not as_json else None,
-        on_token=None if as_json else view.on_token,
-        limit=limit,
-        budget=budget,
-        settings=settings,
-    )
+    with open_index(root) as index:
+        result = answer_question(
+            " ".join(question),
+            root=root,
+            index=index,
+            with_ai=not no_ai,
+            tools=True if (_default_tools(root) if tools is None else tools) else None,
+            on_activity=view.on_activity if verbose or not as_json else None,
+            on_token=None if as_json else view.on_token,
+            limit=limit,
+            budget=budget,
+            settings=settings,
+        )
     if as_json:
         print_json(result)
     else:

@@ -11,6 +11,7 @@ from szrag.cli.common import (
     console,
     handle_errors,
     json_option,
+    open_index,
     optional_question_argument,
     print_json,
     question_argument,
@@ -25,7 +26,6 @@ from szrag.code.graph import (
     get_dependencies,
 )
 from szrag.errors import QuestionError
-from szrag.index import load_index
 
 DEFAULT_LIMIT = 20
 
@@ -53,7 +53,7 @@ def _question(value: str) -> str:
 @handle_errors
 def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> None:
     """Show the functions, classes and methods that best match QUESTION."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         matches = find_symbols(_question(question), index)[:limit]
     if as_json:
         print_json([match.to_dict() for match in matches])
@@ -78,7 +78,7 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
 @handle_errors
 def routes_command(question: str | None, root: Path, limit: int, as_json: bool) -> None:
     """Show the HTTP routes that match QUESTION, or every route without one."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         matches = (
             find_routes(_question(question), index)[:limit]
             if question is not None
@@ -116,7 +116,7 @@ def _print_paths(paths: list[str], as_json: bool, empty: str) -> None:
 @handle_errors
 def deps_command(path: str, root: Path, as_json: bool) -> None:
     """List the files PATH imports or refers to."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         found = get_dependencies(path, index)
     _print_paths(found, as_json, f"{path} depends on no indexed file")
 
@@ -128,7 +128,7 @@ def deps_command(path: str, root: Path, as_json: bool) -> None:
 @handle_errors
 def dependants_command(path: str, root: Path, as_json: bool) -> None:
     """List the files that import PATH."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         found = get_dependants(path, index)
     _print_paths(found, as_json, f"no indexed file imports {path}")
 
@@ -143,7 +143,7 @@ def env_command(name: str, root: Path, as_json: bool) -> None:
     wanted = name.strip()
     if not wanted:
         raise QuestionError("no variable name given")
-    with load_index(root) as index:
+    with open_index(root) as index:
         references = find_environment_variable(wanted, index)
     if as_json:
         print_json([reference.to_dict() for reference in references])

@@ -6,15 +6,20 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from szrag.errors import SzragError
+from szrag.index import Index, load_index
+from szrag.index.build import Progress as ProgressCallback
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -104,3 +109,67 @@ def configure_logging(debug: bool) -> None:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+
+
+PROGRESS_DELAY = 0.5  # seconds of work before a progress bar is worth showing
+NOTE_MIN_FILES = 200  # without a terminal, indexing fewer files is not worth a line
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A progress callback that shows a bar on stderr once work lasts more than a moment."""
+    if not enabled:
+        yield None
+        return
+    if not err_console.is_terminal:  # a log or a pipe: one line, once the work is real
+        said = False
+
+        def note(done: int, total: int, path: str) -> None:
+            nonlocal said
+            if not said and total >= NOTE_MIN_FILES:
+                err_console.print(f"indexing {total} files...", highlight=False, markup=False)
+                said = True
+
+        yield note
+        return
+    started = time.monotonic()
+    bar = Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    task = bar.add_task("files", total=None)
+    shown = False
+
+    def update(done: int, total: int, path: str) -> None:
+        nonlocal shown
+        if not shown and time.monotonic() - started > PROGRESS_DELAY:
+            bar.start()
+            shown = True
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if shown:
+            bar.stop()
+
+
+@contextmanager
+def open_index(root: Path, *, progress: bool = True) -> Iterator[Index]:
+    """The index of ``root`` for a command: built or refreshed with the same progress bar as
+    ``szrag index`` (a one-line note without a terminal), its warnings and notes on stderr."""
+    with progress_bar(progress) as callback:
+        index = load_index(root, progress=callback)
+    report = index.last_report
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for note in report.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False)
+    try:
+        yield index
+    finally:
+        index.close()

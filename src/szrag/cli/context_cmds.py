@@ -13,6 +13,7 @@ from szrag.cli.common import (
     console,
     handle_errors,
     json_option,
+    open_index,
     print_json,
     question_argument,
     root_option,
@@ -21,7 +22,6 @@ from szrag.context import CodebaseContext, PackedContext
 from szrag.context.assemble import assemble_context
 from szrag.context.plan import ContextPlan
 from szrag.context.tokens import TOKENIZER_SETTING, TOKENIZERS
-from szrag.index import load_index
 from szrag.retrieve import DEFAULT_LIMIT, Source
 
 
@@ -59,7 +59,7 @@ def context_command(
     question: str, budget: int | None, limit: int, tokenizer: str | None, root: Path, as_json: bool
 ) -> None:
     """Print the packed repository context for QUESTION, its token use and what it holds."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         plan = ContextPlan.of(index.config, budget=budget)
         if tokenizer:
             plan = replace(plan, tokenizer=tokenizer)

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from szrag.cli.common import (
@@ -16,48 +12,15 @@ from szrag.cli.common import (
     err_console,
     handle_errors,
     json_option,
+    open_index,
     print_json,
+    progress_bar,
     question_argument,
     root_option,
 )
 from szrag.config import RANKER_NAMES
 from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
-from szrag.index.build import Progress as ProgressCallback
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
-
-PROGRESS_DELAY = 0.5  # seconds of work before a progress bar is worth showing
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
-    """A progress callback that shows a bar on stderr once work lasts more than a moment."""
-    if not enabled or not err_console.is_terminal:
-        yield None
-        return
-    started = time.monotonic()
-    bar = Progress(
-        TextColumn("indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
-    task = bar.add_task("files", total=None)
-    shown = False
-
-    def update(done: int, total: int, path: str) -> None:
-        nonlocal shown
-        if not shown and time.monotonic() - started > PROGRESS_DELAY:
-            bar.start()
-            shown = True
-        bar.update(task, completed=done, total=total)
-
-    try:
-        yield update
-    finally:
-        if shown:
-            bar.stop()
 
 
 def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
@@ -147,7 +110,7 @@ def retrieve_command(
     question: str, root: Path, limit: int, show_text: bool, ranker: str | None, as_json: bool
 ) -> None:
     """Show the source chunks that best match QUESTION."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         sources = retrieve(question, limit, index=index, ranker=ranker)
     if as_json:
         print_json([source.to_dict() for source in sources])
@@ -180,7 +143,7 @@ def retrieve_command(
 @handle_errors
 def images_command(question: str, root: Path, limit: int, as_json: bool) -> None:
     """Show the images whose paths match QUESTION."""
-    with load_index(root) as index:
+    with open_index(root) as index:
         images = retrieve_images(question, limit, index=index)
     if as_json:
         print_json([image.to_dict() for image in images])

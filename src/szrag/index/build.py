@@ -32,7 +32,7 @@ from szrag.index import store
 from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
-from szrag.index.vcs import exclude_index_from_git
+from szrag.index.vcs import exclude_index_from_git, root_warning
 from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
@@ -449,7 +449,8 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
         raise IndexStoreError(f"index {path}: {error}") from error
     note = exclude_index_from_git(root) if created else None
     if report is not None:
-        report.warnings = warnings + report.warnings
+        doubt = root_warning(root, index.counts()["files"]) if created else None
+        report.warnings = warnings + report.warnings + ([doubt] if doubt else [])
         report.notes = [note] if note else []
         index.last_report = report
     else:
