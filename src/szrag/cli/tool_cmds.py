@@ -52,11 +52,26 @@ def commands_command(root: Path, as_json: bool) -> None:
     if as_json:
         print_json({"commands": rows, "pluginErrors": registry.plugin_errors})
         return
+    # the repository and runtime commands first, the built-in utilities apart below them
+    groups = [
+        ("repository and runtime", [row for row in rows if row["category"] == "general"]),
+        ("utilities", [row for row in rows if row["category"] != "general"]),
+    ]
     table = Table("command", "category", "allowlisted", "description")
-    for row in rows:
-        table.add_row(
-            row["name"], row["category"], "yes" if row["allowlisted"] else "no", row["description"]
-        )
+    for title, members in groups:
+        if not members:
+            continue
+        table.add_row(f"[bold]{title}[/]", "", "", "")
+        for number, row in enumerate(
+            sorted(members, key=lambda item: (item["category"], item["name"]))
+        ):
+            table.add_row(
+                row["name"],
+                row["category"],
+                "yes" if row["allowlisted"] else "no",
+                row["description"],
+                end_section=number == len(members) - 1,
+            )
     console.print(table)
     for error in registry.plugin_errors:
         err_console.print(

@@ -85,7 +85,7 @@ TOOLS: tuple[ToolDefinition, ...] = (
     ),
     ToolDefinition(
         "getCommands",
-        "List the registered Slackzilla commands. With no arguments it returns only the "
+        "List the registered commands (the /sz-* commands: repository and runtime commands and built-in utilities). With no arguments it returns only the "
         "command ids. `id` looks one command up exactly. `name`, `description`, `category`, "
         "`usageHint` and `text` are case-insensitive substring filters (`text` searches every "
         "field); given together they must all match. Each result says whether runCommand may "
@@ -112,7 +112,7 @@ TOOLS: tuple[ToolDefinition, ...] = (
     ),
     ToolDefinition(
         "runCommand",
-        "Run a registered Slackzilla command and return its responses. Call it when the user "
+        "Run a registered command (an /sz-* command) and return its responses. Call it when the user "
         "asks to run, execute, use, call or invoke a command, then use its output as evidence "
         "in the answer. Only allowlisted commands run; `ask` is never available here.",
         _object(
