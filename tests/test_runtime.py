@@ -340,3 +340,24 @@ def test_release_info(tmp_path: Path) -> None:
     assert found["found"] is True and found["release"]["notes"] == "- Big."
     missing = read_release_info(tmp_path, "5.0")
     assert missing["found"] is False and missing["message"] == "version 5.0 is not in CHANGELOG.md"
+
+
+def test_release_history_in_restructured_text_and_under_docs(tmp_path: Path) -> None:
+    rst = (
+        "Changelog\n=========\n\n"
+        "Version 3.1.1\n-------------\n\nUnreleased\n\n-   Fix the session cookie.\n\n"
+        "Version 3.1.0\n-------------\n\nReleased 2024-11-13\n\n-   Drop Python 3.8.\n\n"
+        "Bug fixes\n~~~~~~~~~\n\n-   A fix inside the release.\n"
+    )
+    entries = parse_history(rst)
+    assert [(entry.version, entry.date) for entry in entries] == [
+        ("3.1.1", None),
+        ("3.1.0", "2024-11-13"),
+    ]
+    assert "Drop Python 3.8." in entries[1].body and "A fix inside the release." in entries[1].body
+    (tmp_path / "CHANGES.rst").write_text(rst)
+    assert find_history_file(tmp_path) == tmp_path / "CHANGES.rst"
+    (tmp_path / "CHANGES.rst").unlink()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "changelog.rst").write_text(rst)
+    assert find_history_file(tmp_path) == tmp_path / "docs" / "changelog.rst"

@@ -17,7 +17,12 @@ from typing import Any
 
 from szrag.version import __version__
 
-HISTORY_FILES = ("CHANGELOG.md", "CHANGES.md", "HISTORY.md", "RELEASES.md", "RELEASE_NOTES.md")
+HISTORY_FILES = tuple(
+    f"{stem}{suffix}"
+    for stem in ("CHANGELOG", "CHANGES", "HISTORY", "RELEASES", "RELEASE_NOTES", "NEWS")
+    for suffix in (".md", ".rst", ".txt", "")
+)
+HISTORY_FOLDERS = ("docs", "doc")  # docs/changelog.rst and the like
 MAX_BODY_CHARS = 4000
 MAX_HISTORY_BYTES = 2 * 1024 * 1024
 MAX_LISTED_VERSIONS = 20
@@ -26,6 +31,7 @@ _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _VERSION = re.compile(r"(?<![\w.])\[?v?(\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.\-]+)?)\]?(?![\w.])")
 _UNRELEASED = re.compile(r"\bunreleased\b", re.IGNORECASE)
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+_UNDERLINE = re.compile(r"^([=\-~^*+#`'\".])\1{2,}\s*$")  # reStructuredText section titles
 
 
 @dataclass(frozen=True)
@@ -59,21 +65,37 @@ def parse_history(text: str) -> list[ReleaseEntry]:
     def flush() -> None:
         if current is not None:
             version, date, title = current
-            notes = "\n".join(body).strip()[:MAX_BODY_CHARS]
-            entries.append(ReleaseEntry(version, date, title, notes))
+            notes = "\n".join(body).strip()
+            if date is None:  # "Released 2024-11-13" on the lines under the title
+                found = _DATE.search("\n".join(notes.splitlines()[:3]))
+                date = found.group(1) if found else None
+            entries.append(ReleaseEntry(version, date, title, notes[:MAX_BODY_CHARS]))
 
-    for line in text.splitlines():
+    lines = text.splitlines()
+    skip = False
+    for number, line in enumerate(lines):
+        if skip:  # the underline of a reStructuredText title
+            skip = False
+            continue
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        heading = None if in_fence else _HEADING.match(line)
-        version = _heading_version(heading.group(2)) if heading else None
-        if heading and version:
+        title: str | None = None
+        if not in_fence:
+            heading = _HEADING.match(line)
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            if heading:
+                title = heading.group(2)
+            elif line.strip() and _UNDERLINE.match(following):
+                title, skip = line.strip(), True
+        version = _heading_version(title) if title else None
+        if title and version:
             flush()
-            date = _DATE.search(heading.group(2))
-            current = (version, date.group(1) if date else None, heading.group(2).strip())
+            date = _DATE.search(title)
+            current = (version, date.group(1) if date else None, title.strip())
             body = []
         elif current is not None:
             body.append(line)
+            skip = False
     flush()
     return entries
 
@@ -87,6 +109,14 @@ def find_history_file(root: Path) -> Path | None:
     for name in HISTORY_FILES:
         if name.lower() in names:
             return names[name.lower()]
+    for folder in HISTORY_FOLDERS:
+        try:
+            inside = sorted(path for path in (root / folder).iterdir() if path.is_file())
+        except OSError:
+            continue
+        for path in inside:
+            if path.name.lower().startswith(("changelog", "changes", "history", "news")):
+                return path
     return None
 
 
