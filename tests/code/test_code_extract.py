@@ -134,3 +134,30 @@ def test_truncated_sources_never_break_the_parser() -> None:
         for cut in range(1, len(text), max(1, len(text) // 7)):
             record = analyse_source(source.name, text[:cut])
             assert record is None or json.loads(json.dumps(record)) == record
+
+
+def test_blueprint_and_router_prefixes_are_part_of_their_routes() -> None:
+    source = (
+        "from flask import Blueprint\n"
+        "from fastapi import APIRouter\n\n"
+        'bp = Blueprint("auth", __name__, url_prefix="/auth")\n'
+        'router = APIRouter(prefix="/users")\n'
+        'plain = Blueprint("plain", __name__)\n\n'
+        '@bp.route("/login", methods=["GET", "POST"])\n'
+        "def login():\n    return 'x'\n\n"
+        '@router.get("")\n'
+        "def list_users():\n    return []\n\n"
+        '@router.get("/{user_id}")\n'
+        "def get_user(user_id):\n    return {}\n\n"
+        '@plain.route("/about")\n'
+        "def about():\n    return 'a'\n"
+    )
+    record = analyse_source("app/auth.py", source)
+    assert record is not None
+    assert [(route["method"], route["path"], route["handler"]) for route in record["routes"]] == [
+        ("GET", "/auth/login", "login"),
+        ("POST", "/auth/login", "login"),
+        ("GET", "/users", "list_users"),
+        ("GET", "/users/{user_id}", "get_user"),
+        ("GET", "/about", "about"),
+    ]

@@ -152,9 +152,45 @@ def _decorated(captures: Captures) -> list[Route]:
         if name in ("route", "api_route")
         else [name.upper()]
     )
+    owner = first_capture(captures, "route.object")
+    prefix = router_prefix(owner) if owner is not None else ""
+    if prefix:
+        path = prefix.rstrip("/") + ("/" + path.lstrip("/") if path.strip("/") else "")
     at = line(method)
     handler_text = text(handler) if handler is not None else None
     return [Route(item, path, at, handler_text) for item in methods]
+
+
+_ROUTER_FACTORIES = frozenset({"Blueprint", "APIRouter"})
+
+
+def router_prefix(owner: Node) -> str:
+    """The prefix a Flask ``Blueprint(url_prefix=...)`` or FastAPI ``APIRouter(prefix=...)``
+    assigned to the decorator's object at the top of the module gives its routes ("" when
+    there is none, or it is not a literal)."""
+    name = text(owner)
+    module = owner
+    while module.parent is not None:
+        module = module.parent
+    for statement in module.named_children:
+        if statement.type != "expression_statement" or not statement.named_children:
+            continue
+        assignment = statement.named_children[0]
+        if assignment.type != "assignment":
+            continue
+        left = assignment.child_by_field_name("left")
+        right = assignment.child_by_field_name("right")
+        if left is None or right is None or text(left) != name or not is_call(right):
+            continue
+        factory = dotted_name(right.child_by_field_name("function")) or ""
+        if factory.rsplit(".", 1)[-1] not in _ROUTER_FACTORIES:
+            continue
+        args = arguments_of(right)
+        prefix = string_value(
+            keyword_argument(args, "url_prefix") or keyword_argument(args, "prefix")
+        )
+        return prefix if prefix and prefix.startswith("/") else ""
+    return ""
 
 
 def _url_rule(call: Node) -> list[Route]:

@@ -19,7 +19,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7  # 7: routes carry their Blueprint/APIRouter prefix
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
