@@ -8,8 +8,9 @@ model calls a tool (streamed, else unstreamed, as answering would fall back).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,22 +91,14 @@ async def check_provider(
     return checks
 
 
-class _client:
+@contextlib.asynccontextmanager
+async def _client(given: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient]:
     """The caller's HTTP client, or one of our own for the checks."""
-
-    def __init__(self, given: httpx.AsyncClient | None) -> None:
-        self.given = given
-        self.own: httpx.AsyncClient | None = None
-
-    async def __aenter__(self) -> httpx.AsyncClient:
-        if self.given is not None:
-            return self.given
-        self.own = httpx.AsyncClient()
-        return self.own
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.own is not None:
-            await self.own.aclose()
+    if given is not None:
+        yield given
+        return
+    async with httpx.AsyncClient() as own:
+        yield own
 
 
 def _headers(settings: Settings) -> dict[str, str]:

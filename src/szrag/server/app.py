@@ -73,14 +73,10 @@ def create_app(
     commands_allowed = allowlist or Allowlist.from_env()
     process_runtime = runtime or ProcessRuntime(root)
     audit_log = audit or AuditLog.for_root(root)
-    offer_tools = live_tools
-    if offer_tools is None:  # SZRAG_TOOLS when set, else the repository's setting, else on
-        repository = load_repo_config(root).tools
-        offer_tools = (
-            server_settings.live_tools
-            if server_settings.tools_from_environment or repository is None
-            else repository
-        )
+    # the caller, else SZRAG_TOOLS, else the repository's setting, else on
+    offer_tools = live_tools if live_tools is not None else server_settings.live_tools
+    if offer_tools is None:
+        offer_tools = load_repo_config(root).tools is not False
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -64,8 +64,7 @@ class ServerSettings:
     watch: bool = True
     watch_debounce_ms: int = 400
     sse_ping_seconds: float = 15.0
-    live_tools: bool = True  # SZRAG_TOOLS: offer the model the live tools
-    tools_from_environment: bool = False  # SZRAG_TOOLS was set (it wins over the repository)
+    live_tools: bool | None = None  # SZRAG_TOOLS; None: the repository's setting, else on
 
     @property
     def auth_required(self) -> bool:
@@ -94,7 +93,6 @@ class ServerSettings:
             slack_bot_token=env_text(env, "SLACK_BOT_TOKEN") or None,
             slack_app_token=env_text(env, "SLACK_APP_TOKEN") or None,
             watch=env_flag(env, "SZRAG_WATCH", True),
-            live_tools=live_tools_enabled(env),
-            tools_from_environment=bool(env_text(env, "SZRAG_TOOLS")),
+            live_tools=live_tools_enabled(env) if env_text(env, "SZRAG_TOOLS") else None,
             watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
         )
