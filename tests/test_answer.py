@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,14 @@ from szrag.answer import (
     debug_question_async,
 )
 from szrag.audit import AuditLog
-from szrag.commands import Allowlist, default_registry
-from szrag.errors import CommandError, QuestionError
+from szrag.commands import Allowlist
+from szrag.errors import CommandError, ConfigError, QuestionError
+from szrag.host import Host
 from szrag.index import load_index
 from szrag.llm.loop import LIVE_DATA_LABEL
 from szrag.llm.prompts import override_path
 from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
-from szrag.runtime import ProcessRuntime
 from szrag.settings import Settings
-from szrag.tools import ToolAdapter
 
 QUESTION = "How does the webhook deploy work?"
 AI_KEYS = [
@@ -64,8 +64,7 @@ async def test_ai_answer_has_the_spec_shape_and_streams_tokens(
 
     result = await answer_question_async(
         QUESTION,
-        root=retrieval_repo,
-        settings=settings,
+        Host.from_env(retrieval_repo, settings=settings),
         on_token=lambda text, number: tokens.append((text, number)),
         on_activity=seen.append,
     )
@@ -97,7 +96,8 @@ async def test_the_model_receives_the_system_prompt_and_the_evidence(
 ) -> None:
     provider.script(text_reply("ok"))
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    host = Host.from_env(retrieval_repo, settings=settings, live_tools=False)
+    result = await answer_question_async(QUESTION, host)
 
     system, user = provider.requests[0].json["messages"]
     assert system["role"] == "system" and "Answer only from the evidence" in system["content"]
@@ -117,7 +117,7 @@ async def test_repository_prompt_override_is_sent(
     path.write_text("Pagebot house rules.", encoding="utf-8")
     provider.script(text_reply("ok"))
 
-    await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert provider.requests[0].json["messages"][0]["content"] == "Pagebot house rules."
 
@@ -126,7 +126,7 @@ async def test_without_ai_the_result_carries_the_packed_context(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
     result = await answer_question_async(
-        QUESTION, root=retrieval_repo, with_ai=False, settings=settings, budget=1500
+        QUESTION, Host.from_env(retrieval_repo, settings=settings), with_ai=False, budget=1500
     )
 
     assert list(result) == ["answer", "sources", "images", "command", "activities", "context"]
@@ -139,14 +139,20 @@ async def test_without_ai_the_result_carries_the_packed_context(
     assert provider.requests == []
 
 
-async def test_without_ai_the_model_settings_are_not_read(
+async def test_the_library_never_reads_the_process_environment(
     retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SZRAG_AI_READ_TIMEOUT", "not a number")
+    monkeypatch.setenv("AI_API_KEY", "sk-from-the-process")
+    monkeypatch.setenv("SZRAG_CONTEXT_BUDGET", "77")
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, with_ai=False)
+    result = await answer_question_async(QUESTION, retrieval_repo)
 
-    assert result["sources"]
+    assert result["sources"] and result["activities"][-1]["message"].startswith("AI_API_KEY")
+    with pytest.raises(ConfigError, match="SZRAG_AI_READ_TIMEOUT"):
+        Host.from_env(retrieval_repo, {"SZRAG_AI_READ_TIMEOUT": "not a number"})
+    given = Host.from_env(retrieval_repo, {"SZRAG_CONTEXT_BUDGET": "77"})
+    assert (await answer_question_async(QUESTION, given, with_ai=False))["context"]["budget"] == 77
 
 
 async def test_async_callbacks_are_awaited_in_order(
@@ -165,8 +171,7 @@ async def test_async_callbacks_are_awaited_in_order(
 
     await answer_question_async(
         QUESTION,
-        root=retrieval_repo,
-        settings=settings,
+        Host.from_env(retrieval_repo, settings=settings),
         on_activity=on_activity,
         on_token=on_token,
     )
@@ -179,7 +184,7 @@ async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
 ) -> None:
     keyless = Settings(ai_url=settings.ai_url)
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=keyless)
+    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=keyless))
 
     assert list(result) == ["answer", "sources", "images", "command", "activities"]
     assert "AI_API_KEY" in result["answer"] and "AI_URL" in result["answer"]
@@ -191,7 +196,7 @@ async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
 async def test_missing_key_is_read_from_the_environment(
     retrieval_repo: Path, provider: ScriptedProvider
 ) -> None:
-    result = await answer_question_async(QUESTION, root=retrieval_repo)
+    result = await answer_question_async(QUESTION, retrieval_repo)
 
     assert "activities" in result and "usage" not in result
     assert result["activities"][-1]["message"].startswith("AI_API_KEY is not set")
@@ -202,7 +207,7 @@ async def test_a_provider_failure_is_an_answer_not_a_crash(
 ) -> None:
     provider.script(json_reply({"error": {"message": "invalid api key"}}, status=401))
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert list(result) == [*AI_KEYS, "error"]
     assert result["error"]["code"] == "auth"
@@ -219,7 +224,7 @@ async def test_an_inferred_command_runs_first_and_skips_codebase_context(
     provider.script(text_reply("2 + 2 is 4."))
 
     result = await answer_question_async(
-        "Please run /sz-calc 2 + 2", root=retrieval_repo, settings=settings
+        "Please run /sz-calc 2 + 2", Host.from_env(retrieval_repo, settings=settings)
     )
 
     assert result["command"]["id"] == "calc"
@@ -229,7 +234,7 @@ async def test_an_inferred_command_runs_first_and_skips_codebase_context(
     assert ("context", "skipped") in steps(result)
     user = provider.requests[0].json["messages"][1]["content"]
     assert "<command_result>\nCommand: /sz-calc 2 + 2\nResponse 1:" in user
-    (audited,) = AuditLog.for_root(retrieval_repo).read()
+    (audited,) = AuditLog.for_root(retrieval_repo, {}).read()
     assert (audited["command"], audited["source"], audited["outcome"]) == (
         "calc",
         "inference",
@@ -243,7 +248,10 @@ async def test_a_command_failure_is_reported_and_answering_goes_on(
     provider.script(text_reply("The expression was invalid."))
 
     result = await answer_question_async(
-        "question", root=retrieval_repo, settings=settings, command_id="calc", command_text="2 +"
+        "question",
+        Host.from_env(retrieval_repo, settings=settings),
+        command_id="calc",
+        command_text="2 +",
     )
 
     assert result["command"]["responses"] == []
@@ -258,12 +266,10 @@ async def test_an_inferred_command_off_the_allowlist_does_not_run(
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("SZRAG_COMMAND_ALLOWLIST", "ping")
     provider.script(text_reply("Not allowed here."))
+    host = Host.from_env(retrieval_repo, {"SZRAG_COMMAND_ALLOWLIST": "ping"}, settings=settings)
 
-    result = await answer_question_async(
-        "Please run /sz-calc 2 + 2", root=retrieval_repo, settings=settings
-    )
+    result = await answer_question_async("Please run /sz-calc 2 + 2", host)
 
     assert "allowlist" in result["command"]["error"]
     assert steps(result)[1] == ("command", "failed")
@@ -271,13 +277,13 @@ async def test_an_inferred_command_off_the_allowlist_does_not_run(
 
 async def test_an_unknown_explicit_command_is_the_callers_error(retrieval_repo: Path) -> None:
     with pytest.raises(CommandError, match="unknown command"):
-        await answer_question_async("q", root=retrieval_repo, command_id="no-such-command")
+        await answer_question_async("q", retrieval_repo, command_id="no-such-command")
 
 
 @pytest.mark.parametrize("question", ["", "   \n"])
 async def test_an_empty_question_is_refused(retrieval_repo: Path, question: str) -> None:
     with pytest.raises(QuestionError):
-        await answer_question_async(question, root=retrieval_repo)
+        await answer_question_async(question, retrieval_repo)
 
 
 async def test_default_tools_run_and_become_tool_activities(
@@ -290,8 +296,7 @@ async def test_default_tools_run_and_become_tool_activities(
 
     result = await answer_question_async(
         "Is pagebot up?",
-        root=retrieval_repo,
-        settings=settings,
+        Host.from_env(retrieval_repo, settings=settings),
         tools=True,
         on_token=lambda text, number: tokens.append((text, number)),
     )
@@ -316,25 +321,20 @@ async def test_default_tools_run_and_become_tool_activities(
     assert [number for _, number in tokens] == sorted(number for _, number in tokens)
 
 
-async def test_a_callers_adapter_still_gets_its_own_activities(
+async def test_tool_activities_reach_the_callers_on_activity(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
-    own: list[dict[str, Any]] = []
-    adapter = ToolAdapter(
-        registry=default_registry(),
-        runtime=ProcessRuntime(retrieval_repo),
-        index_root=retrieval_repo,
-        allowlist=Allowlist.from_env(),
-        audit=AuditLog.disabled(),
-        on_activity=own.append,
-    )
+    seen: list[Activity] = []
     provider.script(tool_reply(("getRoutes", "{}")), text_reply("Routes listed."))
 
     result = await answer_question_async(
-        "Which routes exist?", root=retrieval_repo, settings=settings, tools=adapter
+        "Which routes exist?",
+        Host.from_env(retrieval_repo, settings=settings, audit=AuditLog.disabled()),
+        tools=True,
+        on_activity=seen.append,
     )
 
-    assert [event["tool"] for event in own] == ["getRoutes"]
+    assert [(a.metadata or {})["tool"] for a in seen if a.stage == "tool"] == ["getRoutes"]
     assert [a["metadata"]["tool"] for a in result["activities"] if a["stage"] == "tool"] == [
         "getRoutes"
     ]
@@ -347,7 +347,7 @@ async def test_a_given_index_is_used_and_left_open(
 ) -> None:
     with load_index(retrieval_repo) as index:
         result = await answer_question_async(
-            QUESTION, index=index, with_ai=False, settings=settings
+            QUESTION, Host.from_env(retrieval_repo, settings=settings, index=index), with_ai=False
         )
 
         assert result["sources"]
@@ -359,8 +359,10 @@ def test_sync_wrapper_matches_the_async_core(
 ) -> None:
     provider.script(text_reply("Same answer."), text_reply("Same answer."))
 
-    sync = answer_question(QUESTION, root=retrieval_repo, settings=settings)
-    core = asyncio.run(answer_question_async(QUESTION, root=retrieval_repo, settings=settings))
+    sync = answer_question(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    core = asyncio.run(
+        answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    )
 
     assert list(sync) == list(core) == AI_KEYS
     assert sync["answer"] == core["answer"]
@@ -370,11 +372,11 @@ def test_sync_wrapper_matches_the_async_core(
 
 async def test_sync_wrapper_refuses_a_running_loop(retrieval_repo: Path) -> None:
     with pytest.raises(RuntimeError, match="running event loop"):
-        answer_question(QUESTION, root=retrieval_repo)
+        answer_question(QUESTION, retrieval_repo)
 
 
 def test_debug_question_shows_everything_without_running_anything(retrieval_repo: Path) -> None:
-    result = debug_question("run /sz-calc 1 + 1 and explain webhook.js", root=retrieval_repo)
+    result = debug_question("run /sz-calc 1 + 1 and explain webhook.js", retrieval_repo)
 
     assert result["command"] == {"id": "calc", "text": "1 + 1 and explain webhook.js"}
     assert result["commandOriented"] is True
@@ -386,13 +388,11 @@ def test_debug_question_shows_everything_without_running_anything(retrieval_repo
         "retrieval",
         "context",
     ]
-    assert AuditLog.for_root(retrieval_repo).read() == []
+    assert AuditLog.for_root(retrieval_repo, {}).read() == []
 
 
 def test_debug_question_includes_the_codebase_context(retrieval_repo: Path) -> None:
-    result = debug_question(
-        "Where is verifyGithubSignature in server/webhook.js?", root=retrieval_repo
-    )
+    result = debug_question("Where is verifyGithubSignature in server/webhook.js?", retrieval_repo)
 
     assert result["command"] is None
     assert result["codebaseContext"] is not None
@@ -406,20 +406,15 @@ async def test_a_host_runner_runs_commands_with_its_allowlist_and_observers(
     from szrag.commands.model import CommandOutcome
 
     seen: list[CommandOutcome] = []
-    runner = CommandRunner(
-        allowlist=Allowlist.of(["calc"]), observers=[seen.append], root=retrieval_repo
-    )
-    result = await answer_question_async(
-        "Please run /sz-calc 2 + 2", root=retrieval_repo, with_ai=False, commands=runner
-    )
+    host = Host.from_env(retrieval_repo, allowlist=Allowlist.of(["calc"]))
+    host = host.replace(runner=CommandRunner(host.policy, observers=[seen.append]))
+    result = await answer_question_async("Please run /sz-calc 2 + 2", host, with_ai=False)
     assert result["command"]["responses"] and "error" not in result["command"]
     assert [(item.command_id, item.source, item.status) for item in seen] == [
         ("calc", "inference", "ok")
     ]
 
-    refused = await answer_question_async(
-        "Please run /sz-echo hello", root=retrieval_repo, with_ai=False, commands=runner
-    )
+    refused = await answer_question_async("Please run /sz-echo hello", host, with_ai=False)
     assert "allowlist" in refused["command"]["error"]
     assert seen[-1].command_id == "echo" and seen[-1].status == "not_allowed"
 
@@ -427,13 +422,13 @@ async def test_a_host_runner_runs_commands_with_its_allowlist_and_observers(
 async def test_source_snippets_reach_callers_redacted(copy_fixture: Any) -> None:
     root = copy_fixture("secrets_app")  # a fixture that plants every kind of secret
     result = await answer_question_async(
-        "slack bot token github token aws keys config", root=root, with_ai=False
+        "slack bot token github token aws keys config", root, with_ai=False
     )
     texts = "\n".join(source["text"] for source in result["sources"])
     assert result["sources"] and "[REDACTED:" in texts
     for planted in ("xoxb-", "ghp_", "AKIA", "BEGIN RSA PRIVATE KEY"):
         assert planted not in texts
-    debug = await debug_question_async("slack bot token github token aws keys config", root=root)
+    debug = await debug_question_async("slack bot token github token aws keys config", root)
     assert "xoxb-" not in json.dumps(debug)
 
 
@@ -442,12 +437,31 @@ async def test_a_password_in_a_hash_question_never_reaches_the_model(
 ) -> None:
     provider.script(text_reply("Here is the derived key."))
     question = "/sz-hash the password hunter2 with PBKDF2 and 1000 iterations using sha256"
-    result = await answer_question_async(question, root=retrieval_repo, settings=settings)
+    result = await answer_question_async(question, Host.from_env(retrieval_repo, settings=settings))
     assert result["command"]["id"] == "hash" and "error" not in result["command"]
     sent = json.dumps(provider.requests[0].json)
     assert "hunter2" not in sent and "[REDACTED:password]" in sent
     assert "hunter2" not in json.dumps(result["activities"])
-    assert "hunter2" not in json.dumps(await debug_question_async(question, root=retrieval_repo))
+    assert "hunter2" not in json.dumps(await debug_question_async(question, retrieval_repo))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["/sz-hash sha256 hello there", "/sz-token 16", "run /sz-hash pbkdf2 sha256 10 pw s"],
+)
+async def test_a_secret_command_output_is_shown_to_the_asker_but_never_sent_to_the_model(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings, question: str
+) -> None:
+    provider.script(text_reply("Done."))
+
+    result = await answer_question_async(question, Host.from_env(retrieval_repo, settings=settings))
+
+    output = result["command"]["responses"][0]["text"]
+    secret = max(re.findall(r"[0-9a-f]{16,}", output), key=len)  # the digest, token or key
+    sent = json.dumps(provider.requests[0].json)
+    assert secret not in sent
+    assert "shown to the asker only" in sent
+    assert secret in result["answer"] or secret in json.dumps(result["command"])
 
 
 async def test_a_known_context_window_keeps_the_whole_request_inside_it(
@@ -458,11 +472,11 @@ async def test_a_known_context_window_keeps_the_whole_request_inside_it(
 ) -> None:
     from szrag.context.tokens import load_counter
 
-    monkeypatch.setenv("SZRAG_CONTEXT_WINDOW", "2600")
-    monkeypatch.setenv("SZRAG_ANSWER_TOKENS", "600")
+    environ = {"SZRAG_CONTEXT_WINDOW": "2600", "SZRAG_ANSWER_TOKENS": "600"}
     provider.script(text_reply("ok"))
 
-    await answer_question_async(QUESTION, root=retrieval_repo, settings=settings, tools=True)
+    host = Host.from_env(retrieval_repo, environ, settings=settings)
+    await answer_question_async(QUESTION, host, tools=True)
 
     body = provider.requests[0].json
     count = load_counter("cl100k_base")
@@ -475,7 +489,7 @@ async def test_a_known_context_window_keeps_the_whole_request_inside_it(
 async def test_the_default_profile_packs_twelve_thousand_real_tokens(
     retrieval_repo: Path,
 ) -> None:
-    result = await answer_question_async(QUESTION, root=retrieval_repo, with_ai=False)
+    result = await answer_question_async(QUESTION, retrieval_repo, with_ai=False)
     assert result["context"]["budget"] == 12000
     assert result["context"]["tokenizer"] == "cl100k_base"
     kinds = [
@@ -491,7 +505,7 @@ async def test_an_answer_cut_at_the_output_limit_says_so(
 
     provider.script(sse_reply(chunk("The webhook verifies"), chunk(finish="length")))
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"].startswith("The webhook verifies")
     assert "the model stopped at its output limit" in result["answer"]
@@ -505,7 +519,7 @@ async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
 
     provider.script(sse_reply(chunk("The webhook checks the HMAC"), done=False, cut=True))
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"].startswith("The webhook checks the HMAC")
     assert "[answer cut: " in result["answer"]
@@ -519,7 +533,7 @@ async def test_an_answer_without_a_model_shows_the_best_matching_lines(
     retrieval_repo: Path,
 ) -> None:
     result = await answer_question_async(
-        "where is verifyGithubSignature?", root=retrieval_repo, with_ai=False
+        "where is verifyGithubSignature?", retrieval_repo, with_ai=False
     )
     lines = result["answer"].splitlines()
     first = next(number for number, line in enumerate(lines) if line.startswith("- "))
@@ -531,7 +545,7 @@ async def test_an_answer_without_a_model_shows_the_best_matching_lines(
 
 async def test_excerpts_are_redacted(copy_fixture: Any) -> None:
     root = copy_fixture("secrets_app")
-    result = await answer_question_async("slack bot token config", root=root, with_ai=False)
+    result = await answer_question_async("slack bot token config", root, with_ai=False)
     assert " | " in result["answer"]
     for planted in ("xoxb-", "ghp_", "AKIA"):
         assert planted not in result["answer"]
@@ -549,7 +563,7 @@ async def test_a_window_smaller_than_counted_shrinks_the_context_and_asks_again(
     }
     provider.script(json_reply(refusal, status=400), text_reply("It checks the HMAC."))
 
-    result = await answer_question_async(QUESTION, root=retrieval_repo, settings=settings)
+    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"] == "It checks the HMAC." and "error" not in result
     first, second = (request.json["messages"][1]["content"] for request in provider.requests)

@@ -100,3 +100,66 @@ def test_the_library_never_imports_a_face() -> None:
     library = {name for name in graph if name not in FACES and name != "szrag"}
     offenders = {name: graph[name] & FACES for name in library if graph[name] & FACES}
     assert offenders == {}
+
+
+def calls_in(path: Path, names: set[str]) -> list[str]:
+    """The calls of ``names`` (``CommandRunner(...)``, ``Allowlist.from_env(...)``) in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        name = (
+            function.id
+            if isinstance(function, ast.Name)
+            else f"{ast.unparse(function.value)}.{function.attr}"
+            if isinstance(function, ast.Attribute)
+            else ""
+        )
+        if name in names:
+            found.append(f"{path.relative_to(SOURCE)}:{node.lineno} {name}")
+    return found
+
+
+WIRING = {
+    "CommandRunner",
+    "ToolAdapter",
+    "ProcessRuntime",
+    "Allowlist.from_env",
+    "AuditLog.for_root",
+    "Settings.from_env",
+}
+
+
+def test_one_place_assembles_the_host() -> None:
+    """Runner, tools, runtime, allowlist, audit log and provider settings are wired together
+    only in ``host.py`` (the runner module's own helper and the adapter's stand-alone form
+    aside); faces and library calls take a host."""
+    offenders = []
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        if path.name in ("host.py", "runner.py", "doctor.py"):
+            continue
+        found = calls_in(path, WIRING)
+        if path.name == "adapter.py":  # ToolAdapter.of builds one runner for tests
+            found = [call for call in found if not call.endswith(" CommandRunner")]
+        if path.name == "ask_cmds.py":  # szrag doctor checks the provider alone, no host
+            found = [call for call in found if not call.endswith(" Settings.from_env")]
+        offenders.extend(found)
+    assert offenders == []
+
+
+def test_only_the_faces_read_the_process_environment() -> None:
+    offenders = []
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        module = ".".join(path.relative_to(SOURCE).with_suffix("").parts)
+        if unit(module) in FACES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node) in (
+                "os.environ",
+                "os.getenv",
+                "os.putenv",
+            ):
+                offenders.append(f"{module}:{node.lineno}")
+    assert offenders == []

@@ -12,7 +12,6 @@ from szrag.settings import (
     DEFAULT_AI_URL,
     Settings,
     chat_completions_url,
-    load_settings,
 )
 
 
@@ -92,12 +91,6 @@ def test_bad_numbers_are_config_errors(name: str, value: str, needle: str) -> No
         Settings.from_env({name: value})
 
     assert name in caught.value.message
-
-
-def test_load_settings_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AI_MODEL", "from-env")
-
-    assert load_settings().ai_model == "from-env"
 
 
 @pytest.mark.parametrize(

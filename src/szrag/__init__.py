@@ -14,6 +14,7 @@ from szrag.errors import (
     SzragError,
     ToolError,
 )
+from szrag.host import Host
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.retrieve import Image, Source, retrieve, retrieve_images
 from szrag.version import __version__
@@ -22,6 +23,7 @@ __all__ = [
     "Activity",
     "CommandError",
     "ConfigError",
+    "Host",
     "Image",
     "Index",
     "IndexStoreError",

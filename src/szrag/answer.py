@@ -13,8 +13,11 @@ Result shapes (``sources`` are ``{path, start, end, type, heading, text, score}`
   activity, and a local answer that says what went wrong; nothing is raised.
 * ``with_ai=False``: ``{answer, sources, images, command, activities, context}`` where
   ``context`` is the packed repository context.
-* no ``AI_API_KEY``: ``{answer, sources, images, command, activities}`` with a failed ``ai``
-  activity and a local answer that says how to configure a key.
+* no ``AI_API_KEY`` in the host's settings: ``{answer, sources, images, command, activities}``
+  with a failed ``ai`` activity and a local answer that says how to configure a key.
+
+Everything comes from the :class:`~szrag.host.Host` given (a path stands for the host of that
+repository with default settings: no environment variable is read here).
 
 ``command`` is ``None`` or ``{id, command, responses}`` (plus ``error`` when it failed).
 ``on_activity`` receives each :class:`~szrag.activity.Activity` as it is created.
@@ -27,12 +30,11 @@ are not streamed: they are complete in the result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import copy
 import dataclasses
+import functools
 import json
 import re
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,13 +51,9 @@ from szrag.activity import (
     OnActivity,
 )
 from szrag.activity import new_id as new_activity_id
-from szrag.audit import AuditLog
 from szrag.commands import (
-    Allowlist,
     CommandRunner,
     Identity,
-    default_registry,
-    get_command,
     infer_command_invocation,
     is_command_oriented,
     redact_invocation_secrets,
@@ -68,7 +66,8 @@ from szrag.context import (
 )
 from szrag.context.plan import ContextPlan
 from szrag.errors import CommandError, ProviderError
-from szrag.index import Index, load_index
+from szrag.host import Host
+from szrag.index import Index
 from szrag.llm.client import ChatClient
 from szrag.llm.errors import provider_code
 from szrag.llm.loop import OnToken, ToolExecutor, ToolLoop
@@ -81,16 +80,11 @@ from szrag.llm.prompts import (
 )
 from szrag.redact import redact
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, require_question, retrieve, retrieve_images
-from szrag.runtime import ProcessRuntime
-from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings, load_settings
+from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
 from szrag.text import tokens
 from szrag.tools import ToolAdapter
-from szrag.tools.adapter import ActivityCallback
 
 T = TypeVar("T")
-
-ToolsOption = ToolAdapter | bool | None
-"""``None``/``False``: no live tools; ``True``: the default adapter for the root; an adapter."""
 
 KEY_HELP = (
     "Set AI_API_KEY to a key for an OpenAI-compatible provider to get a written answer "
@@ -99,6 +93,10 @@ KEY_HELP = (
 )
 
 
+SECRET_OUTPUT_NOTE = (
+    "The command ran. Its output is secret, so it was shown to the asker only and is not "
+    "given to you; do not guess it."
+)
 CUT_MARK = "answer cut"
 LENGTH_NOTE = "the model stopped at its output limit; the answer may be incomplete"
 
@@ -113,16 +111,6 @@ class Evidence:
     packed: PackedContext
 
 
-@contextlib.contextmanager
-def _opened(index: Index | None, root: Path | str) -> Iterator[Index]:
-    """``index`` as given (left open), or the index of ``root`` opened for this question."""
-    if index is not None:
-        yield index
-        return
-    with load_index(root) as opened:
-        yield opened
-
-
 @dataclass(frozen=True, slots=True)
 class CommandRun:
     """The command run for a question: its result record and the input it was given."""
@@ -131,11 +119,24 @@ class CommandRun:
     input: str
     sensitive: bool = False
     shown_question: str | None = None  # the question with any secret it carried withheld
+    secret_output: bool = False
 
     @property
     def prompt_input(self) -> str | None:
         """The input as the model may see it: withheld when the command marks it sensitive."""
         return None if self.sensitive else self.input
+
+    @property
+    def prompt_record(self) -> dict[str, Any]:
+        """The result as the model may see it: a secret output is replaced by a note."""
+        if not self.secret_output or self.record.get("error"):
+            return self.record
+        return {
+            "id": self.record.get("id"),
+            "command": self.record.get("command"),
+            "responses": [],
+            "outputWithheld": SECRET_OUTPUT_NOTE,
+        }
 
 
 async def run_question_command(
@@ -145,29 +146,26 @@ async def run_question_command(
     command_id: str | None,
     command_text: str | None,
     identity: Identity,
-    root: Path | str,
-    runner: CommandRunner | None = None,
+    runner: CommandRunner,
+    source: str = "host",
 ) -> CommandRun | None:
     """Run the command the caller named or the question asks for; None when there is none.
 
-    ``runner`` (a host's registry, allowlist and observers) runs both kinds; without one, an
-    explicit command runs as asked and an inferred one must be on the environment's allowlist.
-
+    ``runner`` decides by its policy: a command the caller named runs for ``source`` (a person
+    by default); one inferred from the question runs as ``inference`` (the allowlist applies).
     An unknown ``command_id`` is the caller's mistake and raises CommandError; a command that
-    fails while running becomes a failed activity and a record with ``error``.
+    is refused or fails while running becomes a failed activity and a record with ``error``.
     """
     text = command_text or ""
-    source = "host"
     if command_id is None:
-        registry = runner.registry if runner else default_registry()
-        invocation = infer_command_invocation(question, registry)
+        invocation = infer_command_invocation(question, runner.registry)
         if invocation is None:
             return None
         command_id, text, source = invocation.id, invocation.text, "inference"
         shown = redact_invocation_secrets(question, invocation)
     else:
         shown = question
-    spec = runner.registry.get(command_id) if runner else get_command(command_id)
+    spec = runner.registry.get(command_id)
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
     pair = new_activity_id()
@@ -176,13 +174,13 @@ async def run_question_command(
     await recorder.record(
         "command", STARTED, f"Running {spec.name}", activity_id=pair, metadata=details
     )
-    if runner is None:
-        runner = CommandRunner(
-            # A person chose an explicit command; one read from a question must be allowed.
-            allowlist=Allowlist.from_env() if source == "inference" else None,
-            observers=[AuditLog.for_root(root).record_command],
-            root=Path(root),
-        )
+    kept = functools.partial(
+        CommandRun,
+        input=text,
+        sensitive=spec.sensitive,
+        shown_question=shown,
+        secret_output=spec.secret_output,
+    )
     try:
         result = await runner.run(spec.id, text, identity, source=source)
     except CommandError as error:
@@ -193,8 +191,7 @@ async def run_question_command(
             activity_id=pair,
             metadata=details,
         )
-        record = {"id": spec.id, "command": spec.name, "responses": [], "error": error.message}
-        return CommandRun(record, text, spec.sensitive, shown)
+        return kept({"id": spec.id, "command": spec.name, "responses": [], "error": error.message})
     record = result.to_dict()
     count = len(record["responses"])
     await recorder.record(
@@ -204,7 +201,7 @@ async def run_question_command(
         activity_id=pair,
         metadata={**details, "responses": count},
     )
-    return CommandRun(record, text, spec.sensitive, shown)
+    return kept(record)
 
 
 BudgetFor = Callable[[Sequence[Image]], int]
@@ -227,7 +224,7 @@ async def gather_evidence(
     The context follows ``plan`` (default: the repository's, with ``budget`` if given);
     ``budget_for``, given the images found, says how many tokens are left for the context
     once the rest of the request is counted."""
-    plan = plan or ContextPlan.of(index.config, budget=budget)
+    plan = plan or ContextPlan.of(index.config, {}, budget=budget)
     with index.reading():
         return await _gather(
             question, index, recorder, limit=limit, plan=plan, budget_for=budget_for, expand=expand
@@ -362,46 +359,25 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def default_tool_adapter(root: Path | str, on_activity: ActivityCallback | None) -> ToolAdapter:
-    """The live tools of the repository at ``root``: default registry and runtime, the
-    environment's command allowlist and the repository's audit log."""
-    return ToolAdapter(
-        registry=default_registry(),
-        runtime=ProcessRuntime(root),
-        index_root=root,
-        allowlist=Allowlist.from_env(),
-        audit=AuditLog.for_root(root),
-        on_activity=on_activity,
-    )
-
-
-def _adapter_for(
-    tools: ToolsOption, root: Path | str, recorder: ActivityRecorder
+def _tools_for(
+    host: Host, tools: bool | None, privileged: bool, recorder: ActivityRecorder
 ) -> ToolAdapter | None:
-    """The adapter for this question, reporting its tool activities to ``recorder``.
-
-    A caller's adapter is used through a shallow copy whose ``on_activity`` also feeds the
-    recorder (and still calls the caller's callback), so one adapter can serve many questions
-    at once.
-    """
-    if tools is None or tools is False:
+    """The host's live tools for this question (None when not offered), their activities
+    reported to ``recorder``."""
+    if not (host.live_tools if tools is None else tools):
         return None
 
     def forward(event: dict[str, Any]) -> None:
         recorder.add_nowait(tool_activity(event))
 
-    if tools is True:
-        return default_tool_adapter(root, forward)
-    bound = copy.copy(tools)
-    original = tools.on_activity
+    return host.tools(privileged=privileged, on_activity=forward)
 
-    def both(event: dict[str, Any]) -> None:
-        forward(event)
-        if original is not None:
-            original(event)
 
-    bound.on_activity = both
-    return bound
+def as_host(host: Host | Path | str) -> Host:
+    """``host``, or the host of the repository at that path with the default settings (no
+    environment is read: a caller who wants AI_API_KEY and friends builds
+    ``Host.from_env(root, os.environ)``)."""
+    return host if isinstance(host, Host) else Host.from_env(host)
 
 
 def tool_activity(event: Mapping[str, Any]) -> Activity:
@@ -431,26 +407,27 @@ def _executor(adapter: ToolAdapter, identity: Identity, recorder: ActivityRecord
 
 async def answer_question_async(
     question: str,
+    host: Host | Path | str = ".",
     *,
-    root: Path | str = ".",
     with_ai: bool = True,
     command_id: str | None = None,
     command_text: str | None = None,
+    command_source: str = "host",
     identity: Identity | None = None,
-    tools: ToolsOption = None,
+    tools: bool | None = None,
+    privileged: bool = True,
     on_activity: OnActivity | None = None,
     on_token: OnToken | None = None,
     limit: int = DEFAULT_LIMIT,
     budget: int | None = None,
-    index: Index | None = None,
-    settings: Settings | None = None,
     http_client: httpx.AsyncClient | None = None,
-    commands: CommandRunner | None = None,
 ) -> dict[str, Any]:
-    """Answer ``question`` about the repository at ``root`` (see the module for result shapes).
+    """Answer ``question`` about the repository of ``host`` (see the module for result shapes).
 
-    ``commands`` runs any command the question needs with the host's registry, allowlist and
-    observers (metrics, audit); see ``run_question_command``."""
+    A command the caller names runs for ``command_source`` under the host's policy; ``tools``
+    (default: the host's setting) offers the model the live tools, the admin-only ones when
+    ``privileged``."""
+    host = as_host(host)
     clean = require_question(question)
     identity = identity or Identity.local()
     recorder = ActivityRecorder(on_activity)
@@ -460,22 +437,21 @@ async def answer_question_async(
         command_id=command_id,
         command_text=command_text,
         identity=identity,
-        root=root,
-        runner=commands,
+        runner=host.runner,
+        source=command_source,
     )
-    if with_ai:
-        settings = settings or load_settings()
-    asks_model = with_ai and settings is not None and settings.has_key
+    settings = host.settings
+    asks_model = with_ai and settings.has_key
     # the model never sees a password the question carried for a command
     shown = run.shown_question if run and run.shown_question else clean
-    adapter = _adapter_for(tools, root, recorder) if asks_model else None
-    with _opened(index, root) as opened:
-        plan = ContextPlan.of(opened.config, budget=budget)
+    adapter = _tools_for(host, tools, privileged, recorder) if asks_model else None
+    with host.opened_index() as opened:
+        plan = host.plan(opened.config, budget=budget)
 
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
                 return plan.budget
-            bare = _messages(shown, "", [image.to_dict() for image in images], run, root)
+            bare = _messages(shown, "", [image.to_dict() for image in images], run, host.root)
             return plan.fitted(bare, adapter.definitions() if adapter else None)
 
         evidence = await gather_evidence(
@@ -500,7 +476,7 @@ async def answer_question_async(
             "activities": recorder.to_dicts(),
             "context": evidence.packed.to_dict(),
         }
-    if settings is None or not settings.has_key:
+    if not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
         return {
@@ -514,7 +490,7 @@ async def answer_question_async(
         run,
         base,
         recorder,
-        root=root,
+        root=host.root,
         identity=identity,
         adapter=adapter,
         on_token=on_token,
@@ -580,7 +556,7 @@ def _messages(
                 question,
                 repository_context=repository_context,
                 images=images,
-                command=run.record if run else None,
+                command=run.prompt_record if run else None,
                 command_input=run.prompt_input if run else None,
             ),
         },
@@ -674,65 +650,35 @@ async def _answer_with_model(
     }
 
 
-def answer_question(
-    question: str,
-    *,
-    root: Path | str = ".",
-    with_ai: bool = True,
-    command_id: str | None = None,
-    command_text: str | None = None,
-    identity: Identity | None = None,
-    tools: ToolsOption = None,
-    on_activity: OnActivity | None = None,
-    on_token: OnToken | None = None,
-    limit: int = DEFAULT_LIMIT,
-    budget: int | None = None,
-    index: Index | None = None,
-    settings: Settings | None = None,
-    http_client: httpx.AsyncClient | None = None,
-    commands: CommandRunner | None = None,
-) -> dict[str, Any]:
+def answer_question(question: str, host: Host | Path | str = ".", **options: Any) -> dict[str, Any]:
     """The synchronous face of :func:`answer_question_async` (same arguments, same result)."""
-    return run_sync(
-        lambda: answer_question_async(
-            question,
-            root=root,
-            with_ai=with_ai,
-            command_id=command_id,
-            command_text=command_text,
-            identity=identity,
-            tools=tools,
-            on_activity=on_activity,
-            on_token=on_token,
-            limit=limit,
-            budget=budget,
-            index=index,
-            settings=settings,
-            http_client=http_client,
-            commands=commands,
-        )
-    )
+    return run_sync(lambda: answer_question_async(question, host, **options))
 
 
 async def debug_question_async(
     question: str,
+    host: Host | Path | str = ".",
     *,
-    root: Path | str = ".",
     limit: int = DEFAULT_LIMIT,
     budget: int | None = None,
-    index: Index | None = None,
     on_activity: OnActivity | None = None,
 ) -> dict[str, Any]:
     """Everything the model would be given for ``question``, without running a command or
     calling a model: the inferred command, sources, images, codebase context, packed context
     and activities."""
+    host = as_host(host)
     clean = require_question(question)
     recorder = ActivityRecorder(on_activity)
-    invocation = infer_command_invocation(clean, default_registry())
+    invocation = infer_command_invocation(clean, host.registry)
     oriented = is_command_oriented(clean)
-    with _opened(index, root) as opened:
+    with host.opened_index() as opened:
         evidence = await gather_evidence(
-            clean, opened, recorder, limit=limit, budget=budget, expand=not oriented
+            clean,
+            opened,
+            recorder,
+            limit=limit,
+            plan=host.plan(opened.config, budget=budget),
+            expand=not oriented,
         )
     shown = redact_invocation_secrets(clean, invocation)
     withheld = invocation is not None and bool(invocation.withheld)
@@ -752,21 +698,9 @@ async def debug_question_async(
     }
 
 
-def debug_question(
-    question: str,
-    *,
-    root: Path | str = ".",
-    limit: int = DEFAULT_LIMIT,
-    budget: int | None = None,
-    index: Index | None = None,
-    on_activity: OnActivity | None = None,
-) -> dict[str, Any]:
+def debug_question(question: str, host: Host | Path | str = ".", **options: Any) -> dict[str, Any]:
     """The synchronous face of :func:`debug_question_async`."""
-    return run_sync(
-        lambda: debug_question_async(
-            question, root=root, limit=limit, budget=budget, index=index, on_activity=on_activity
-        )
-    )
+    return run_sync(lambda: debug_question_async(question, host, **options))
 
 
 def run_sync(start: Callable[[], Coroutine[Any, Any, T]]) -> T:

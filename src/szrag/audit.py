@@ -42,9 +42,8 @@ class AuditLog:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_root(cls, root: Path | str, environ: Mapping[str, str] | None = None) -> AuditLog:
+    def for_root(cls, root: Path | str, environ: Mapping[str, str]) -> AuditLog:
         """The audit log of the repository at ``root``, honouring SZRAG_AUDIT_LOG."""
-        environ = os.environ if environ is None else environ
         configured = environ.get(ENV_VARIABLE, "").strip()
         if configured.lower() in DISABLED_VALUES:
             return cls(None)

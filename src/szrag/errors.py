@@ -13,7 +13,8 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     ├── PathError                   not_in_index       404  a path outside the root or not indexed
     ├── CommandError                command_failed     502  a command could not be found or run
     │   ├── UnknownCommand          unknown_command    404
-    │   ├── CommandNotAllowed       not_allowed        403  off the allowlist, or not for tools
+    │   ├── CommandNotAllowed       not_allowed        403  off the allowlist
+    │   │   └── CommandBlocked      blocked            403  never run for a caller (ask recurses)
     │   ├── MissingHandler          missing_handler    500  metadata registered without a handler
     │   ├── CommandFailed           failed             502  the handler raised
     │   │   └── CommandInputError   bad_input          400  the handler refused its input
@@ -125,6 +126,12 @@ class CommandNotAllowed(CommandError):
     code = "not_allowed"
     http_status = 403
     exit_code = 2
+
+
+class CommandBlocked(CommandNotAllowed):
+    """The command never runs for a caller other than a person (``ask`` would recurse)."""
+
+    code = "blocked"
 
 
 class MissingHandler(CommandError):

@@ -430,7 +430,7 @@ def _run_case(
         return result
     chosen = sources[:DEFAULT_LIMIT]
     expanded = build_codebase_context(case.question, index, chosen)
-    plan = ContextPlan.of(index.config, budget=budget)
+    plan = ContextPlan.of(index.config, {}, budget=budget)
     packed = pack_repository_context(
         chosen, expanded, budget=plan.budget, counter=plan.counter(), packing=plan.packing
     )

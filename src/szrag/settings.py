@@ -21,7 +21,6 @@ those are unset, so a shell set up for OpenAI's own tools works as it is.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -70,10 +69,9 @@ class Settings:
         return bool(self.ai_api_key)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``environ`` (``os.environ`` when omitted); a bad number or AI_URL
-        raises ConfigError."""
-        env = os.environ if environ is None else environ
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Settings from ``environ``; a bad number or AI_URL raises ConfigError."""
+        env = environ
         url_name = (
             "AI_URL"
             if env_text(env, "AI_URL") or not env_text(env, "OPENAI_BASE_URL")
@@ -112,19 +110,12 @@ class Settings:
 TOOLS_SETTING = "SZRAG_TOOLS"
 
 
-def live_tools_enabled(
-    environ: Mapping[str, str] | None = None, *, repository: bool | None = None
-) -> bool:
+def live_tools_enabled(environ: Mapping[str, str], *, repository: bool | None = None) -> bool:
     """Whether the model is offered the live tools: ``SZRAG_TOOLS`` when set, else the
     repository's ``tools`` setting, else on. The one default of every face;
     ``--tools/--no-tools`` overrides it on the command line."""
     default = True if repository is None else repository
-    return env_flag(os.environ if environ is None else environ, TOOLS_SETTING, default)
-
-
-def load_settings() -> Settings:
-    """The settings the current environment describes."""
-    return Settings.from_env()
+    return env_flag(environ, TOOLS_SETTING, default)
 
 
 def chat_completions_url(url: str) -> str:

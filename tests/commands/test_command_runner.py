@@ -66,9 +66,11 @@ async def test_unknown_command_suggests_close_ids(registry: CommandRegistry) -> 
 async def test_command_not_on_the_allowlist_is_refused(registry: CommandRegistry) -> None:
     runner = _runner(registry, allowlist=Allowlist.of(["ping"]))
     with pytest.raises(CommandNotAllowed) as caught:
-        await runner.run("echo", "hi")
+        await runner.run("echo", "hi", source="inference")
     assert "not on the allowlist" in caught.value.message
-    assert (await runner.run("ping")).text == "pong"
+    assert (await runner.run("ping", source="inference")).text == "pong"
+    # a person who names the command runs it whatever the allowlist says
+    assert (await runner.run("echo", "hi", source="cli")).text == "hi"
 
 
 async def test_missing_handler(registry: CommandRegistry) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import tiktoken
 
+from szrag.config import RepoConfig
+from szrag.context.plan import ContextPlan
 from szrag.context.tokens import (
     ESTIMATE,
     TOKENIZER_SETTING,
@@ -51,12 +53,12 @@ def test_the_setting_chooses_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> N
     assert load_counter() is ESTIMATE
 
 
-def test_an_unknown_tokenizer_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_tokenizer_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="unknown tokenizer 'gpt2'"):
         load_counter("gpt2")
-    monkeypatch.setenv(TOKENIZER_SETTING, "words")
+    plan = ContextPlan.of(RepoConfig(), {TOKENIZER_SETTING: "words"})
     with pytest.raises(ConfigError, match="SZRAG_TOKENIZER"):
-        load_counter()
+        plan.counter()
 
 
 def byte_encoding() -> tiktoken.Encoding:

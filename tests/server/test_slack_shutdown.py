@@ -10,29 +10,20 @@ from pathlib import Path
 import pytest
 
 from szrag.audit import AuditLog
-from szrag.commands import Allowlist
 from szrag.errors import ServerClosing
-from szrag.runtime import ProcessRuntime
+from szrag.host import Host
 from szrag.server import RateLimit, ServerSettings
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.shared_index import open_shared_index
 from szrag.server.slack import SlackFace
 from szrag.server.threads import DaemonThreadPool
-from szrag.settings import Settings
 
 
 def face_for(root: Path, loop: asyncio.AbstractEventLoop) -> tuple[SlackFace, AskService]:
     index = open_shared_index(root)
-    service = AskService(
-        root,
-        index,
-        answer_settings=Settings(ai_api_key=None),
-        runtime=ProcessRuntime(root, environ={}),
-        allowlist=Allowlist(),
-        audit=AuditLog.disabled(),
-        live_tools=False,
-    )
+    host = Host.from_env(root, {}, audit=AuditLog.disabled(), live_tools=False, index=index)
+    service = AskService(host)
     settings = ServerSettings(slack_signing_secret="secret", watch=False)
     return SlackFace(service, settings, RateLimiter(RateLimit(0, 0)), loop), service
 

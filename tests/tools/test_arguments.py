@@ -23,13 +23,7 @@ def adapter(tmp_path: Path) -> Iterator[ToolAdapter]:
         log = logging.getLogger("szrag.test_arguments")
         for number in range(5):
             log.warning("event %d", number)
-        yield ToolAdapter(
-            registry=builtin_registry(),
-            runtime=runtime,
-            index_root=root,
-            allowlist=Allowlist(),
-            audit=AuditLog(None),
-        )
+        yield ToolAdapter.of(builtin_registry(), runtime, root, Allowlist(), AuditLog(None))
 
 
 async def test_an_integer_sent_as_a_float_is_used_as_an_integer(adapter: ToolAdapter) -> None:

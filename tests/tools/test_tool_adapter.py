@@ -50,7 +50,7 @@ class ToolBench:
             "on_activity": self.activities.append,
         }
         settings.update(options)
-        return ToolAdapter(**settings)
+        return ToolAdapter.of(**settings)
 
 
 @pytest.fixture
@@ -306,7 +306,8 @@ async def test_sensitive_command_input_stays_out_of_activities_and_audit(bench: 
     result = await bench.adapter().call(
         "runCommand", {"commandId": "hash", "text": "pbkdf2 sha256 1000 hunter2 NaCl"}
     )
-    assert result.ok and "derived key (hex)" in result.content["responses"][0]["text"]
+    assert result.ok and result.content["responses"] == []  # a secret output stays out
+    assert "derived key" not in result.text and "run /sz-hash themselves" in result.text
     assert bench.activities[-1]["arguments"] == {"commandId": "hash", "text": "[REDACTED]"}
     assert bench.audit.read()[-1]["arguments"] == {"text": "[REDACTED]"}
     assert "hunter2" not in (bench.root.parent / "audit.log").read_text()

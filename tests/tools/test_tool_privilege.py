@@ -23,7 +23,7 @@ def runtime(tmp_path: Path) -> Iterator[ProcessRuntime]:
 
 def adapter(runtime: ProcessRuntime, tmp_path: Path, privileged: bool = True) -> ToolAdapter:
     audit = AuditLog(tmp_path / "a.log")
-    return ToolAdapter(
+    return ToolAdapter.of(
         builtin_registry(), runtime, tmp_path, Allowlist(), audit, privileged=privileged
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,15 @@ from szrag.cli.common import (
     console,
     err_console,
     handle_errors,
+    host_for,
     json_option,
     open_index,
     print_json,
     root_option,
 )
-from szrag.config import load_repo_config
 from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.retrieve import DEFAULT_LIMIT
-from szrag.settings import Settings, live_tools_enabled
+from szrag.settings import Settings
 
 limit_option = click.option(
     "--limit",
@@ -165,21 +166,18 @@ def ask(
     AI_MODEL for another OpenAI-compatible provider or model) for a written answer.
     """
     view = AnswerView(console, err_console, verbose=verbose)
-    settings = None if no_ai else Settings.from_env()
-    if settings is not None and model:
-        settings = dataclasses.replace(settings, ai_model=model)
     with open_index(root) as index:
+        host = host_for(root, index, live_tools=tools)
+        if model:
+            host = host.replace(settings=dataclasses.replace(host.settings, ai_model=model))
         result = answer_question(
             " ".join(question),
-            root=root,
-            index=index,
+            host,
             with_ai=not no_ai,
-            tools=True if (_default_tools(root) if tools is None else tools) else None,
             on_activity=view.on_activity if verbose or not as_json else None,
             on_token=None if as_json else view.on_token,
             limit=limit,
             budget=budget,
-            settings=settings,
         )
     if as_json:
         print_json(result)
@@ -187,10 +185,6 @@ def ask(
         view.finish(result)
     if result.get("error"):
         raise SystemExit(1)
-
-
-def _default_tools(root: Path) -> bool:
-    return live_tools_enabled(repository=load_repo_config(root.resolve()).tools)
 
 
 @click.command("debug")
@@ -205,7 +199,10 @@ def debug(
 ) -> None:
     """Show what answering QUESTION would use, without running a command or calling a model:
     retrieval, images, codebase context, the packed context and the activities."""
-    result = debug_question(" ".join(question), root=root, limit=limit, budget=budget)
+    with open_index(root) as index:
+        result = debug_question(
+            " ".join(question), host_for(root, index), limit=limit, budget=budget
+        )
     if as_json:
         print_json(result)
         return
@@ -259,7 +256,7 @@ def show_debug(result: Mapping[str, Any], out: Console) -> None:
 def doctor(model: str | None, as_json: bool) -> None:
     """Check the configured model provider: reachable, key, model, completion, streaming,
     tool calls; and say what to change."""
-    settings = Settings.from_env()
+    settings = Settings.from_env(os.environ)
     if model:
         settings = dataclasses.replace(settings, ai_model=model)
     checks = asyncio.run(check_provider(settings))

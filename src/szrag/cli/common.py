@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
@@ -20,6 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
 from szrag.index.build import Progress as ProgressCallback
+
+if TYPE_CHECKING:
+    from szrag.host import Host
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -36,6 +40,14 @@ root_option = click.option(
     help="Repository root to index and query.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+def host_for(root: Path, index: Index | None = None, **parts: Any) -> Host:
+    """The host of ``root`` as this process's environment describes it (the CLI is a face: it
+    alone reads ``os.environ``); ``parts`` override (``settings``, ``live_tools``...)."""
+    from szrag.host import Host  # here, not at the top: commands that need no host start faster
+
+    return Host.from_env(root, os.environ, index=index, **parts)
 
 
 def _joined(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> str:

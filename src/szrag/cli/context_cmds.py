@@ -12,6 +12,7 @@ from rich.markup import escape
 from szrag.cli.common import (
     console,
     handle_errors,
+    host_for,
     json_option,
     open_index,
     print_json,
@@ -20,7 +21,6 @@ from szrag.cli.common import (
 )
 from szrag.context import CodebaseContext, PackedContext
 from szrag.context.assemble import assemble_context
-from szrag.context.plan import ContextPlan
 from szrag.context.tokens import TOKENIZER_SETTING, TOKENIZERS
 from szrag.retrieve import DEFAULT_LIMIT, Source
 
@@ -60,7 +60,7 @@ def context_command(
 ) -> None:
     """Print the packed repository context for QUESTION, its token use and what it holds."""
     with open_index(root) as index:
-        plan = ContextPlan.of(index.config, budget=budget)
+        plan = host_for(root, index).plan(index.config, budget=budget)
         if tokenizer:
             plan = replace(plan, tokenizer=tokenizer)
         found = assemble_context(question, index, limit=limit, plan=plan)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
 
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
-    settings = ServerSettings.from_env()
+    settings = ServerSettings.from_env(os.environ)
     check_exposure(host, settings)
     app = create_app(root, settings=settings)
     with console.status("Preparing the index..."):

@@ -11,19 +11,18 @@ from typing import Any
 import click
 from rich.table import Table
 
-from szrag.audit import AuditLog
 from szrag.cli.common import (
     console,
     err_console,
     handle_errors,
+    host_for,
     json_option,
     print_json,
     root_option,
 )
-from szrag.commands import Allowlist, CommandRunner, Identity, default_registry
+from szrag.commands import Identity
 from szrag.commands.runner import DEFAULT_TIMEOUT
-from szrag.runtime import ProcessRuntime
-from szrag.tools import TOOLS, ToolAdapter, ToolDefinition
+from szrag.tools import TOOLS, ToolDefinition
 from szrag.tools.adapter import ToolResult
 from szrag.tools.definitions import BLOCKED_TOOL_COMMANDS, TOOLS_BY_NAME
 
@@ -39,13 +38,15 @@ _FALSE = {"false", "no", "0", "off"}
 @handle_errors
 def commands_command(root: Path, as_json: bool) -> None:
     """List the registered commands and whether tools and inference may run them."""
-    registry = default_registry()
-    allowlist = Allowlist.from_env()
+    host = host_for(root)
+    registry = host.registry
     rows = [
         {
             **spec.to_dict(),
-            "allowlisted": allowlist.allows(spec.id),
+            "allowlisted": host.policy.allowlist.allows(spec.id),
+            "runnable": host.policy.runnable(spec, "tool"),
             "hasHandler": spec.handler is not None,
+            "private": spec.private,
         }
         for spec in registry.specs()
     ]
@@ -98,15 +99,12 @@ def run_command_cli(
 
     You run it yourself, so the allowlist does not apply; the run is still audited.
     """
-    with ProcessRuntime(root) as runtime:
-        runner = CommandRunner(
-            registry=default_registry(),
-            observers=[AuditLog.for_root(root).record_command, runtime.record_command],
-            root=root,
-            runtime=runtime,
-        )
+    host = host_for(root)
+    with host.runtime:
         result = asyncio.run(
-            runner.run(command, " ".join(text), Identity.local(), source="cli", timeout=timeout)
+            host.runner.run(
+                command, " ".join(text), Identity.local(), source="cli", timeout=timeout
+            )
         )
     if as_json:
         print_json(result.to_dict())
@@ -179,14 +177,9 @@ def parse_tool_arguments(tool: ToolDefinition, tokens: list[str]) -> dict[str, A
 
 
 def _call_tool(root: Path, tool: ToolDefinition, arguments: dict[str, Any]) -> ToolResult:
-    with ProcessRuntime(root) as runtime:
-        adapter = ToolAdapter(
-            registry=default_registry(),
-            runtime=runtime,
-            index_root=root,
-            allowlist=Allowlist.from_env(),
-            audit=AuditLog.for_root(root),
-        )
+    host = host_for(root)
+    with host.runtime:
+        adapter = host.tools(privileged=True)  # a person at this machine
         return asyncio.run(adapter.call(tool.name, arguments, identity=Identity.local()))
 
 

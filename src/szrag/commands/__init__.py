@@ -35,6 +35,7 @@ from szrag.commands.model import (
     Identity,
     Response,
 )
+from szrag.commands.policy import CommandPolicy
 from szrag.commands.process import ProcessResult, run_process
 from szrag.commands.registry import (
     ENTRY_POINT_GROUP,
@@ -58,6 +59,7 @@ __all__ = [
     "CommandInputError",
     "CommandNotAllowed",
     "CommandOutcome",
+    "CommandPolicy",
     "CommandRegistry",
     "CommandResult",
     "CommandRunner",

@@ -8,7 +8,6 @@ comma-separated list of ids (``*`` allows every registered command, an empty val
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -53,9 +52,8 @@ class Allowlist:
         return cls(None)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Allowlist:
-        """``SZRAG_COMMAND_ALLOWLIST`` when set, else the safe built-ins."""
-        environ = os.environ if environ is None else environ
+    def from_env(cls, environ: Mapping[str, str]) -> Allowlist:
+        """``SZRAG_COMMAND_ALLOWLIST`` when set in ``environ``, else the safe built-ins."""
         raw = environ.get(ENV_VARIABLE)
         if raw is None:
             return cls()

@@ -63,7 +63,15 @@ class CommandSpec:
     name: str = ""  # the slash name; defaults to /sz-<id>
     # Input that may hold a secret (hash passwords): kept out of audit logs and activities.
     sensitive: bool = False
+    # Output that is a secret (a digest of a password, a fresh token): shown to the asker
+    # only, never sent to the model, never posted in a channel.
+    secret_output: bool = False
     timeout: float | None = None  # a longer or shorter limit than the runner's default
+
+    @property
+    def private(self) -> bool:
+        """Whether the command's replies stay with the asker (secret input or output)."""
+        return self.sensitive or self.secret_output
 
     def __post_init__(self) -> None:
         if not COMMAND_ID.fullmatch(self.id):

@@ -14,7 +14,6 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,11 +21,8 @@ from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import (
     CommandFailed,
     CommandInputError,
-    CommandNotAllowed,
     CommandTimeout,
-    MissingHandler,
     NoResponse,
-    UnknownCommand,
     error_code,
 )
 from szrag.commands.model import (
@@ -38,6 +34,7 @@ from szrag.commands.model import (
     Identity,
     Response,
 )
+from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry, default_registry, normalise_command_id
 from szrag.errors import CommandError
 
@@ -70,36 +67,63 @@ async def _call(handler: Handler, context: CommandContext) -> None:
         await result
 
 
-@dataclass
 class CommandRunner:
-    """Runs commands of one registry under one allowlist, reporting to observers."""
+    """Runs commands under one :class:`CommandPolicy`, reporting every outcome (refusals
+    included) to observers.
 
-    registry: CommandRegistry = field(default_factory=default_registry)
-    allowlist: Allowlist | None = None  # None: any command (a person asked for it directly)
-    observers: Sequence[Observer] = ()
-    timeout: float = DEFAULT_TIMEOUT
-    root: Path = field(default_factory=lambda: Path("."))
-    runtime: Runtime | None = None
+    ``registry`` and ``allowlist`` are shorthand for ``CommandPolicy(registry, allowlist)``.
+    """
 
-    def resolve(self, command_id: str) -> CommandSpec:
-        """The command that would run, or the reason it cannot."""
-        spec = self.registry.get(command_id)
-        if spec is None:
-            hint = self.registry.suggestions(command_id)
-            suffix = (
-                f"; did you mean {', '.join(hint)}?"
-                if hint
-                else "; `/sz-help` (`szrag commands`) lists them"
+    def __init__(
+        self,
+        policy: CommandPolicy | None = None,
+        *,
+        registry: CommandRegistry | None = None,
+        allowlist: Allowlist | None = None,
+        observers: Sequence[Observer] = (),
+        timeout: float = DEFAULT_TIMEOUT,
+        root: Path | str = ".",
+        runtime: Runtime | None = None,
+    ) -> None:
+        if policy is None:
+            policy = CommandPolicy(registry or default_registry(), allowlist or Allowlist())
+        self.policy = policy
+        self.observers = tuple(observers)
+        self.timeout = timeout
+        self.root = Path(root)
+        self.runtime = runtime
+
+    @property
+    def registry(self) -> CommandRegistry:
+        """The commands this runner knows."""
+        return self.policy.registry
+
+    def resolve(self, command_id: str, source: str = "host") -> CommandSpec:
+        """The command that would run for ``source``, or the reason it cannot (nothing is
+        reported; :meth:`check` reports refusals)."""
+        return self.policy.check(command_id, source)
+
+    def check(self, command_id: str, identity: Identity, *, source: str) -> CommandSpec:
+        """The command that would run for ``identity`` from ``source``; a refusal raises
+        CommandError and is reported to the observers like any other outcome."""
+        try:
+            return self.policy.check(command_id, source)
+        except CommandError as error:
+            spec = self.registry.get(command_id)
+            self._notify(
+                CommandOutcome(
+                    command_id=spec.id if spec else normalise_command_id(command_id),
+                    text="",
+                    identity=identity,
+                    source=source,
+                    status=error_code(error),
+                    duration_ms=0.0,
+                    message=error.message,
+                    sensitive=bool(spec and spec.sensitive),
+                    error=error,
+                )
             )
-            raise UnknownCommand(f"unknown command {command_id.strip()!r}{suffix}")
-        if self.allowlist is not None and not self.allowlist.allows(spec.id):
-            raise CommandNotAllowed(
-                f"command {spec.id!r} is not on the allowlist "
-                f"(allowed: {self.allowlist.describe()})"
-            )
-        if spec.handler is None:
-            raise MissingHandler(f"command {spec.id!r} is registered without a handler")
-        return spec
+            raise
 
     async def run(
         self,
@@ -121,7 +145,7 @@ class CommandRunner:
         try:
             if len(text) > MAX_TEXT_CHARS:
                 raise CommandInputError(f"command input is longer than {MAX_TEXT_CHARS} characters")
-            spec = self.resolve(command_id)
+            spec = self.resolve(command_id, source)
             limit = timeout if timeout is not None else spec.timeout or self.timeout
             responses = await self._execute(spec, text, identity, limit)
             if not responses:
@@ -197,7 +221,7 @@ async def run_command(
 ) -> CommandResult:
     """Run a command of ``registry`` (default: built-ins and plugins) with ``identity``."""
     runner = CommandRunner(
-        registry=registry or default_registry(),
+        registry=registry,
         allowlist=allowlist,
         observers=observers,
         root=Path(root),

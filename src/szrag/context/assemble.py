@@ -31,8 +31,8 @@ def assemble_context(
     ranker: str | None = None,
 ) -> AssembledContext:
     """Retrieve, expand and pack ``question`` from one snapshot of ``index``, following
-    ``plan`` (default: the repository's configured plan)."""
-    plan = plan or ContextPlan.of(index.config)
+    ``plan`` (default: the repository's configured plan, no environment read)."""
+    plan = plan or ContextPlan.of(index.config, {})
     with index.reading():
         sources = tuple(retrieve(question, limit, index=index, ranker=ranker))
         context = build_codebase_context(question, index, sources)

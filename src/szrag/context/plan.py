@@ -15,7 +15,6 @@ of the user message, the tool definitions and the reserve for the answer
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +47,12 @@ class ContextPlan:
     def of(
         cls,
         config: RepoConfig,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str],
         *,
         budget: int | None = None,
     ) -> ContextPlan:
-        """The plan ``config`` and ``environ`` (``os.environ`` when omitted) describe;
-        ``budget``, when given, wins."""
-        env = os.environ if environ is None else environ
+        """The plan ``config`` and ``environ`` describe; ``budget``, when given, wins."""
+        env = environ
         profile = config.profile
         chosen = budget
         if chosen is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -126,21 +125,20 @@ def _counter_for(name: str, timeout: float) -> TokenCounter:
     return encoding_counter(encoding, name)
 
 
-def configured_tokenizer(environ: Mapping[str, str] | None = None) -> str:
+def configured_tokenizer(environ: Mapping[str, str]) -> str:
     """The tokenizer named by ``SZRAG_TOKENIZER`` (``estimate`` when unset)."""
-    env = os.environ if environ is None else environ
-    value = env.get(TOKENIZER_SETTING, "").strip().lower()
+    value = environ.get(TOKENIZER_SETTING, "").strip().lower()
     return value or ESTIMATE_NAME
 
 
 def load_counter(name: str | None = None, *, timeout: float = LOAD_TIMEOUT) -> TokenCounter:
-    """The counter for ``name`` (default: the configured one), loaded once per process.
+    """The counter for ``name`` (default: the estimate), loaded once per process.
 
     An unknown name is a configuration error; a known encoding that cannot be loaded falls
     back to the estimate with a warning, and the fallback is remembered so later calls do
     not wait again.
     """
-    chosen = (name or configured_tokenizer()).strip().lower()
+    chosen = (name or ESTIMATE_NAME).strip().lower()
     if chosen not in TOKENIZERS:
         raise ConfigError(
             f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}):"

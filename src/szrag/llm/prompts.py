@@ -81,7 +81,9 @@ def command_text(command: Mapping[str, Any], command_input: str | None = None) -
     if command.get("error"):
         lines.append(f"The command failed: {command['error']}")
     responses = command.get("responses") or []
-    if not responses and not command.get("error"):
+    if command.get("outputWithheld"):
+        lines.append(str(command["outputWithheld"]))
+    elif not responses and not command.get("error"):
         lines.append("The command produced no response.")
     for number, response in enumerate(responses, 1):
         lines.append(f"Response {number}:\n{response_text(response)}")

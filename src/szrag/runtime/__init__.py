@@ -14,7 +14,6 @@ passing its own object with the same methods to the tool adapter.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
@@ -71,7 +70,7 @@ class ProcessRuntime:
         logger: str = "szrag",
     ) -> None:
         self.root = Path(root)
-        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.environ: Mapping[str, str] = {} if environ is None else environ
         configured = log_file or self.environ.get(LOG_FILE_VARIABLE) or None
         self.log_file = Path(configured) if configured else None
         self.started = time.time()

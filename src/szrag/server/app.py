@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import anyio
@@ -24,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
-from szrag.config import load_repo_config
+from szrag.host import Host
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
 from szrag.server.errors import ApiError
@@ -54,6 +55,7 @@ _STATUS_CODES = {
 def create_app(
     root: Path | str = ".",
     *,
+    environ: Mapping[str, str] | None = None,
     settings: ServerSettings | None = None,
     answer_settings: Settings | None = None,
     allowlist: Allowlist | None = None,
@@ -63,20 +65,28 @@ def create_app(
 ) -> FastAPI:
     """The szrag server for the repository at ``root``.
 
-    ``settings`` (exposure, limits, Slack) and ``answer_settings`` (the model provider) default
-    to the environment; ``allowlist`` to ``SZRAG_COMMAND_ALLOWLIST``; ``runtime`` to this
-    process; ``audit`` to ``<root>/.rag/audit.log`` (``SZRAG_AUDIT_LOG``).
+    ``environ`` (default: this process's environment) describes everything not given:
+    ``settings`` (exposure, limits, Slack), ``answer_settings`` (the model provider),
+    ``allowlist`` (``SZRAG_COMMAND_ALLOWLIST``), ``runtime`` (this process), ``audit``
+    (``<root>/.rag/audit.log``, ``SZRAG_AUDIT_LOG``) and ``live_tools`` (``SZRAG_TOOLS``, then
+    the repository's ``tools``). Bad settings fail here, before the server listens.
     """
     root = Path(root).resolve()
-    server_settings = settings or ServerSettings.from_env()
-    model_settings = answer_settings or Settings.from_env()
-    commands_allowed = allowlist or Allowlist.from_env()
-    process_runtime = runtime or ProcessRuntime(root)
-    audit_log = audit or AuditLog.for_root(root)
+    environ = os.environ if environ is None else environ
+    server_settings = settings or ServerSettings.from_env(environ)
     # the caller, else SZRAG_TOOLS, else the repository's setting, else on
-    offer_tools = live_tools if live_tools is not None else server_settings.live_tools
-    if offer_tools is None:
-        offer_tools = load_repo_config(root).tools is not False
+    if live_tools is None:
+        live_tools = server_settings.live_tools
+    host = Host.from_env(
+        root,
+        environ,
+        settings=answer_settings,
+        allowlist=allowlist,
+        runtime=runtime,
+        audit=audit,
+        live_tools=live_tools,
+    )
+    process_runtime = host.runtime
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -84,16 +94,7 @@ def create_app(
         index.keep_in_memory()  # a server answers many questions: rank from memory
         process_runtime.attach()
         http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100))
-        service = AskService(
-            root,
-            index,
-            answer_settings=model_settings,
-            runtime=process_runtime,
-            allowlist=commands_allowed,
-            audit=audit_log,
-            http_client=http_client,
-            live_tools=offer_tools,
-        )
+        service = AskService(host.replace(index=index), http_client=http_client)
         ask_limiter = RateLimiter(server_settings.ask_rate)
         state = ServerState(
             settings=server_settings,

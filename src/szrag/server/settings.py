@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -77,9 +76,9 @@ class ServerSettings:
         return bool(self.slack_signing_secret)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
-        """Settings from ``environ`` (``os.environ`` when omitted); bad values raise ConfigError."""
-        env = os.environ if environ is None else environ
+    def from_env(cls, environ: Mapping[str, str]) -> ServerSettings:
+        """Settings from ``environ``; bad values raise ConfigError."""
+        env = environ
         burst = int(env_number(env, "SZRAG_RATE_BURST", 10, integer=True))
         return cls(
             api_tokens=frozenset(env_list(env, "SZRAG_API_TOKENS")),

@@ -11,9 +11,9 @@ for the server's event loop to produce the answer, which goes back through ``res
 * ``/sz-ask run /sz-<cmd> args`` or ``execute <cmd> args``: the command is passed explicitly;
 * ``/sz-<name>``: the registered command ``name`` runs for the Slack user.
 
-Answers and command output go to the channel, except where a command handles secrets (its
-spec is ``sensitive``, or it is ``hash`` or ``token``): then only the asker sees the reply, and
-the question (which may hold the secret) is not echoed.
+Answers and command output go to the channel, except where a command declares its input
+(``sensitive``) or its output (``secret_output``: ``hash``, ``token``) a secret: then only the
+asker sees the reply, and the question (which may hold the secret) is not echoed.
 
 The Slack user, channel and team become the identity the command runner and the audit log see.
 """
@@ -35,6 +35,7 @@ from slack_bolt import App, BoltRequest
 from slack_bolt.authorization import AuthorizeResult
 
 from szrag.commands import CommandError, CommandRegistry, Identity
+from szrag.commands.policy import CommandPolicy
 from szrag.errors import ServerClosing
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
@@ -64,9 +65,6 @@ _EXPLICIT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
-# Commands whose input or output is a secret even where the registry does not mark them.
-PRIVATE_COMMANDS = frozenset({"hash", "token"})
-
 T = TypeVar("T")
 Say = Callable[..., Any]
 
@@ -92,20 +90,11 @@ def explicit_command(text: str, registry: CommandRegistry) -> tuple[str, str] | 
     return spec.id, (match.group("args") or "").strip()
 
 
-def is_private(command_id: object, registry: CommandRegistry) -> bool:
-    """Whether the command ``command_id`` handles secrets, so its replies stay with the asker."""
-    if not isinstance(command_id, str):
-        return False
-    spec = registry.get(command_id)
-    if spec is None:
-        return command_id in PRIVATE_COMMANDS
-    return spec.sensitive or spec.id in PRIVATE_COMMANDS
-
-
-def answered_privately(result: dict[str, Any], registry: CommandRegistry) -> bool:
-    """Whether an answer ran a command that handles secrets (see :func:`is_private`)."""
+def answered_privately(result: dict[str, Any], policy: CommandPolicy) -> bool:
+    """Whether an answer ran a command whose input or output is a secret (as the command
+    declares), so only the asker may see it."""
     record = result.get("command")
-    return isinstance(record, dict) and is_private(record.get("id"), registry)
+    return isinstance(record, dict) and policy.is_private(record.get("id"))
 
 
 def is_help(text: str) -> bool:
@@ -222,7 +211,7 @@ class SlackFace:
             commands = [
                 (spec.name, spec.description)
                 for spec in self.service.registry.specs()
-                if spec.id != "ask" and self.service.allowlist.allows(spec.id)
+                if self.service.allows(spec, "slack")
             ]
             blocks = help_blocks(commands)
             ack(text="How to use /sz-ask", blocks=blocks, response_type="ephemeral")
@@ -241,7 +230,7 @@ class SlackFace:
         except Exception as error:
             self._fail(respond, error)
             return
-        private = answered_privately(result, self.service.registry)
+        private = answered_privately(result, self.service.policy)
         shown = None if private else question
         self._post(
             respond,
@@ -272,7 +261,7 @@ class SlackFace:
             text=fallback_text(result.text) or result.command,
             blocks=blocks or [section(result.command)],
             response_type="ephemeral"
-            if is_private(result.id, self.service.registry)
+            if self.service.policy.is_private(result.id)
             else "in_channel",
         )
 

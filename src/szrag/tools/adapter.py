@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
 from szrag.commands.model import CommandSpec, Identity
+from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
 from szrag.errors import CommandError, SzragError, ToolError
 from szrag.runtime.indexinfo import read_routes
 from szrag.tools.definitions import (
-    BLOCKED_TOOL_COMMANDS,
     COMMAND_TOOL,
     MAX_ERROR_ENTRIES,
     MAX_LOG_ENTRIES,
@@ -149,39 +149,24 @@ class ToolAdapter:
 
     def __init__(
         self,
-        registry: CommandRegistry,
+        runner: CommandRunner,
         runtime: Runtime,
         index_root: Path | str,
-        allowlist: Allowlist,
-        audit: AuditLog,
+        *,
         on_activity: ActivityCallback | None = None,
         timeout: float = TOOL_TIMEOUT_MS / 1000,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
         privileged: bool = True,
     ) -> None:
-        self.registry = registry
+        self.runner = runner  # its policy decides what runCommand runs; it reports refusals
         self.runtime = runtime
         self.index_root = Path(index_root)
-        self.allowlist = allowlist
-        self.audit = audit
         self.on_activity = on_activity
         self.timeout = timeout
         self.max_output_bytes = max_output_bytes
         # Whether admin-only tools are offered and run (a person at this machine: yes; a
         # server decides per caller, see with_privilege).
         self.privileged = privileged
-        observers: list[Observer] = [audit.record_command]
-        record = getattr(runtime, "record_command", None)
-        if callable(record):
-            observers.append(record)
-        self.runner = CommandRunner(
-            registry=registry,
-            allowlist=allowlist,
-            observers=observers,
-            timeout=timeout,
-            root=self.index_root,
-            runtime=runtime,
-        )
         self._handlers: dict[str, Callable[[dict[str, Any], Identity], Awaitable[Any]]] = {
             "getStatus": lambda args, who: self._read("status"),
             "getCommands": self._get_commands,
@@ -196,6 +181,34 @@ class ToolAdapter:
             "getMetrics": lambda args, who: self._read("metrics"),
             "getRoutes": self._get_routes,
         }
+
+    @classmethod
+    def of(
+        cls,
+        registry: CommandRegistry,
+        runtime: Runtime,
+        index_root: Path | str,
+        allowlist: Allowlist,
+        audit: AuditLog,
+        **options: Any,
+    ) -> ToolAdapter:
+        """An adapter with a runner of its own (tests, and callers without a host)."""
+        observers: list[Observer] = [audit.record_command]
+        record = getattr(runtime, "record_command", None)
+        if callable(record):
+            observers.append(record)
+        runner = CommandRunner(
+            CommandPolicy(registry, allowlist),
+            observers=observers,
+            root=index_root,
+            runtime=runtime,
+        )
+        return cls(runner, runtime, index_root, **options)
+
+    @property
+    def registry(self) -> CommandRegistry:
+        """The commands the runCommand and getCommands tools see."""
+        return self.runner.registry
 
     def with_privilege(self, privileged: bool) -> ToolAdapter:
         """This adapter for a caller of another privilege (a shallow copy: runner, registry and
@@ -370,11 +383,7 @@ class ToolAdapter:
         return await result if inspect.isawaitable(result) else result
 
     def _runnable(self, spec: CommandSpec) -> bool:
-        return (
-            spec.handler is not None
-            and spec.id not in BLOCKED_TOOL_COMMANDS
-            and self.allowlist.allows(spec.id)
-        )
+        return self.runner.policy.runnable(spec, "tool")
 
     async def _get_commands(self, args: dict[str, Any], identity: Identity) -> Any:
         if "id" in args:
@@ -395,24 +404,24 @@ class ToolAdapter:
         return {"commands": found, "count": len(found)}
 
     async def _run_command(self, args: dict[str, Any], identity: Identity) -> Any:
-        command_id = str(args["commandId"])
-        spec = self.registry.get(command_id)
-        if spec is not None and spec.id in BLOCKED_TOOL_COMMANDS:
-            message = f"{spec.name} cannot be run from a tool"
-            self.audit.record(
-                "command",
-                identity=identity,
-                outcome="blocked",
-                duration_ms=0.0,
-                source="tool",
-                command=spec.id,
-                arguments={"text": args.get("text", "")},
-                message=message,
-            )
-            raise _Failure("blocked", message)
         result = await self.runner.run(
-            command_id, args.get("text", ""), identity, source="tool", timeout=self.timeout
+            str(args["commandId"]),
+            args.get("text", ""),
+            identity,
+            source="tool",
+            timeout=self.timeout,
         )
+        if self.runner.policy.output_is_secret(result.id):
+            # the output is a secret (a digest, a fresh token): the model learns only that it ran
+            return {
+                "id": result.id,
+                "command": result.command,
+                "responses": [],
+                "outputWithheld": (
+                    "the output is secret and is not shown to you; tell the user to run "
+                    f"{result.command} themselves to see it"
+                ),
+            }
         return result.to_dict()
 
     async def _get_routes(self, args: dict[str, Any], identity: Identity) -> Any:

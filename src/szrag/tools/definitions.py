@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from szrag.commands.policy import NEVER_FOR_CALLERS
+
 TOOL_TIMEOUT_MS = 5000
 MAX_OUTPUT_BYTES = 32 * 1024
-BLOCKED_TOOL_COMMANDS = frozenset({"ask"})  # /sz-ask from a tool would recurse
+BLOCKED_TOOL_COMMANDS = NEVER_FOR_CALLERS  # the spec's name: /sz-ask from a tool would recurse
 MAX_COMMAND_TEXT = 500
 MAX_LOG_ENTRIES = 10
 MAX_ERROR_ENTRIES = 10

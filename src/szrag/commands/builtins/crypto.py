@@ -97,6 +97,7 @@ COMMANDS = (
         category="crypto",
         usage=HASH_USAGE,
         sensitive=True,
+        secret_output=True,
     ),
     CommandSpec(
         "token",
@@ -104,6 +105,7 @@ COMMANDS = (
         token,
         category="crypto",
         usage="/sz-token [LENGTH]",
+        secret_output=True,
     ),
     CommandSpec(
         "uuid", "Generate random UUIDs.", uuid_command, category="crypto", usage="/sz-uuid [COUNT]"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 from itertools import groupby
@@ -93,22 +92,17 @@ async def ask(context: CommandContext) -> None:
         raise CommandInputError("ask needs a question, e.g. /sz-ask how is the index built?")
     try:
         answer_module = importlib.import_module("szrag.answer")
+        host_module = importlib.import_module("szrag.host")
     except ImportError as error:
         raise CommandFailed(f"the question pipeline is not available: {error}") from error
-    # The async core when the module offers one; a sync function runs in a worker thread.
-    function = (
-        getattr(answer_module, "answer_question_async", None) or answer_module.answer_question
+    # the environment the caller's host was built from travels with its runtime
+    environ = getattr(context.runtime, "environ", None) or {}
+    host = host_module.Host.from_env(
+        context.root, environ, registry=context.registry, runtime=context.runtime
     )
-    arguments = {
-        "question": context.text,
-        "root": context.root,
-        "identity": context.identity,
-        "with_ai": True,
-    }
-    if inspect.iscoroutinefunction(function):
-        result = await function(**arguments)
-    else:
-        result = await asyncio.to_thread(lambda: function(**arguments))
+    result = await answer_module.answer_question_async(
+        context.text, host, identity=context.identity, with_ai=True
+    )
     answer = result.get("answer") if isinstance(result, dict) else getattr(result, "answer", None)
     if not isinstance(answer, str) or not answer.strip():
         raise CommandFailed("the question pipeline returned no answer")
