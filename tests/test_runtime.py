@@ -218,14 +218,16 @@ def test_log_file_tail(tmp_path: Path) -> None:
     ]
     log_file.write_text("\n".join(lines) + "\n")
     runtime = ProcessRuntime(tmp_path, environ={"SZRAG_LOG_FILE": str(log_file)})
-    file_part = runtime.logs(3)["file"]
-    assert file_part["path"] == str(log_file)
+    file_part = runtime.logs(3)["logFile"]
+    assert file_part["location"] == str(log_file)
     assert file_part["entries"] == [
         {"level": "info", "msg": "line 28"},
         {"level": "info", "msg": "line 29"},
         {"line": "plain text line"},
     ]
-    missing = ProcessRuntime(tmp_path, log_file=tmp_path / "none.log", environ={}).logs(3)["file"]
+    missing = ProcessRuntime(tmp_path, log_file=tmp_path / "none.log", environ={}).logs(3)[
+        "logFile"
+    ]
     assert "error" in missing
 
 

@@ -14,12 +14,12 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from szrag.commands.inference import redact_password_phrases
 from szrag.commands.model import CommandOutcome, Identity
+from szrag.public import utc_timestamp
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
 
 log = logging.getLogger("szrag.audit")
@@ -31,7 +31,7 @@ MAX_TEXT_CHARS = 2000
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_timestamp()
 
 
 class AuditLog:

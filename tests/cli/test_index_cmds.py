@@ -58,7 +58,7 @@ def test_stats_describes_the_index(retrieval_repo: Path) -> None:
     _, out, _ = run("stats", "--root", str(retrieval_repo), "--json")
     stats = json.loads(out)
     assert stats["files"] == 10
-    assert stats["schema_version"] == store.SCHEMA_VERSION
+    assert stats["schemaVersion"] == store.SCHEMA_VERSION
     assert stats["types"]["javascript"] == 4
 
 

@@ -42,11 +42,11 @@ def test_symbols_json_and_table(app_root: Path) -> None:
     assert code == 0
     first = json.loads(out)[0]
     assert first == {
-        "file": "server/lib/github.js",
+        "path": "server/lib/github.js",
         "name": "verifyGithubSignature",
         "kind": "function",
         "line": 9,
-        "end_line": 18,
+        "endLine": 18,
         "score": 160,
     }
     code, out, _ = run("symbols", "verifyGithubSignature", "--root", str(app_root), "--limit", "1")
@@ -60,15 +60,15 @@ def test_routes_with_and_without_a_question(app_root: Path) -> None:
     assert code == 0
     routes = json.loads(out)
     assert {
-        "file": "server/metrics.js",
+        "path": "server/metrics.js",
         "method": "GET",
-        "path": "/healthz",
+        "route": "/healthz",
         "line": 12,
         "handler": "sendJson",
         "score": 0,
     } in routes
     code, out, _ = run("routes", "what does /healthz return", "--root", str(app_root), "--json")
-    assert json.loads(out)[0]["path"] == "/healthz"
+    assert json.loads(out)[0]["route"] == "/healthz"
     code, out, _ = run("routes", "--root", str(app_root))
     assert code == 0 and "/webhooks" in out and "server/metrics.js:16" in out
 
@@ -87,7 +87,7 @@ def test_env(app_root: Path) -> None:
     code, out, _ = run("env", "admin_token", "--root", str(app_root), "--json")
     assert code == 0
     # two reads on one line of auth.js count once
-    assert [(item["file"], item["line"]) for item in json.loads(out)] == [
+    assert [(item["path"], item["line"]) for item in json.loads(out)] == [
         ("server/config.js", 21),
         ("server/middleware/auth.js", 16),
     ]

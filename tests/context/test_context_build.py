@@ -226,21 +226,21 @@ def test_a_question_naming_a_symbol_a_route_and_a_variable(app: App, index: Inde
 def test_metadata_lists_findings_groups_scores_and_counts(app: App, index: Index) -> None:
     context = build_codebase_context(app.question, index, retrieve(app.question, index=index))
     metadata = context.metadata()
-    assert metadata["symbols"][0]["available_at"].startswith(f"{app.symbol_file}:")
+    assert metadata["symbols"][0]["location"].startswith(f"{app.symbol_file}:")
     assert metadata["counts"] == {
         "symbols": len(context.symbols),
         "routes": len(context.routes),
         "files": len(context.files),
         "dependencies": len(context.dependencies),
         "dependants": len(context.dependants),
-        "environment_variables": len(context.environment_variables),
-        "code_contexts": len(context.code),
+        "environmentVariables": len(context.environment_variables),
+        "codeContexts": len(context.code),
     }
     assert metadata["scores"] == dict(context.scores)
-    assert metadata["direct_files"] == list(context.direct_files)
-    assert {item["path"] for item in metadata["code_contexts"]} <= set(context.files)
-    assert "text" not in metadata["code_contexts"][0]
-    assert context.to_dict()["code_contexts"][0]["text"].startswith("CODE: ")
+    assert metadata["directFiles"] == list(context.direct_files)
+    assert {item["path"] for item in metadata["codeContexts"]} <= set(context.files)
+    assert "text" not in metadata["codeContexts"][0]
+    assert context.to_dict()["codeContexts"][0]["text"].startswith("CODE: ")
 
 
 def test_the_question_alone_finds_structure_without_retrieval(app: App, index: Index) -> None:

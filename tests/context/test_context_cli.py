@@ -48,11 +48,11 @@ def test_context_json_has_figures_text_sources_and_metadata(root: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert data["budget"] == 500 and 0 < data["tokens"] <= 500
-    assert data["tokenizer"] == "cl100k_base" and data["tokenizer_note"] is None
+    assert data["tokenizer"] == "cl100k_base" and data["tokenizerNote"] is None
     assert "server/routes/users.js" in [source["path"] for source in data["sources"]]
     assert "text" not in data["sources"][0]
-    assert data["context"]["environment_variables"][0]["name"] == "DATABASE_URL"
-    assert data["code_contexts"] == sum(
+    assert data["context"]["environmentVariables"][0]["name"] == "DATABASE_URL"
+    assert data["codeContexts"] == sum(
         1 for chunk in data["chunks"] if chunk["kind"] == "code" and chunk["status"] == "included"
     )
     # evidence first: at 500 tokens the retrieved sources go in, structure listings wait

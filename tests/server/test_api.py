@@ -340,7 +340,7 @@ def test_commands_lists_metadata_and_what_may_run(client: httpx.Client) -> None:
 def test_routes_come_from_the_index(client: httpx.Client) -> None:
     routes = client.get("/api/routes").json()["data"]["routes"]
 
-    assert {"method": "GET", "path": "/api/items", "file": "src/gateway.js"}.items() <= routes[
+    assert {"method": "GET", "route": "/api/items", "path": "src/gateway.js"}.items() <= routes[
         0
     ].items()
 

@@ -328,7 +328,7 @@ async def test_run_command_success_activity_and_audit(bench: ToolBench) -> None:
     assert activity["tool"] == "runCommand" and activity["status"] == "completed"
     assert activity["endpoint"] == "/api/commands/run"
     assert activity["arguments"] == {"commandId": "echo", "text": "hello"}
-    assert activity["duration_ms"] >= 0 and activity["message"].startswith("runCommand completed")
+    assert activity["durationMs"] >= 0 and activity["message"].startswith("runCommand completed")
     record = bench.audit.read()[-1]
     assert record["identity"] == {
         "userId": "U1",
@@ -457,14 +457,14 @@ async def test_get_routes(bench: ToolBench, indexed_repo: Path) -> None:
     assert content["count"] == 3 and content["truncated"] is False
     assert content["routes"][0] == {
         "method": "POST",
-        "path": "/api/ask",
-        "file": "server.js",
+        "route": "/api/ask",
+        "path": "server.js",
         "line": 4,
         "handler": "ask",
     }
     gets = (await adapter.call("getRoutes", {"method": "get"})).content["routes"]
-    assert [route["path"] for route in gets] == ["/api/status"]
-    feedback = (await adapter.call("getRoutes", {"path": "FEEDBACK", "limit": 1})).content
+    assert [route["route"] for route in gets] == ["/api/status"]
+    feedback = (await adapter.call("getRoutes", {"route": "FEEDBACK", "limit": 1})).content
     assert [route["method"] for route in feedback["routes"]] == ["DELETE"]
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -21,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
 from szrag.index.build import Progress as ProgressCallback
+from szrag.public import dumps
 
 if TYPE_CHECKING:
     from szrag.host import Host
@@ -67,23 +66,9 @@ optional_question_argument = click.argument(
 )
 
 
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses and paths turned into plain JSON values."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = [to_jsonable(item) for item in value]
-        return sorted(items) if isinstance(value, set | frozenset) else items
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
 def print_json(value: Any) -> None:
-    """Write ``value`` as indented JSON to stdout."""
-    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False) + "\n")
+    """Write ``value`` as indented public JSON (camelCase, one timestamp form) to stdout."""
+    sys.stdout.write(dumps(value, indent=2) + "\n")
 
 
 def handle_errors(function: Callable[P, R]) -> Callable[P, R]:

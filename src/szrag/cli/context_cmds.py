@@ -81,7 +81,7 @@ def _as_json(
     return {
         "question": question.strip(),
         **packed.metadata(),
-        "tokenizer_note": note,
+        "tokenizerNote": note,
         "text": packed.text,
         "chunks": packed.to_dict()["chunks"],
         "sources": [

@@ -20,6 +20,7 @@ from szrag.cli.common import (
 )
 from szrag.config import RANKER_NAMES
 from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
+from szrag.public import public_timestamp
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
 
 
@@ -40,7 +41,7 @@ def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
         "skipped": [{"path": skip.path, "reason": skip.reason} for skip in report.skipped],
         "warnings": report.warnings,
         "notes": report.notes,
-        "elapsed_seconds": round(report.elapsed, 3),
+        "elapsedSeconds": round(report.elapsed, 3),
     }
 
 
@@ -170,8 +171,8 @@ def stats_command(root: Path, as_json: bool) -> None:
         data = {
             "root": str(index.root),
             "index": str(index.path),
-            "schema_version": int(meta.get("schema_version", 0)),
-            "generated_at": meta.get("generated_at"),
+            "schemaVersion": int(meta.get("schema_version", 0)),
+            "generatedAt": public_timestamp(meta.get("generated_at")),
             "profile": meta.get("profile"),
             "bytes": size,
             **counts,
@@ -183,10 +184,15 @@ def stats_command(root: Path, as_json: bool) -> None:
     table = Table(show_header=False, box=None, pad_edge=False)
     for key, value in data.items():
         if key != "types":
-            table.add_row(key.replace("_", " "), str(value))
+            table.add_row(_words(key), str(value))
     for kind, count in types.items():
         table.add_row(f"  {kind} files", str(count))
     console.print(table, highlight=False)
+
+
+def _words(name: str) -> str:
+    """``schemaVersion`` -> ``schema version``."""
+    return "".join(f" {char.lower()}" if char.isupper() else char for char in name)
 
 
 def register(group: click.Group) -> None:

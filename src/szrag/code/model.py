@@ -7,7 +7,7 @@ A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read ba
 from __future__ import annotations
 
 import operator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 IMPORT_KINDS = ("import", "require", "dynamic", "reexport", "from", "module")
@@ -197,8 +197,15 @@ class SymbolMatch:
     score: int
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return asdict(self)
+        """The public form: ``path`` is the file."""
+        return {
+            "path": self.file,
+            "name": self.name,
+            "kind": self.kind,
+            "line": self.line,
+            "endLine": self.end_line,
+            "score": self.score,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +220,15 @@ class RouteMatch:
     score: int
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return asdict(self)
+        """The public form: ``route`` is the URL path, ``path`` the file that serves it."""
+        return {
+            "method": self.method,
+            "route": self.path,
+            "path": self.file,
+            "line": self.line,
+            "handler": self.handler,
+            "score": self.score,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,8 +240,8 @@ class EnvReference:
     line: int
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return asdict(self)
+        """The public form: ``path`` is the file that reads the variable."""
+        return {"path": self.file, "name": self.name, "line": self.line}
 
 
 @dataclass

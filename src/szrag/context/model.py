@@ -90,25 +90,25 @@ class CodebaseContext:
             "files": len(self.files),
             "dependencies": len(self.dependencies),
             "dependants": len(self.dependants),
-            "environment_variables": len(self.environment_variables),
-            "code_contexts": len(self.code),
+            "environmentVariables": len(self.environment_variables),
+            "codeContexts": len(self.code),
         }
 
     def metadata(self) -> dict[str, Any]:
         """The context metadata: findings, file groups, per-file scores and counts."""
         return {
             "symbols": [
-                {**item.to_dict(), "available_at": f"{item.file}:{item.line}-{item.end_line}"}
+                {**item.to_dict(), "location": f"{item.file}:{item.line}-{item.end_line}"}
                 for item in self.symbols
             ],
             "routes": [item.to_dict() for item in self.routes],
             "files": list(self.files),
             "dependencies": list(self.dependencies),
             "dependants": list(self.dependants),
-            "environment_variables": [item.to_dict() for item in self.environment_variables],
-            "code_contexts": [entry.to_dict() for entry in self.code],
-            "direct_files": list(self.direct_files),
-            "related_files": list(self.related_files),
+            "environmentVariables": [item.to_dict() for item in self.environment_variables],
+            "codeContexts": [entry.to_dict() for entry in self.code],
+            "directFiles": list(self.direct_files),
+            "relatedFiles": list(self.related_files),
             "scores": dict(self.scores),
             "counts": self.counts(),
         }
@@ -116,7 +116,7 @@ class CodebaseContext:
     def to_dict(self) -> dict[str, Any]:
         """The metadata plus the text of every code entry and the structural summary."""
         data = self.metadata()
-        for item, entry in zip(data["code_contexts"], self.code, strict=True):
+        for item, entry in zip(data["codeContexts"], self.code, strict=True):
             item["text"] = entry.text
         data["structure"] = self.structure_text()
         return data

@@ -8,11 +8,12 @@ fit the remaining budget, never truncated, and a key seen once is not taken agai
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from szrag.context.model import DIRECT, CodebaseContext, CodeEntry
 from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
+from szrag.public import public
 from szrag.redact import redact_text
 from szrag.retrieve import Source
 
@@ -82,12 +83,18 @@ class PackedContext:
     chunks: tuple[PackedChunk, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready record (the chunk list included)."""
-        data = asdict(self)
-        data["files"] = list(self.files)
-        data["redaction_kinds"] = list(self.redaction_kinds)
-        data["chunks"] = [asdict(chunk) for chunk in self.chunks]
-        return data
+        """A JSON-ready record (the chunk list included), in the public casing."""
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "files": list(self.files),
+            "codeContexts": self.code_contexts,
+            "redactions": self.redactions,
+            "redactionKinds": list(self.redaction_kinds),
+            "tokenizer": self.tokenizer,
+            "chunks": [public(chunk) for chunk in self.chunks],
+        }
 
     def metadata(self) -> dict[str, Any]:
         """Summary figures for an activity record: no text, no chunk list."""
@@ -96,11 +103,11 @@ class PackedContext:
             "budget": self.budget,
             "tokenizer": self.tokenizer,
             "files": list(self.files),
-            "code_contexts": self.code_contexts,
+            "codeContexts": self.code_contexts,
             "chunks": sum(1 for chunk in self.chunks if chunk.included),
             "skipped": sum(1 for chunk in self.chunks if not chunk.included),
             "redactions": self.redactions,
-            "redaction_kinds": list(self.redaction_kinds),
+            "redactionKinds": list(self.redaction_kinds),
         }
 
 

@@ -33,6 +33,7 @@ from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, colle
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
 from szrag.index.vcs import exclude_index_from_git, root_warning
+from szrag.public import utc_timestamp
 from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
@@ -204,7 +205,7 @@ def _finish_meta(conn: sqlite3.Connection, config: RepoConfig) -> None:
         conn,
         {
             "generation": uuid.uuid4().hex,
-            "generated_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "generated_at": utc_timestamp(),
             "profile": config.profile.name,
             "config": config.fingerprint(),
             "complete": "1",

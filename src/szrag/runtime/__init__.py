@@ -121,12 +121,15 @@ class ProcessRuntime:
         if self.log_file is not None:
             try:
                 lines = tail_lines(self.log_file, limit)
-                result["file"] = {
-                    "path": str(self.log_file),
+                result["logFile"] = {
+                    "location": str(self.log_file),
                     "entries": [parse_log_line(line) for line in lines],
                 }
             except OSError as error:
-                result["file"] = {"path": str(self.log_file), "error": error.strerror or str(error)}
+                result["logFile"] = {
+                    "location": str(self.log_file),
+                    "error": error.strerror or str(error),
+                }
         return result
 
     def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from szrag.errors import IndexStoreError
 from szrag.index import store
+from szrag.public import public_timestamp
 
 
 @contextlib.contextmanager
@@ -47,11 +48,18 @@ def index_statistics(root: Path) -> dict[str, Any]:
         return {"available": False, "reason": error.message}
     return {
         "available": True,
-        "schemaVersion": meta.get("schema_version"),
-        "generatedAt": meta.get("generated_at"),
+        "schemaVersion": _number(meta.get("schema_version")),
+        "generatedAt": public_timestamp(meta.get("generated_at")),
         "profile": meta.get("profile"),
         **counts,
     }
+
+
+def _number(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _routes_of(path: str, code: Any) -> Iterator[dict[str, Any]]:
@@ -62,15 +70,16 @@ def _routes_of(path: str, code: Any) -> Iterator[dict[str, Any]]:
             continue
         yield {
             "method": str(route.get("method") or "ANY").upper(),
-            "path": route["path"],
-            "file": path,
+            "route": route["path"],
+            "path": path,
             "line": route.get("line") if isinstance(route.get("line"), int) else None,
             "handler": route.get("handler") if isinstance(route.get("handler"), str) else None,
         }
 
 
 def read_routes(root: Path) -> list[dict[str, Any]]:
-    """Every route the index detected, by path, method and file."""
+    """Every route the index detected (``route`` the URL path, ``path`` the file), by route,
+    method and file."""
     with open_read_only(root) as conn:
         routes = [route for f in store.iter_files(conn) for route in _routes_of(f.path, f.code)]
-    return sorted(routes, key=lambda r: (r["path"], r["method"], r["file"], r["line"] or 0))
+    return sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))

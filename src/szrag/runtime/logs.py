@@ -12,9 +12,10 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from szrag.public import utc_timestamp
 
 DEFAULT_CAPACITY = 500
 MAX_MESSAGE_CHARS = 2000
@@ -33,12 +34,8 @@ def level_number(name: str | None) -> int:
 
 
 def iso_time(timestamp: float) -> str:
-    """A UNIX time as an ISO 8601 UTC string with milliseconds."""
-    return (
-        datetime.fromtimestamp(timestamp, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
+    """A UNIX time in the one public form (ISO 8601 UTC, milliseconds, ``Z``)."""
+    return utc_timestamp(timestamp)
 
 
 @dataclass(frozen=True)

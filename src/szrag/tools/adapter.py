@@ -346,7 +346,7 @@ class ToolAdapter:
             "tool": name,
             "endpoint": endpoint,
             "status": status,
-            "duration_ms": round(duration_ms, 3),
+            "durationMs": round(duration_ms, 3),
             "arguments": shown_args,
             "message": message,
         }
@@ -430,12 +430,12 @@ class ToolAdapter:
         except SzragError as error:
             raise ToolError(error.message) from error
         method = args.get("method", "").strip().upper()
-        fragment = args.get("path", "").strip().lower()
+        fragment = args.get("route", "").strip().lower()
         matching = [
             route
             for route in routes
             if (not method or route["method"] in (method, "ANY", "USE", "ALL"))
-            and fragment in route["path"].lower()
+            and fragment in route["route"].lower()
         ]
         limit = args.get("limit", MAX_ROUTES)
         return {

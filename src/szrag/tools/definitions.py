@@ -166,12 +166,13 @@ TOOLS: tuple[ToolDefinition, ...] = (
     ),
     ToolDefinition(
         "getRoutes",
-        "List the HTTP routes detected in the current repository index (method, path, file, "
-        "line, handler), optionally filtered by method or a path substring.",
+        "List the HTTP routes detected in the current repository index (method, route: the "
+        "URL path, path: the file that serves it, line, handler), optionally filtered by method "
+        "or a substring of the route.",
         _object(
             {
                 "method": _text("HTTP method, e.g. GET", 10),
-                "path": _text("Substring of the route path, e.g. /api/"),
+                "route": _text("Substring of the route's URL path, e.g. /api/"),
                 "limit": _limit(MAX_ROUTES, "How many routes"),
             }
         ),

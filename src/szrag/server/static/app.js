@@ -101,10 +101,7 @@
 
   function durationOf(activity) {
     const meta = activity.metadata || {};
-    for (const key of ["durationMs", "duration_ms", "elapsedMs", "duration"]) {
-      if (typeof meta[key] === "number") return meta[key];
-    }
-    return null;
+    return typeof meta.durationMs === "number" ? meta.durationMs : null;
   }
 
   function addActivity(activity) {

@@ -1,0 +1,197 @@
+"""The public JSON, everywhere a user sees it: every ``--json`` command, every API route, the
+SSE events and the tool results share one casing (camelCase), one timestamp form (ISO 8601 UTC
+with ``Z``) and one meaning of ``path`` (a file of the repository)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from szrag.cli import main
+from szrag.index import build_index
+from szrag.llm.testing import ScriptedProvider, text_reply, tool_reply
+from szrag.server.testing import sse_events
+
+StartServer = Callable[..., str]
+
+CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+# Mappings whose keys are data, not field names: paths, kinds, metric and command names,
+# environment-variable names, the arguments a model sent to a tool.
+DATA_MAPS = {"scores", "types", "deployment", "arguments", "byCommand", "byTool", "commands"}
+# A command's id, a tool's arguments and the like are data, and so are the values below.
+TIMESTAMP_KEYS = re.compile(r"^(time|.*At)$")
+
+
+def problems(value: Any, root: Path, where: str = "$") -> Iterator[str]:
+    """Every breach of the public conventions in ``value``."""
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from problems(item, root, f"{where}[{number}]")
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        here = f"{where}.{key}"
+        if not CAMEL.match(key):
+            yield f"{here}: not camelCase"
+        if (
+            TIMESTAMP_KEYS.match(key)
+            and item is not None
+            and not (isinstance(item, str) and ISO_UTC.match(item))
+        ):
+            yield f"{here}: {item!r} is not an ISO 8601 UTC timestamp with Z"
+        if key == "path" and isinstance(item, str) and not (root / item).is_file():
+            yield f"{here}: {item!r} is not a file of the repository"
+        if key in DATA_MAPS and isinstance(item, dict):
+            for inner in item.values():
+                yield from problems(inner, root, f"{here}.*")
+            continue
+        yield from problems(item, root, here)
+
+
+def json_commands() -> dict[str, click.Command]:
+    assert isinstance(main, click.Group)
+    return {
+        name: command
+        for name, command in main.commands.items()
+        if any(
+            "--json" in option.opts for option in command.params if isinstance(option, click.Option)
+        )
+    }
+
+
+# How each --json command is asked (arguments after the command name); every command with
+# --json must be listed, so a new one cannot escape the check.
+INVOCATIONS: dict[str, list[str]] = {
+    "index": [],
+    "stats": [],
+    "retrieve": ["how", "are", "webhooks", "verified"],
+    "images": ["architecture"],
+    "symbols": ["verifyGithubSignature"],
+    "routes": [],
+    "deps": ["server/webhook.js"],
+    "dependants": ["server/webhook.js"],
+    "env": ["GITHUB_WEBHOOK_SECRET"],
+    "context": ["webhook", "signature"],
+    "debug": ["run", "/sz-calc", "1+1", "and", "explain", "webhook.js"],
+    "ask": ["--no-ai", "how", "is", "the", "webhook", "verified"],
+    "commands": [],
+    "run": ["calc", "2 + 2"],
+    "tool": ["getStatus"],
+    "use-tool": ["--getRoutes"],
+    "eval": [],
+    "doctor": [],
+}
+NOT_RUN_HERE = {
+    "eval": "needs a case file; its JSON is checked in tests/test_evaluate.py",
+    "doctor": "needs a provider; its JSON is checked in tests/llm/test_doctor.py",
+}
+
+
+def test_every_json_command_is_checked() -> None:
+    assert set(json_commands()) == set(INVOCATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(set(INVOCATIONS) - set(NOT_RUN_HERE)))
+def test_json_commands_follow_the_public_conventions(
+    name: str, retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_index(retrieval_repo).close()
+    monkeypatch.delenv("AI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = CliRunner().invoke(
+        main, [name, *INVOCATIONS[name], "--root", str(retrieval_repo), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert list(problems(json.loads(result.stdout), retrieval_repo)) == []
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "getStatus",
+        "getCommands",
+        "getReleaseInfo",
+        "getLogs",
+        "getErrors",
+        "getMetrics",
+        "getRoutes",
+    ],
+)
+def test_tool_results_follow_the_public_conventions(tool: str, retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    result = CliRunner().invoke(main, ["tool", tool, "--root", str(retrieval_repo), "--json"])
+    assert result.exit_code == 0, result.output
+    assert list(problems(json.loads(result.stdout), retrieval_repo)) == []
+
+
+ADMIN = {"Authorization": "Bearer admin-secret"}
+ROUTES = [
+    "/api/status",
+    "/api/commands",
+    "/api/release",
+    "/api/logs",
+    "/api/metrics",
+    "/api/routes",
+    "/api/admin/errors",
+    "/healthz",
+]
+
+
+def test_api_routes_and_sse_events_follow_the_public_conventions(
+    start_server: StartServer, web_repo: Path, provider: ScriptedProvider
+) -> None:
+    base = start_server(admin_token="admin-secret")
+    provider.script(
+        tool_reply(("getRoutes", "{}"), text="Looking."),
+        text_reply("Done."),
+        text_reply("Done again."),
+    )
+    found: list[str] = []
+    with httpx.Client(base_url=base, timeout=10) as client:
+        for route in ROUTES:
+            response = client.get(route, headers=ADMIN)
+            assert response.status_code == 200, (route, response.text)
+            found += problems(response.json(), web_repo, route)
+        answered = client.post("/api/ask", json={"question": "which routes exist?"}, headers=ADMIN)
+        assert answered.status_code == 200
+        found += problems(answered.json(), web_repo, "POST /api/ask")
+        with client.stream(
+            "POST",
+            "/api/ask",
+            json={"question": "how is the webhook verified?"},
+            headers={**ADMIN, "Accept": "text/event-stream"},
+        ) as streamed:
+            events = list(sse_events(iter(streamed.read().decode().split("\n"))))
+        assert {name for name, _ in events} >= {"activity", "token", "result"}
+        for name, data in events:
+            found += problems(data, web_repo, f"SSE {name}")
+        refused = client.post("/api/ask", json={"question": ""})
+        found += problems(refused.json(), web_repo, "an error")
+    assert found == []
+
+
+def test_the_checker_catches_each_breach(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    sample = {
+        "end_line": 1,
+        "path": "/api/x",
+        "generatedAt": "2026-12-01T11:36:23.266+00:00",
+        "scores": {"a_b.py": 1},
+        "items": [{"path": "a.py", "time": "2026-12-01T11:36:23.266Z"}],
+    }
+    assert list(problems(sample, tmp_path)) == [
+        "$.end_line: not camelCase",
+        "$.path: '/api/x' is not a file of the repository",
+        "$.generatedAt: '2026-12-01T11:36:23.266+00:00' is not an ISO 8601 UTC timestamp with Z",
+    ]
