@@ -41,6 +41,23 @@ AI_KEYS = [
 ]
 
 
+async def answer_json(*args: Any, **options: Any) -> dict[str, Any]:
+    """The public JSON of an answer: what every face sends."""
+    return (await answer_question_async(*args, **options)).to_dict()
+
+
+async def debug_json(*args: Any, **options: Any) -> dict[str, Any]:
+    return (await debug_question_async(*args, **options)).to_dict()
+
+
+def answer_sync_json(*args: Any, **options: Any) -> dict[str, Any]:
+    return answer_question(*args, **options).to_dict()
+
+
+def debug_sync_json(*args: Any, **options: Any) -> dict[str, Any]:
+    return debug_question(*args, **options).to_dict()
+
+
 @pytest.fixture
 def settings(provider_settings: Callable[..., Settings]) -> Settings:
     return provider_settings()
@@ -62,7 +79,7 @@ async def test_ai_answer_has_the_spec_shape_and_streams_tokens(
     tokens: list[tuple[str, int]] = []
     seen: list[Activity] = []
 
-    result = await answer_question_async(
+    result = await answer_json(
         QUESTION,
         Host.from_env(retrieval_repo, settings=settings),
         on_token=lambda text, number: tokens.append((text, number)),
@@ -97,7 +114,7 @@ async def test_the_model_receives_the_system_prompt_and_the_evidence(
     provider.script(text_reply("ok"))
 
     host = Host.from_env(retrieval_repo, settings=settings, live_tools=False)
-    result = await answer_question_async(QUESTION, host)
+    result = await answer_json(QUESTION, host)
 
     system, user = provider.requests[0].json["messages"]
     assert system["role"] == "system" and "Answer only from the evidence" in system["content"]
@@ -117,7 +134,7 @@ async def test_repository_prompt_override_is_sent(
     path.write_text("Pagebot house rules.", encoding="utf-8")
     provider.script(text_reply("ok"))
 
-    await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert provider.requests[0].json["messages"][0]["content"] == "Pagebot house rules."
 
@@ -125,7 +142,7 @@ async def test_repository_prompt_override_is_sent(
 async def test_without_ai_the_result_carries_the_packed_context(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
-    result = await answer_question_async(
+    result = await answer_json(
         QUESTION, Host.from_env(retrieval_repo, settings=settings), with_ai=False, budget=1500
     )
 
@@ -146,13 +163,13 @@ async def test_the_library_never_reads_the_process_environment(
     monkeypatch.setenv("AI_API_KEY", "sk-from-the-process")
     monkeypatch.setenv("SZRAG_CONTEXT_BUDGET", "77")
 
-    result = await answer_question_async(QUESTION, retrieval_repo)
+    result = await answer_json(QUESTION, retrieval_repo)
 
     assert result["sources"] and result["activities"][-1]["message"].startswith("AI_API_KEY")
     with pytest.raises(ConfigError, match="SZRAG_AI_READ_TIMEOUT"):
         Host.from_env(retrieval_repo, {"SZRAG_AI_READ_TIMEOUT": "not a number"})
     given = Host.from_env(retrieval_repo, {"SZRAG_CONTEXT_BUDGET": "77"})
-    assert (await answer_question_async(QUESTION, given, with_ai=False))["context"]["budget"] == 77
+    assert (await answer_json(QUESTION, given, with_ai=False))["context"]["budget"] == 77
 
 
 async def test_async_callbacks_are_awaited_in_order(
@@ -169,7 +186,7 @@ async def test_async_callbacks_are_awaited_in_order(
         await asyncio.sleep(0)
         events.append("token")
 
-    await answer_question_async(
+    await answer_json(
         QUESTION,
         Host.from_env(retrieval_repo, settings=settings),
         on_activity=on_activity,
@@ -184,7 +201,7 @@ async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
 ) -> None:
     keyless = Settings(ai_url=settings.ai_url)
 
-    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=keyless))
+    result = await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=keyless))
 
     assert list(result) == ["answer", "sources", "images", "command", "activities"]
     assert "AI_API_KEY" in result["answer"] and "AI_URL" in result["answer"]
@@ -196,7 +213,7 @@ async def test_missing_key_gives_a_local_answer_and_a_failed_ai_activity(
 async def test_missing_key_is_read_from_the_environment(
     retrieval_repo: Path, provider: ScriptedProvider
 ) -> None:
-    result = await answer_question_async(QUESTION, retrieval_repo)
+    result = await answer_json(QUESTION, retrieval_repo)
 
     assert "activities" in result and "usage" not in result
     assert result["activities"][-1]["message"].startswith("AI_API_KEY is not set")
@@ -207,7 +224,7 @@ async def test_a_provider_failure_is_an_answer_not_a_crash(
 ) -> None:
     provider.script(json_reply({"error": {"message": "invalid api key"}}, status=401))
 
-    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert list(result) == [*AI_KEYS, "error"]
     assert result["error"]["code"] == "auth"
@@ -223,7 +240,7 @@ async def test_an_inferred_command_runs_first_and_skips_codebase_context(
 ) -> None:
     provider.script(text_reply("2 + 2 is 4."))
 
-    result = await answer_question_async(
+    result = await answer_json(
         "Please run /sz-calc 2 + 2", Host.from_env(retrieval_repo, settings=settings)
     )
 
@@ -247,7 +264,7 @@ async def test_a_command_failure_is_reported_and_answering_goes_on(
 ) -> None:
     provider.script(text_reply("The expression was invalid."))
 
-    result = await answer_question_async(
+    result = await answer_json(
         "question",
         Host.from_env(retrieval_repo, settings=settings),
         command_id="calc",
@@ -269,7 +286,7 @@ async def test_an_inferred_command_off_the_allowlist_does_not_run(
     provider.script(text_reply("Not allowed here."))
     host = Host.from_env(retrieval_repo, {"SZRAG_COMMAND_ALLOWLIST": "ping"}, settings=settings)
 
-    result = await answer_question_async("Please run /sz-calc 2 + 2", host)
+    result = await answer_json("Please run /sz-calc 2 + 2", host)
 
     assert "allowlist" in result["command"]["error"]
     assert steps(result)[1] == ("command", "failed")
@@ -277,13 +294,13 @@ async def test_an_inferred_command_off_the_allowlist_does_not_run(
 
 async def test_an_unknown_explicit_command_is_the_callers_error(retrieval_repo: Path) -> None:
     with pytest.raises(CommandError, match="unknown command"):
-        await answer_question_async("q", retrieval_repo, command_id="no-such-command")
+        await answer_json("q", retrieval_repo, command_id="no-such-command")
 
 
 @pytest.mark.parametrize("question", ["", "   \n"])
 async def test_an_empty_question_is_refused(retrieval_repo: Path, question: str) -> None:
     with pytest.raises(QuestionError):
-        await answer_question_async(question, retrieval_repo)
+        await answer_json(question, retrieval_repo)
 
 
 async def test_default_tools_run_and_become_tool_activities(
@@ -294,7 +311,7 @@ async def test_default_tools_run_and_become_tool_activities(
     )
     tokens: list[tuple[str, int]] = []
 
-    result = await answer_question_async(
+    result = await answer_json(
         "Is pagebot up?",
         Host.from_env(retrieval_repo, settings=settings),
         tools=True,
@@ -327,7 +344,7 @@ async def test_tool_activities_reach_the_callers_on_activity(
     seen: list[Activity] = []
     provider.script(tool_reply(("getRoutes", "{}")), text_reply("Routes listed."))
 
-    result = await answer_question_async(
+    result = await answer_json(
         "Which routes exist?",
         Host.from_env(retrieval_repo, settings=settings, audit=AuditLog.disabled()),
         tools=True,
@@ -346,7 +363,7 @@ async def test_a_given_index_is_used_and_left_open(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
     with load_index(retrieval_repo) as index:
-        result = await answer_question_async(
+        result = await answer_json(
             QUESTION, Host.from_env(retrieval_repo, settings=settings, index=index), with_ai=False
         )
 
@@ -359,10 +376,8 @@ def test_sync_wrapper_matches_the_async_core(
 ) -> None:
     provider.script(text_reply("Same answer."), text_reply("Same answer."))
 
-    sync = answer_question(QUESTION, Host.from_env(retrieval_repo, settings=settings))
-    core = asyncio.run(
-        answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
-    )
+    sync = answer_sync_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    core = asyncio.run(answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings)))
 
     assert list(sync) == list(core) == AI_KEYS
     assert sync["answer"] == core["answer"]
@@ -372,11 +387,11 @@ def test_sync_wrapper_matches_the_async_core(
 
 async def test_sync_wrapper_refuses_a_running_loop(retrieval_repo: Path) -> None:
     with pytest.raises(RuntimeError, match="running event loop"):
-        answer_question(QUESTION, retrieval_repo)
+        answer_sync_json(QUESTION, retrieval_repo)
 
 
 def test_debug_question_shows_everything_without_running_anything(retrieval_repo: Path) -> None:
-    result = debug_question("run /sz-calc 1 + 1 and explain webhook.js", retrieval_repo)
+    result = debug_sync_json("run /sz-calc 1 + 1 and explain webhook.js", retrieval_repo)
 
     assert result["command"] == {"id": "calc", "text": "1 + 1 and explain webhook.js"}
     assert result["commandOriented"] is True
@@ -392,7 +407,7 @@ def test_debug_question_shows_everything_without_running_anything(retrieval_repo
 
 
 def test_debug_question_includes_the_codebase_context(retrieval_repo: Path) -> None:
-    result = debug_question("Where is verifyGithubSignature in server/webhook.js?", retrieval_repo)
+    result = debug_sync_json("Where is verifyGithubSignature in server/webhook.js?", retrieval_repo)
 
     assert result["command"] is None
     assert result["codebaseContext"] is not None
@@ -408,27 +423,25 @@ async def test_a_host_runner_runs_commands_with_its_allowlist_and_observers(
     seen: list[CommandOutcome] = []
     host = Host.from_env(retrieval_repo, allowlist=Allowlist.of(["calc"]))
     host = host.replace(runner=CommandRunner(host.policy, observers=[seen.append]))
-    result = await answer_question_async("Please run /sz-calc 2 + 2", host, with_ai=False)
+    result = await answer_json("Please run /sz-calc 2 + 2", host, with_ai=False)
     assert result["command"]["responses"] and "error" not in result["command"]
     assert [(item.command_id, item.source, item.status) for item in seen] == [
         ("calc", "inference", "ok")
     ]
 
-    refused = await answer_question_async("Please run /sz-echo hello", host, with_ai=False)
+    refused = await answer_json("Please run /sz-echo hello", host, with_ai=False)
     assert "allowlist" in refused["command"]["error"]
     assert seen[-1].command_id == "echo" and seen[-1].status == "not_allowed"
 
 
 async def test_source_snippets_reach_callers_redacted(copy_fixture: Any) -> None:
     root = copy_fixture("secrets_app")  # a fixture that plants every kind of secret
-    result = await answer_question_async(
-        "slack bot token github token aws keys config", root, with_ai=False
-    )
+    result = await answer_json("slack bot token github token aws keys config", root, with_ai=False)
     texts = "\n".join(source["text"] for source in result["sources"])
     assert result["sources"] and "[REDACTED:" in texts
     for planted in ("xoxb-", "ghp_", "AKIA", "BEGIN RSA PRIVATE KEY"):
         assert planted not in texts
-    debug = await debug_question_async("slack bot token github token aws keys config", root)
+    debug = await debug_json("slack bot token github token aws keys config", root)
     assert "xoxb-" not in json.dumps(debug)
 
 
@@ -437,12 +450,12 @@ async def test_a_password_in_a_hash_question_never_reaches_the_model(
 ) -> None:
     provider.script(text_reply("Here is the derived key."))
     question = "/sz-hash the password hunter2 with PBKDF2 and 1000 iterations using sha256"
-    result = await answer_question_async(question, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(question, Host.from_env(retrieval_repo, settings=settings))
     assert result["command"]["id"] == "hash" and "error" not in result["command"]
     sent = json.dumps(provider.requests[0].json)
     assert "hunter2" not in sent and "[REDACTED:password]" in sent
     assert "hunter2" not in json.dumps(result["activities"])
-    assert "hunter2" not in json.dumps(await debug_question_async(question, retrieval_repo))
+    assert "hunter2" not in json.dumps(await debug_json(question, retrieval_repo))
 
 
 @pytest.mark.parametrize(
@@ -454,7 +467,7 @@ async def test_a_secret_command_output_is_shown_to_the_asker_but_never_sent_to_t
 ) -> None:
     provider.script(text_reply("Done."))
 
-    result = await answer_question_async(question, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(question, Host.from_env(retrieval_repo, settings=settings))
 
     output = result["command"]["responses"][0]["text"]
     secret = max(re.findall(r"[0-9a-f]{16,}", output), key=len)  # the digest, token or key
@@ -476,7 +489,7 @@ async def test_a_known_context_window_keeps_the_whole_request_inside_it(
     provider.script(text_reply("ok"))
 
     host = Host.from_env(retrieval_repo, environ, settings=settings)
-    await answer_question_async(QUESTION, host, tools=True)
+    await answer_json(QUESTION, host, tools=True)
 
     body = provider.requests[0].json
     count = load_counter("cl100k_base")
@@ -489,7 +502,7 @@ async def test_a_known_context_window_keeps_the_whole_request_inside_it(
 async def test_the_default_profile_packs_twelve_thousand_real_tokens(
     retrieval_repo: Path,
 ) -> None:
-    result = await answer_question_async(QUESTION, retrieval_repo, with_ai=False)
+    result = await answer_json(QUESTION, retrieval_repo, with_ai=False)
     assert result["context"]["budget"] == 12000
     assert result["context"]["tokenizer"] == "cl100k_base"
     kinds = [
@@ -505,7 +518,7 @@ async def test_an_answer_cut_at_the_output_limit_says_so(
 
     provider.script(sse_reply(chunk("The webhook verifies"), chunk(finish="length")))
 
-    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"].startswith("The webhook verifies")
     assert "the model stopped at its output limit" in result["answer"]
@@ -519,7 +532,7 @@ async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
 
     provider.script(sse_reply(chunk("The webhook checks the HMAC"), done=False, cut=True))
 
-    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"].startswith("The webhook checks the HMAC")
     assert "[answer cut: " in result["answer"]
@@ -532,9 +545,7 @@ async def test_text_that_streamed_before_a_failure_is_kept_and_marked_as_cut(
 async def test_an_answer_without_a_model_shows_the_best_matching_lines(
     retrieval_repo: Path,
 ) -> None:
-    result = await answer_question_async(
-        "where is verifyGithubSignature?", retrieval_repo, with_ai=False
-    )
+    result = await answer_json("where is verifyGithubSignature?", retrieval_repo, with_ai=False)
     lines = result["answer"].splitlines()
     first = next(number for number, line in enumerate(lines) if line.startswith("- "))
     assert lines[first].startswith("- server/webhook.js:")
@@ -545,7 +556,7 @@ async def test_an_answer_without_a_model_shows_the_best_matching_lines(
 
 async def test_excerpts_are_redacted(copy_fixture: Any) -> None:
     root = copy_fixture("secrets_app")
-    result = await answer_question_async("slack bot token config", root, with_ai=False)
+    result = await answer_json("slack bot token config", root, with_ai=False)
     assert " | " in result["answer"]
     for planted in ("xoxb-", "ghp_", "AKIA"):
         assert planted not in result["answer"]
@@ -563,7 +574,7 @@ async def test_a_window_smaller_than_counted_shrinks_the_context_and_asks_again(
     }
     provider.script(json_reply(refusal, status=400), text_reply("It checks the HMAC."))
 
-    result = await answer_question_async(QUESTION, Host.from_env(retrieval_repo, settings=settings))
+    result = await answer_json(QUESTION, Host.from_env(retrieval_repo, settings=settings))
 
     assert result["answer"] == "It checks the HMAC." and "error" not in result
     first, second = (request.json["messages"][1]["content"] for request in provider.requests)
@@ -588,3 +599,32 @@ def test_the_smaller_budget_follows_the_providers_own_figures() -> None:
     vague = ProviderError("the request exceeds the available context size")
     assert smaller_budget(vague, packed, counted=7100) == 3000  # no figures: half goes
     assert smaller_budget(ProviderError("invalid api key"), packed, counted=7100) is None
+
+
+async def test_results_are_typed_records_that_say_how_they_were_made(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    from szrag.results import Answer, DebugReport, Outcome
+
+    provider.script(text_reply("Verified in server/webhook.js."))
+    answered = await answer_question_async(
+        QUESTION, Host.from_env(retrieval_repo, settings=settings)
+    )
+    local = await answer_question_async(QUESTION, retrieval_repo, with_ai=False)
+    keyless = await answer_question_async(QUESTION, retrieval_repo)
+    report = await debug_question_async(QUESTION, retrieval_repo)
+
+    assert isinstance(answered, Answer) and answered.outcome is Outcome.ANSWERED
+    assert answered.usage is not None and answered.usage.output_tokens > 0
+    assert answered.sources[0].path and answered.response_rounds == 1
+    assert local.outcome is Outcome.NOT_ASKED and local.context is not None
+    assert keyless.outcome is Outcome.NO_MODEL and not keyless.asked_model
+    assert isinstance(report, DebugReport) and report.context.budget == 12000
+    assert list(local.to_dict()) == [
+        "answer",
+        "sources",
+        "images",
+        "command",
+        "activities",
+        "context",
+    ]

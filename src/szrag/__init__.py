@@ -16,17 +16,21 @@ from szrag.errors import (
 )
 from szrag.host import Host
 from szrag.index import Index, build_index, load_index, refresh_index
+from szrag.results import Answer, DebugReport, Outcome
 from szrag.retrieve import Image, Source, retrieve, retrieve_images
 from szrag.version import __version__
 
 __all__ = [
     "Activity",
+    "Answer",
     "CommandError",
     "ConfigError",
+    "DebugReport",
     "Host",
     "Image",
     "Index",
     "IndexStoreError",
+    "Outcome",
     "PathError",
     "ProviderError",
     "QuestionError",

@@ -76,9 +76,16 @@ from szrag.llm.prompts import (
     TOOL_CALL_LIMIT_PROMPT,
     build_user_message,
     load_prompt,
-    response_text,
 )
 from szrag.redact import redact
+from szrag.results import (
+    Answer,
+    CommandReport,
+    DebugReport,
+    InferredCommand,
+    ModelFailure,
+    Outcome,
+)
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, require_question, retrieve, retrieve_images
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
 from szrag.text import tokens
@@ -115,7 +122,7 @@ class Evidence:
 class CommandRun:
     """The command run for a question: its result record and the input it was given."""
 
-    record: dict[str, Any]
+    report: CommandReport
     input: str
     sensitive: bool = False
     shown_question: str | None = None  # the question with any secret it carried withheld
@@ -129,14 +136,10 @@ class CommandRun:
     @property
     def prompt_record(self) -> dict[str, Any]:
         """The result as the model may see it: a secret output is replaced by a note."""
-        if not self.secret_output or self.record.get("error"):
-            return self.record
-        return {
-            "id": self.record.get("id"),
-            "command": self.record.get("command"),
-            "responses": [],
-            "outputWithheld": SECRET_OUTPUT_NOTE,
-        }
+        record = self.report.to_dict()
+        if not self.secret_output or self.report.error is not None:
+            return record
+        return {**record, "responses": [], "outputWithheld": SECRET_OUTPUT_NOTE}
 
 
 async def run_question_command(
@@ -191,9 +194,8 @@ async def run_question_command(
             activity_id=pair,
             metadata=details,
         )
-        return kept({"id": spec.id, "command": spec.name, "responses": [], "error": error.message})
-    record = result.to_dict()
-    count = len(record["responses"])
+        return kept(CommandReport(spec.id, spec.name, error=error.message))
+    count = len(result.responses)
     await recorder.record(
         "command",
         COMPLETED,
@@ -201,7 +203,7 @@ async def run_question_command(
         activity_id=pair,
         metadata={**details, "responses": count},
     )
-    return kept(record)
+    return kept(CommandReport(result.id, result.command, result.responses))
 
 
 BudgetFor = Callable[[Sequence[Image]], int]
@@ -296,19 +298,15 @@ async def _gather(
     return Evidence(sources, images, context, packed)
 
 
-def public_source(source: Source) -> dict[str, Any]:
-    """A source record for callers: the snippet with secrets redacted, as the model sees it."""
-    record = source.to_dict()
-    record["text"] = redact(source.text, path=source.path)
-    return record
+def public_source(source: Source) -> Source:
+    """A source as callers get it: the snippet with secrets redacted, as the model sees it."""
+    return dataclasses.replace(source, text=redact(source.text, path=source.path))
 
 
-def public_context(context: CodebaseContext) -> dict[str, Any]:
+def public_context(context: CodebaseContext) -> CodebaseContext:
     """The codebase context for callers, its code texts redacted like the packed context."""
-    data = context.to_dict()
-    for entry in data.get("code_contexts", []):
-        entry["text"] = redact(entry["text"])
-    return data
+    code = tuple(dataclasses.replace(entry, text=redact(entry.text)) for entry in context.code)
+    return dataclasses.replace(context, code=code)
 
 
 EXCERPT_SOURCES = 3  # sources shown with lines of their own in an answer without a model
@@ -331,16 +329,16 @@ def excerpt(source: Source, question: str, lines: int = EXCERPT_LINES) -> list[s
 
 
 def local_answer(
-    intro: str, evidence: Evidence, command: Mapping[str, Any] | None, question: str = ""
+    intro: str, evidence: Evidence, command: CommandReport | None, question: str = ""
 ) -> str:
     """A readable answer without a model: ``intro``, the command output, the sources (the
     first few with the lines that best match ``question``) and images."""
     lines = [intro]
     if command is not None:
-        lines += ["", f"Command {command.get('command') or command.get('id')}:"]
-        if command.get("error"):
-            lines.append(f"failed: {command['error']}")
-        lines += [response_text(response) for response in command.get("responses") or ()]
+        lines += ["", f"Command {command.command or command.id}:"]
+        if command.error is not None:
+            lines.append(f"failed: {command.error}")
+        lines += [response.plain_text() for response in command.responses]
     if evidence.sources:
         lines += ["", "Most relevant repository sources:"]
         for number, source in enumerate(evidence.sources):
@@ -421,7 +419,7 @@ async def answer_question_async(
     limit: int = DEFAULT_LIMIT,
     budget: int | None = None,
     http_client: httpx.AsyncClient | None = None,
-) -> dict[str, Any]:
+) -> Answer:
     """Answer ``question`` about the repository of ``host`` (see the module for result shapes).
 
     A command the caller names runs for ``command_source`` under the host's policy; ``tools``
@@ -451,7 +449,7 @@ async def answer_question_async(
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
                 return plan.budget
-            bare = _messages(shown, "", [image.to_dict() for image in images], run, host.root)
+            bare = _messages(shown, "", images, run, host.root)
             return plan.fitted(bare, adapter.definitions() if adapter else None)
 
         evidence = await gather_evidence(
@@ -463,32 +461,30 @@ async def answer_question_async(
             budget_for=budget_for,
             expand=not is_command_oriented(clean),
         )
-    base: dict[str, Any] = {
-        "sources": [public_source(source) for source in evidence.sources],
-        "images": [image.to_dict() for image in evidence.images],
-        "command": run.record if run else None,
-    }
+    found = Found(
+        tuple(public_source(source) for source in evidence.sources),
+        evidence.images,
+        run.report if run else None,
+    )
     if not with_ai:
         intro = "The model was not asked (AI disabled); this is what the repository index found."
-        return {
-            "answer": local_answer(intro, evidence, base["command"], shown),
-            **base,
-            "activities": recorder.to_dicts(),
-            "context": evidence.packed.to_dict(),
-        }
+        return found.answer(
+            Outcome.NOT_ASKED,
+            local_answer(intro, evidence, found.command, shown),
+            recorder,
+            context=evidence.packed,
+        )
     if not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
-        return {
-            "answer": local_answer(intro, evidence, base["command"], shown),
-            **base,
-            "activities": recorder.to_dicts(),
-        }
+        return found.answer(
+            Outcome.NO_MODEL, local_answer(intro, evidence, found.command, shown), recorder
+        )
     return await _answer_with_model(
         shown,
         evidence,
         run,
-        base,
+        found,
         recorder,
         root=host.root,
         identity=identity,
@@ -498,6 +494,29 @@ async def answer_question_async(
         http_client=http_client,
         plan=plan,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What every answer carries: the redacted sources, the images and the command run."""
+
+    sources: tuple[Source, ...]
+    images: tuple[Image, ...]
+    command: CommandReport | None
+
+    def answer(
+        self, outcome: Outcome, text: str, recorder: ActivityRecorder, **rest: Any
+    ) -> Answer:
+        """The result of ``outcome`` with ``text`` as its answer."""
+        return Answer(
+            outcome=outcome,
+            answer=text,
+            sources=self.sources,
+            images=self.images,
+            command=self.command,
+            activities=tuple(recorder.activities),
+            **rest,
+        )
 
 
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
@@ -543,7 +562,7 @@ def _counted(
 def _messages(
     question: str,
     repository_context: str,
-    images: Sequence[Mapping[str, Any]],
+    images: Sequence[Image],
     run: CommandRun | None,
     root: Path | str,
 ) -> list[dict[str, Any]]:
@@ -555,7 +574,7 @@ def _messages(
             "content": build_user_message(
                 question,
                 repository_context=repository_context,
-                images=images,
+                images=[image.to_dict() for image in images],
                 command=run.prompt_record if run else None,
                 command_input=run.prompt_input if run else None,
             ),
@@ -567,7 +586,7 @@ async def _answer_with_model(
     question: str,
     evidence: Evidence,
     run: CommandRun | None,
-    base: dict[str, Any],
+    found: Found,
     recorder: ActivityRecorder,
     *,
     root: Path | str,
@@ -577,8 +596,8 @@ async def _answer_with_model(
     settings: Settings,
     http_client: httpx.AsyncClient | None,
     plan: ContextPlan,
-) -> dict[str, Any]:
-    messages = _messages(question, evidence.packed.text, base["images"], run, root)
+) -> Answer:
+    messages = _messages(question, evidence.packed.text, found.images, run, root)
     loop = ToolLoop(
         ChatClient(settings, http_client=http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, root),
@@ -612,7 +631,7 @@ async def _answer_with_model(
                 f" of {budget} tokens and asked again",
                 metadata={"budget": budget, "tokens": evidence.packed.tokens},
             )
-            messages = _messages(question, evidence.packed.text, base["images"], run, root)
+            messages = _messages(question, evidence.packed.text, found.images, run, root)
             result = await loop.run(messages)
     except ProviderError as error:
         code = provider_code(error)
@@ -620,37 +639,33 @@ async def _answer_with_model(
             "ai", FAILED, f"The model request failed: {error.message}", metadata={"code": code}
         )
         intro = f"The model could not answer: {error.message}."
-        answer = local_answer(intro, evidence, base["command"], question)
+        answer = local_answer(intro, evidence, found.command, question)
         if error.partial_text.strip():  # what the model had said is kept, marked as cut
             answer = f"{error.partial_text.rstrip()}\n\n[{CUT_MARK}: {error.message}]\n\n{answer}"
-        activities = recorder.to_dicts()
-        return {
-            "answer": answer,
-            "responseRounds": loop.requests,
-            **base,
-            "activities": activities,
-            "trace": list(activities),
-            "usage": loop.usage.to_dict(),
-            "error": {"code": code, "message": error.message},
-        }
+        return found.answer(
+            Outcome.MODEL_FAILED,
+            answer,
+            recorder,
+            response_rounds=loop.requests,
+            usage=loop.usage,
+            error=ModelFailure(code, error.message),
+        )
     answer = result.answer
     if result.finish_reason == "length":
         await recorder.record(
             "ai", COMPLETED, LENGTH_NOTE, metadata={"finishReason": result.finish_reason}
         )
         answer = f"{answer.rstrip()}\n\n[{LENGTH_NOTE}]"
-    activities = recorder.to_dicts()
-    return {
-        "answer": answer,
-        "responseRounds": result.response_rounds,
-        **base,
-        "activities": activities,
-        "trace": list(activities),
-        "usage": result.usage.to_dict(),
-    }
+    return found.answer(
+        Outcome.ANSWERED,
+        answer,
+        recorder,
+        response_rounds=result.response_rounds,
+        usage=result.usage,
+    )
 
 
-def answer_question(question: str, host: Host | Path | str = ".", **options: Any) -> dict[str, Any]:
+def answer_question(question: str, host: Host | Path | str = ".", **options: Any) -> Answer:
     """The synchronous face of :func:`answer_question_async` (same arguments, same result)."""
     return run_sync(lambda: answer_question_async(question, host, **options))
 
@@ -662,7 +677,7 @@ async def debug_question_async(
     limit: int = DEFAULT_LIMIT,
     budget: int | None = None,
     on_activity: OnActivity | None = None,
-) -> dict[str, Any]:
+) -> DebugReport:
     """Everything the model would be given for ``question``, without running a command or
     calling a model: the inferred command, sources, images, codebase context, packed context
     and activities."""
@@ -682,23 +697,23 @@ async def debug_question_async(
         )
     shown = redact_invocation_secrets(clean, invocation)
     withheld = invocation is not None and bool(invocation.withheld)
-    return {
-        "question": shown,
-        "command": (
-            {"id": invocation.id, "text": None if withheld else invocation.text}
+    return DebugReport(
+        question=shown,
+        command=(
+            InferredCommand(invocation.id, None if withheld else invocation.text)
             if invocation is not None
             else None
         ),
-        "commandOriented": oriented,
-        "sources": [public_source(source) for source in evidence.sources],
-        "images": [image.to_dict() for image in evidence.images],
-        "codebaseContext": public_context(evidence.context) if evidence.context else None,
-        "context": evidence.packed.to_dict(),
-        "activities": recorder.to_dicts(),
-    }
+        command_oriented=oriented,
+        sources=tuple(public_source(source) for source in evidence.sources),
+        images=evidence.images,
+        codebase_context=public_context(evidence.context) if evidence.context else None,
+        context=evidence.packed,
+        activities=tuple(recorder.activities),
+    )
 
 
-def debug_question(question: str, host: Host | Path | str = ".", **options: Any) -> dict[str, Any]:
+def debug_question(question: str, host: Host | Path | str = ".", **options: Any) -> DebugReport:
     """The synchronous face of :func:`debug_question_async`."""
     return run_sync(lambda: debug_question_async(question, host, **options))
 

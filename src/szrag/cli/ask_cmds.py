@@ -25,7 +25,8 @@ from szrag.cli.common import (
     root_option,
 )
 from szrag.llm.doctor import check_provider, format_checks, verdict
-from szrag.retrieve import DEFAULT_LIMIT
+from szrag.results import Answer, Outcome
+from szrag.retrieve import DEFAULT_LIMIT, Image, Source
 from szrag.settings import Settings
 
 limit_option = click.option(
@@ -78,10 +79,10 @@ class AnswerView:
             self._close_line()
             self.err.print(f"[dim]… consulting live data: {', '.join(map(str, tools))}[/]")
 
-    def finish(self, result: Mapping[str, Any]) -> None:
+    def finish(self, result: Answer) -> None:
         """The answer (unless it streamed in full), then sources, images and usage."""
-        answer = str(result.get("answer", ""))
-        last = self.streamed.get(int(result.get("responseRounds") or 0), "")
+        answer = result.answer
+        last = self.streamed.get(result.response_rounds, "")
         self._close_line()
         if last.strip() and answer.startswith(last.strip()):
             rest = answer[len(last.strip()) :].strip()  # a note after what already streamed
@@ -89,40 +90,39 @@ class AnswerView:
                 self.out.print(f"\n{rest}", markup=False, highlight=False, soft_wrap=True)
         elif last.strip() != answer.strip():
             self.out.print(answer, markup=False, highlight=False, soft_wrap=True)
-        if "usage" in result and "error" not in result:  # local answers list them already
-            self._sources(result.get("sources") or [])
-            self._images(result.get("images") or [])
-        usage = result.get("usage")
-        if isinstance(usage, Mapping):
-            guess = " (estimated)" if usage.get("estimated") else ""
+        if result.outcome is Outcome.ANSWERED:  # local answers list them already
+            self._sources(result.sources)
+            self._images(result.images)
+        usage = result.usage
+        if usage is not None and result.asked_model:
+            guess = " (estimated)" if usage.estimated else ""
             self.out.print(
-                f"\n[dim]usage: {usage.get('input')} input + {usage.get('output')} output = "
-                f"{usage.get('total')} tokens{guess}[/]"
+                f"\n[dim]usage: {usage.input_tokens} input + {usage.output_tokens} output = "
+                f"{usage.total_tokens} tokens{guess}[/]"
             )
-        error = result.get("error")
-        if isinstance(error, Mapping):
+        if result.error is not None:
             self.err.print(
-                f"[bold red]model error ({error.get('code')}):[/] {_escape(str(error.get('message')))}"
+                f"[bold red]model error ({result.error.code}):[/] {_escape(result.error.message)}"
             )
 
-    def _sources(self, sources: Sequence[Mapping[str, Any]]) -> None:
+    def _sources(self, sources: Sequence[Source]) -> None:
         if not sources:
             return
         self.out.print("\n[bold]Sources[/]")
         for source in sources:
-            heading = f"  {source['heading']}" if source.get("heading") else ""
+            heading = f"  {source.heading}" if source.heading else ""
             self.out.print(
-                f"  {_escape(source['path'])}:{source['start']}-{source['end']}"
-                f"[dim]{_escape(heading)}  (score {source['score']})[/]",
+                f"  {_escape(source.path)}:{source.start}-{source.end}"
+                f"[dim]{_escape(heading)}  (score {source.score})[/]",
                 highlight=False,
             )
 
-    def _images(self, images: Sequence[Mapping[str, Any]]) -> None:
+    def _images(self, images: Sequence[Image]) -> None:
         if not images:
             return
         self.out.print("\n[bold]Images[/]")
         for image in images:
-            self.out.print(f"  {_escape(image['path'])} [dim]{_escape(image['url'])}[/]")
+            self.out.print(f"  {_escape(image.path)} [dim]{_escape(image.url)}[/]")
 
     def _close_line(self) -> None:
         if self._line_open:
@@ -183,7 +183,7 @@ def ask(
         print_json(result)
     else:
         view.finish(result)
-    if result.get("error"):
+    if result.error is not None:
         raise SystemExit(1)
 
 
@@ -206,7 +206,7 @@ def debug(
     if as_json:
         print_json(result)
         return
-    show_debug(result, console)
+    show_debug(result.to_dict(), console)
 
 
 def show_debug(result: Mapping[str, Any], out: Console) -> None:

@@ -22,6 +22,8 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
 from szrag.errors import ClientGone
+from szrag.public import public
+from szrag.results import Answer
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
@@ -41,8 +43,8 @@ router = APIRouter()
 
 
 def ok(data: Any, status: int = 200) -> JSONResponse:
-    """The success envelope."""
-    return JSONResponse({"ok": True, "data": data}, status_code=status)
+    """The success envelope, its data in the public form."""
+    return JSONResponse({"ok": True, "data": public(data)}, status_code=status)
 
 
 def failure(
@@ -155,7 +157,7 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
 
 
 def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:
-    async def run(on_activity: OnActivity, on_token: OnToken) -> dict[str, Any]:
+    async def run(on_activity: OnActivity, on_token: OnToken) -> Answer:
         return await state.service.ask(
             question, source="api", on_activity=on_activity, on_token=on_token
         )

@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -32,6 +31,7 @@ from szrag.commands.policy import CommandPolicy
 from szrag.errors import SzragError
 from szrag.host import Host
 from szrag.index import Index
+from szrag.results import Answer
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
 from szrag.server.requests import AskRequest
@@ -115,7 +115,7 @@ class AskService:
         source: str,
         on_activity: OnActivity | None = None,
         on_token: OnToken | None = None,
-    ) -> dict[str, Any]:
+    ) -> Answer:
         """Answer ``request``; the ask is audited whatever happens."""
         started = time.perf_counter()
         outcome, message = "ok", ""
@@ -157,9 +157,8 @@ class AskService:
                 source=source,
                 message=message,
             )
-        problem = result.get("error")
-        if isinstance(problem, dict):
-            log.warning("the model failed: %s", problem.get("message"))
+        if result.error is not None:
+            log.warning("the model failed: %s", result.error.message)
         return result
 
     async def run_command(

@@ -37,6 +37,7 @@ from slack_bolt.authorization import AuthorizeResult
 from szrag.commands import CommandError, CommandRegistry, Identity
 from szrag.commands.policy import CommandPolicy
 from szrag.errors import ServerClosing
+from szrag.results import Answer
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import MAX_QUESTION_CHARS, AskRequest
@@ -90,11 +91,10 @@ def explicit_command(text: str, registry: CommandRegistry) -> tuple[str, str] | 
     return spec.id, (match.group("args") or "").strip()
 
 
-def answered_privately(result: dict[str, Any], policy: CommandPolicy) -> bool:
+def answered_privately(result: Answer, policy: CommandPolicy) -> bool:
     """Whether an answer ran a command whose input or output is a secret (as the command
     declares), so only the asker may see it."""
-    record = result.get("command")
-    return isinstance(record, dict) and policy.is_private(record.get("id"))
+    return result.command is not None and policy.is_private(result.command.id)
 
 
 def is_help(text: str) -> bool:
@@ -234,8 +234,8 @@ class SlackFace:
         shown = None if private else question
         self._post(
             respond,
-            text=fallback_text(str(result.get("answer") or "")),
-            blocks=answer_blocks(result, question=shown, repo_url=self.settings.repo_url),
+            text=fallback_text(result.answer),
+            blocks=answer_blocks(result.to_dict(), question=shown, repo_url=self.settings.repo_url),
             response_type="ephemeral" if private else "in_channel",
         )
 

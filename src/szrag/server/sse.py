@@ -19,6 +19,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from szrag.activity import Activity
+from szrag.public import public
 
 ACTIVITY = "activity"
 TOKEN = "token"
@@ -27,7 +28,7 @@ ERROR = "error"
 
 OnToken = Callable[[str, int], None]
 OnActivity = Callable[[Activity], Awaitable[None]]
-Runner = Callable[[OnActivity, OnToken], Coroutine[Any, Any, dict[str, Any]]]
+Runner = Callable[[OnActivity, OnToken], Coroutine[Any, Any, Any]]
 ErrorPayload = Callable[[BaseException], dict[str, Any]]
 
 
@@ -40,8 +41,8 @@ _DONE = _Done()
 
 
 def to_json(payload: Any) -> str:
-    """Compact one-line JSON (non-ASCII kept as is)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Compact one-line public JSON (non-ASCII kept as is)."""
+    return json.dumps(public(payload), ensure_ascii=False, separators=(",", ":"))
 
 
 def make_event(name: str, payload: Any) -> ServerSentEvent:

@@ -103,7 +103,7 @@ async def ask(context: CommandContext) -> None:
     result = await answer_module.answer_question_async(
         context.text, host, identity=context.identity, with_ai=True
     )
-    answer = result.get("answer") if isinstance(result, dict) else getattr(result, "answer", None)
+    answer = getattr(result, "answer", None)
     if not isinstance(answer, str) or not answer.strip():
         raise CommandFailed("the question pipeline returned no answer")
     context.respond(answer)
