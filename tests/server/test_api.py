@@ -333,8 +333,8 @@ def test_status_reports_the_process_index_and_watcher(client: httpx.Client) -> N
 def test_commands_lists_metadata_and_what_may_run(client: httpx.Client) -> None:
     commands = {item["id"]: item for item in client.get("/api/commands").json()["data"]["commands"]}
 
-    assert commands["echo"]["name"] == "/sz-echo" and commands["echo"]["allowed"] is True
-    assert commands["ask"]["allowed"] is False
+    assert commands["echo"]["name"] == "/sz-echo" and commands["echo"]["runnable"] is True
+    assert commands["ask"]["runnable"] is False
 
 
 def test_routes_come_from_the_index(client: httpx.Client) -> None:

@@ -27,16 +27,23 @@ ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 # Mappings whose keys are data, not field names: paths, kinds, metric and command names,
 # environment-variable names, the arguments a model sent to a tool.
-DATA_MAPS = {"scores", "types", "deployment", "arguments", "byCommand", "byTool", "commands"}
+DATA_MAPS = {"scores", "types", "deployment", "arguments", "bySource", "toolCalls", "commands"}
 # A command's id, a tool's arguments and the like are data, and so are the values below.
-TIMESTAMP_KEYS = re.compile(r"^(time|.*At)$")
+TIMESTAMP_KEYS = re.compile(r"^(time|since|.*At)$")
 
 
-def problems(value: Any, root: Path, where: str = "$") -> Iterator[str]:
-    """Every breach of the public conventions in ``value``."""
+DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "PUBLIC_JSON.md"
+DOCUMENTED = frozenset(re.findall(r"`([A-Za-z][A-Za-z0-9]*)`", DOCUMENT.read_text("utf-8")))
+
+
+def problems(
+    value: Any, root: Path, where: str = "$", documented: frozenset[str] = DOCUMENTED
+) -> Iterator[str]:
+    """Every breach of the public conventions in ``value``, and every field that
+    docs/PUBLIC_JSON.md does not name."""
     if isinstance(value, list):
         for number, item in enumerate(value):
-            yield from problems(item, root, f"{where}[{number}]")
+            yield from problems(item, root, f"{where}[{number}]", documented)
         return
     if not isinstance(value, dict):
         return
@@ -44,6 +51,8 @@ def problems(value: Any, root: Path, where: str = "$") -> Iterator[str]:
         here = f"{where}.{key}"
         if not CAMEL.match(key):
             yield f"{here}: not camelCase"
+        elif documented and key not in documented:
+            yield f"{here}: not described in docs/PUBLIC_JSON.md"
         if (
             TIMESTAMP_KEYS.match(key)
             and item is not None
@@ -54,9 +63,9 @@ def problems(value: Any, root: Path, where: str = "$") -> Iterator[str]:
             yield f"{here}: {item!r} is not a file of the repository"
         if key in DATA_MAPS and isinstance(item, dict):
             for inner in item.values():
-                yield from problems(inner, root, f"{here}.*")
+                yield from problems(inner, root, f"{here}.*", documented)
             continue
-        yield from problems(item, root, here)
+        yield from problems(item, root, here, documented)
 
 
 def json_commands() -> dict[str, click.Command]:
@@ -113,7 +122,8 @@ def test_json_commands_follow_the_public_conventions(
         main, [name, *INVOCATIONS[name], "--root", str(retrieval_repo), "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert list(problems(json.loads(result.stdout), retrieval_repo)) == []
+    found = list(problems(json.loads(result.stdout), retrieval_repo))
+    assert found == [], "\n".join(found)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +142,8 @@ def test_tool_results_follow_the_public_conventions(tool: str, retrieval_repo: P
     build_index(retrieval_repo).close()
     result = CliRunner().invoke(main, ["tool", tool, "--root", str(retrieval_repo), "--json"])
     assert result.exit_code == 0, result.output
-    assert list(problems(json.loads(result.stdout), retrieval_repo)) == []
+    found = list(problems(json.loads(result.stdout), retrieval_repo))
+    assert found == [], "\n".join(found)
 
 
 ADMIN = {"Authorization": "Bearer admin-secret"}
@@ -178,7 +189,7 @@ def test_api_routes_and_sse_events_follow_the_public_conventions(
             found += problems(data, web_repo, f"SSE {name}")
         refused = client.post("/api/ask", json={"question": ""})
         found += problems(refused.json(), web_repo, "an error")
-    assert found == []
+    assert found == [], "\n".join(found)
 
 
 def test_the_checker_catches_each_breach(tmp_path: Path) -> None:
@@ -190,7 +201,7 @@ def test_the_checker_catches_each_breach(tmp_path: Path) -> None:
         "scores": {"a_b.py": 1},
         "items": [{"path": "a.py", "time": "2026-12-01T11:36:23.266Z"}],
     }
-    assert list(problems(sample, tmp_path)) == [
+    assert list(problems(sample, tmp_path, documented=frozenset())) == [
         "$.end_line: not camelCase",
         "$.path: '/api/x' is not a file of the repository",
         "$.generatedAt: '2026-12-01T11:36:23.266+00:00' is not an ISO 8601 UTC timestamp with Z",

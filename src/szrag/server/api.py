@@ -195,7 +195,8 @@ async def commands(caller: ReadCaller, state: State) -> JSONResponse:
     """Every registered command with whether this server lets it run."""
     service = state.service
     listed = [
-        {**spec.to_dict(), "allowed": service.allows(spec)} for spec in service.registry.specs()
+        {**spec.to_dict(), "runnable": service.allows(spec), "private": spec.private}
+        for spec in service.registry.specs()
     ]
     return ok({"commands": listed, "count": len(listed)})
 
