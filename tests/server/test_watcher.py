@@ -64,15 +64,18 @@ def test_the_index_directory_does_not_trigger_refreshes(
 ) -> None:
     base = start_server(watch=True, watch_debounce_ms=50)
     with httpx.Client(base_url=base) as client:
-        time.sleep(0.3)
+        poll(lambda: client.get("/api/status").json()["data"]["watcher"]["running"])
         before = client.get("/api/status").json()["data"]["watcher"]["refreshes"]
         for _ in range(3):  # each ask appends to .rag/audit.log
             client.post("/api/ask", json={"question": "gateway", "withAi": False})
         (web_repo / ".rag" / "scratch.txt").write_text("not part of the repository")
-        time.sleep(0.6)
+        # a change to the repository itself: once it is searchable, the writes before it
+        # have been seen too
+        (web_repo / "docs" / "barrier.md").write_text("# Quokka barrier\n")
+        poll(lambda: "docs/barrier.md" in sources_for(client, "quokka barrier"))
         after = client.get("/api/status").json()["data"]["watcher"]["refreshes"]
 
-    assert after == before
+    assert after == before + 1
 
 
 async def test_a_failing_refresh_is_kept_in_the_state(web_repo: Path) -> None:
