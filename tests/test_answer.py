@@ -251,7 +251,9 @@ async def test_an_inferred_command_runs_first_and_skips_codebase_context(
     assert ("context", "skipped") in steps(result)
     user = provider.requests[0].json["messages"][1]["content"]
     assert "<command_result>\nCommand: /sz-calc 2 + 2\nResponse 1:" in user
-    (audited,) = AuditLog.for_root(retrieval_repo, {}).read()
+    records = AuditLog.for_root(retrieval_repo, {}).read()
+    (audited,) = [record for record in records if record["event"] == "command"]
+    assert [record["event"] for record in records] == ["command", "ask"]
     assert (audited["command"], audited["source"], audited["outcome"]) == (
         "calc",
         "inference",

@@ -120,6 +120,27 @@ SECRETS: list[tuple[str, str, str]] = [
     ("API_KEY = abcdEF1234ghij5678kl", "abcdEF1234ghij5678kl", "secret_value"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "basic_auth"),
     ("[database]\npassword = hunter2", "hunter2", "secret_value"),
+    # shapes an adversarial run found reaching the model
+    ('REDIS_URL = "redis://:FAKEpw0rd@cache:6379/0"', "FAKEpw0rd", "url_password"),
+    (
+        'var cs = "Server=db;User Id=sa;Password=FAKE!dotnet9;Database=app;";',
+        "FAKE!dotnet9",
+        "connection_string_password",
+    ),
+    ('{"x-api-credential": "c2VjcmV0LXZhbHVl"}', "c2VjcmV0LXZhbHVl", "secret_value"),
+    (
+        "mail = SG.FAKEfake0123456789FAKEfa.FAKEfake0123456789FAKEfake0123456789FAKEfak",
+        "SG.FAKEfake0123456789FAKEfa",
+        "sendgrid_key",
+    ),
+    ('{"privateKeyPem": "MIIFAKEpemBody0123456789"}', "MIIFAKEpemBody0123456789", "secret_value"),
+    ("Run `curl -u admin:FAKEcurl99 https://x.test/`", "FAKEcurl99", "curl_password"),
+    ("curl --user=admin:FAKEcurl98 https://x.test/", "FAKEcurl98", "curl_password"),
+    ("// the deploy token: FAKEtok3n9 (rotate)", "FAKEtok3n9", "secret_value"),
+    ("# api_key = FAKEkey12345 for staging", "FAKEkey12345", "secret_value"),
+    ("[deploy]\ntoken = FakePascalValue", "FakePascalValue", "secret_value"),
+    ("credentials:\n  value: FAKEnested77\n", "FAKEnested77", "secret_value"),
+    ("app:\n  credentials:\n    value: FAKEdeeper77\n", "FAKEdeeper77", "secret_value"),
 ]
 
 
@@ -134,6 +155,11 @@ def test_each_secret_is_replaced_by_a_marker_of_its_kind(text: str, secret: str,
 
 # Ordinary code and prose: nothing here is a secret.
 ORDINARY = [
+    "# token: see the docs",
+    "// the password: field of the form",
+    "curl -u $USER:$PASS https://example.test/",
+    "credentials:\n  - name: default\n",
+    "private_key_id: int",
     "token = tokens(question)",
     "    token = tokens(question)",
     "password_field = form.password",

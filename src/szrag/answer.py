@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import json
 import re
+import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,7 @@ from szrag.context import (
     pack_repository_context,
 )
 from szrag.context.plan import ContextPlan
-from szrag.errors import CommandError, ProviderError
+from szrag.errors import CommandError, ProviderError, SzragError
 from szrag.host import Host
 from szrag.index import Index
 from szrag.llm.client import ChatClient
@@ -86,7 +87,15 @@ from szrag.results import (
     ModelFailure,
     Outcome,
 )
-from szrag.retrieve import DEFAULT_LIMIT, Image, Source, require_question, retrieve, retrieve_images
+from szrag.retrieve import (
+    DEFAULT_LIMIT,
+    MAX_QUESTION_CHARS,
+    Image,
+    Source,
+    require_question,
+    retrieve,
+    retrieve_images,
+)
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
 from szrag.text import tokens
 from szrag.tools import ToolAdapter
@@ -300,7 +309,7 @@ async def _gather(
 
 def public_source(source: Source) -> Source:
     """A source as callers get it: the snippet with secrets redacted, as the model sees it."""
-    return dataclasses.replace(source, text=redact(source.text, path=source.path))
+    return source.redacted()
 
 
 def public_context(context: CodebaseContext) -> CodebaseContext:
@@ -410,7 +419,7 @@ async def answer_question_async(
     with_ai: bool = True,
     command_id: str | None = None,
     command_text: str | None = None,
-    command_source: str = "host",
+    source: str = "host",
     identity: Identity | None = None,
     tools: bool | None = None,
     privileged: bool = True,
@@ -422,12 +431,70 @@ async def answer_question_async(
 ) -> Answer:
     """Answer ``question`` about the repository of ``host`` (see the module for result shapes).
 
-    A command the caller names runs for ``command_source`` under the host's policy; ``tools``
-    (default: the host's setting) offers the model the live tools, the admin-only ones when
+    ``source`` says where the question came from (``host``: a library call, ``cli``, ``api``,
+    ``slack``): the ask is recorded in the host's audit log under it whatever happens, and a
+    command the caller names runs for it under the host's policy. ``tools`` (default: the
+    host's setting) offers the model the live tools, the admin-only ones when
     ``privileged``."""
     host = as_host(host)
-    clean = require_question(question)
     identity = identity or Identity.local()
+    started = time.perf_counter()
+    outcome, message = "ok", ""
+    try:
+        return await _answer(
+            question,
+            host,
+            with_ai=with_ai,
+            command_id=command_id,
+            command_text=command_text,
+            source=source,
+            identity=identity,
+            tools=tools,
+            privileged=privileged,
+            on_activity=on_activity,
+            on_token=on_token,
+            limit=limit,
+            budget=budget,
+            http_client=http_client,
+        )
+    except asyncio.CancelledError:
+        outcome, message = "cancelled", "the caller went away"
+        raise
+    except SzragError as error:
+        outcome, message = "failed", error.message
+        raise
+    except Exception as error:
+        outcome, message = "error", f"{type(error).__name__}: {error}"
+        raise
+    finally:
+        host.audit.record_ask(
+            identity,
+            str(question or "")[:MAX_QUESTION_CHARS],
+            outcome=outcome,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            source=source,
+            message=message,
+        )
+
+
+async def _answer(
+    question: str,
+    host: Host,
+    *,
+    with_ai: bool,
+    command_id: str | None,
+    command_text: str | None,
+    source: str,
+    identity: Identity,
+    tools: bool | None,
+    privileged: bool,
+    on_activity: OnActivity | None,
+    on_token: OnToken | None,
+    limit: int,
+    budget: int | None,
+    http_client: httpx.AsyncClient | None,
+) -> Answer:
+    clean = require_question(question)
     recorder = ActivityRecorder(on_activity)
     run = await run_question_command(
         clean,
@@ -436,7 +503,7 @@ async def answer_question_async(
         command_text=command_text,
         identity=identity,
         runner=host.runner,
-        source=command_source,
+        source=source,
     )
     settings = host.settings
     asks_model = with_ai and settings.has_key

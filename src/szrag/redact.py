@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import math
 import re
 from collections import Counter
@@ -153,8 +154,31 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
         "url_password",
         re.compile(
             r"(?<![a-zA-Z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]*+://"
-            r"[^\s:/@\"'`]++:(?P<secret>[^\s/@\"'`]++)@"
+            r"[^\s:/@\"'`]*+:(?P<secret>[^\s/@\"'`]++)@"
         ),
+        keep=lambda match: not _has_template(match.group("secret")),
+    ),
+    _Rule(
+        "sendgrid_key", re.compile(r"(?<![\w-])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")
+    ),
+    # ADO.NET / ODBC connection strings: `Server=db;User Id=sa;Password=S3cret!;`
+    _Rule(
+        "connection_string_password",
+        re.compile(
+            r"(?i)(?:(?<=;)|(?<=[\"']))[ \t]*(?:password|pwd)[ \t]*=[ \t]*"
+            r"(?P<secret>[^;\"'\r\n]+)(?=;|[\"']|$)",
+            re.MULTILINE,
+        ),
+        keep=lambda match: (
+            ";" in match.string[max(0, match.start() - 200) : match.end() + 1]
+            and _plain_literal(match.group("secret"))
+        ),
+        needle=";",
+    ),
+    # `curl -u admin:pass`, `curl --user admin:pass`
+    _Rule(
+        "curl_password",
+        re.compile(r"(?:\s|^)(?:-u|--user)[ \t=]+[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"),
         keep=lambda match: not _has_template(match.group("secret")),
     ),
 )
@@ -172,6 +196,8 @@ SECRET_WORDS = frozenset(
         "auth",
         "apikey",
         "authorization",
+        "credential",
+        "credentials",
     }
 )
 SECRET_PAIRS = frozenset(
@@ -195,7 +221,11 @@ def is_secret_name(key: str) -> bool:
     words = key_words(key)
     if not words:
         return False
-    return words[-1] in SECRET_WORDS or tuple(words[-2:]) in SECRET_PAIRS
+    return (
+        words[-1] in SECRET_WORDS
+        or tuple(words[-2:]) in SECRET_PAIRS
+        or ("private", "key") in itertools.pairwise(words)
+    )
 
 
 def _is_key_name(key: str) -> bool:
@@ -303,9 +333,12 @@ def _keep_unquoted_equals(match: re.Match[str]) -> bool:
 
 
 def _keep_config_equals(match: re.Match[str]) -> bool:
-    """In a configuration file every bare value is a literal: ``password = hunter2``."""
+    """In a configuration file every bare value is a literal: ``password = hunter2``,
+    ``token = PascalCaseValue`` (there are no type names in an INI file)."""
     key, value = match.group("key"), match.group("secret")
-    return _names_secret(key, value) and not _looks_like_code(value, key)
+    return _names_secret(key, value) and (
+        not _looks_like_code(value, key) or bool(_TYPE_NAME.match(value.strip()))
+    )
 
 
 def _keep_unquoted_colon(match: re.Match[str]) -> bool:
@@ -355,11 +388,133 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
     ``path``, the file the text comes from, tells configuration from code (see the module)."""
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
-    for rule in _CONFIG_RULES if config else RULES:
+    for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
         text = _apply(rule, text, found)
+    if ":" in text:
+        text = _redact_yaml_blocks(text, found)
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
 
 
 def redact(text: str, *, path: str | None = None) -> str:
     """``text`` with every secret replaced by ``[REDACTED:kind]``."""
     return redact_text(text, path=path).text
+
+
+# Secrets written in prose and comments, and nested under a secret-named YAML key.
+# ``# the deploy token: 9f8e7d6c5b``: in a comment only (in code, ``token: str`` is a type)
+# and only a value that looks generated or carries a digit.
+_COMMENT_ASSIGNMENT = re.compile(
+    r"(?:#|//|/\*|^[ \t]*\*|--|<!--)[^\n]*?\b(?P<key>[\w\-]*(?:token|password|passwd|secret"
+    r"|api[_\-]?key|credentials?))[ \t]*[:=][ \t]*(?P<secret>[^\s\"'`,;)]{6,})",
+    re.IGNORECASE | re.MULTILINE,
+)
+# credentials:\n  value: s3cr3t -- every scalar in the block under a secret-named key
+_YAML_SECRET_PARENT = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z_][\w.\-]*)[ \t]*:[ \t]*(?:#.*)?\n"
+    r"(?P<block>(?:(?P=indent)[ \t]+[^\n]*\n?)+)",
+    re.MULTILINE,
+)
+_YAML_SCALAR = re.compile(
+    r"^(?P<lead>[ \t]+(?:-[ \t]+)?[A-Za-z_][\w.\-]*[ \t]*:[ \t]+)(?P<secret>[^\s#][^#\n]*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+# Under a secret-named key, the scalars that hold its material.
+_VALUE_KEYS = frozenset({"value", "data", "key", "content", "plaintext", "raw"})
+
+
+def _keep_comment(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    return _plain_literal(value) and (any(char.isdigit() for char in value) or looks_random(value))
+
+
+def _redact_yaml_blocks(text: str, found: list[str]) -> str:
+    def block(match: re.Match[str]) -> str:
+        head = match.group()[: match.start("block") - match.start()]
+        if not is_secret_name(match.group("key")):  # a secret-named key may sit deeper
+            return head + _redact_yaml_blocks(match.group("block"), found)
+
+        def scalar(inner: re.Match[str]) -> str:
+            value = inner.group("secret").strip("\"'")
+            name = inner.group("lead").strip().lstrip("-").strip().rstrip(":").strip()
+            wanted = (
+                name.lower() in _VALUE_KEYS
+                or _names_secret(name, value)
+                or any(char.isdigit() for char in value)
+            )
+            if not wanted or not _plain_literal(value) or value.lower() in _CODE_WORDS:
+                return inner.group()
+            found.append("secret_value")
+            return inner.group("lead") + marker("secret_value")
+
+        return head + _YAML_SCALAR.sub(scalar, match.group("block"))
+
+    return _YAML_SECRET_PARENT.sub(block, text)
+
+
+_PROSE_RULES: tuple[_Rule, ...] = (_Rule("secret_value", _COMMENT_ASSIGNMENT, _keep_comment),)
+
+
+# The vocabulary and rules of runtime data (tool output, logs, audit records): the same
+# words, any word of a key counting.
+REDACTED = "[REDACTED]"
+
+# The secret vocabulary, plus what runtime data adds: cookies, credentials, the
+# environment, plurals. Here any word of a key counts, not only the last: a tool's output is
+# data about the service, and ``passwordPolicy`` or ``tokens`` need not reach a model.
+_SENSITIVE_WORDS = SECRET_WORDS | {
+    "authorisation",
+    "cookie",
+    "cookies",
+    "passwords",
+    "secrets",
+    "tokens",
+    "credential",
+    "credentials",
+    "env",
+    "environ",
+    "environment",
+}
+_SENSITIVE_JOINED = (*sorted("".join(pair) for pair in SECRET_PAIRS), "setcookie")
+
+
+def is_sensitive_key(key: str) -> bool:
+    """True when a value stored under ``key`` should not be shown."""
+    words = key_words(key)
+    joined = "".join(words)
+    return (
+        any(word in _SENSITIVE_WORDS for word in words)
+        or any(part in joined for part in _SENSITIVE_JOINED)
+        or is_secret_name(key)
+    )
+
+
+# ``password=hunter2`` inside a log line or a message. Repository text is code and only an
+# unquoted assignment that ends its line counts there; runtime text is prose, so in it any
+# secret-named key followed by = or : loses its value (redact_prose).
+# The words are the secret vocabulary's, longest first so ``password`` wins over ``pass``; a key
+# ending in a bare ``key`` counts too (log lines rarely hold lookup keys).
+_INLINE_WORDS = sorted(
+    {*SECRET_WORDS, "key", *(f"{first}[_\\-]?{second}" for first, second in SECRET_PAIRS)},
+    key=lambda word: (-len(word), word),
+)
+_INLINE_ASSIGNMENT = re.compile(
+    rf"(?P<key>\b[\w.\-]*?(?:{'|'.join(_INLINE_WORDS)})(?![a-z0-9]))"
+    r"(?P<separator>\s*[=:]\s*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)",
+    re.IGNORECASE,
+)
+
+
+def _redact_inline(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if value.strip("\"'").startswith("[REDACTED") or not value.strip("\"'"):
+        return match.group()
+    return match.group("key") + match.group("separator") + REDACTED
+
+
+def redact_prose(text: str) -> str:
+    """``text`` (a log line, a message) with the value of every inline ``password=...``,
+    ``token: ...`` replaced by ``[REDACTED]``; run after :func:`redact`."""
+    return _INLINE_ASSIGNMENT.sub(_redact_inline, text)

@@ -6,15 +6,17 @@ into sources with their text, and scores images by their paths as the original d
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
 from szrag.rank import Query, ranker_named
+from szrag.redact import redact
 from szrag.text import tokens
 
 DEFAULT_LIMIT = 8
@@ -53,6 +55,10 @@ class Source:
         """The record as the original's consumers expect it."""
         return asdict(self)
 
+    def redacted(self) -> Source:
+        """This source with the secrets in its text replaced, as callers and the model see it."""
+        return replace(self, text=redact(self.text, path=self.path))
+
 
 @dataclass(frozen=True, slots=True)
 class Image:
@@ -67,11 +73,21 @@ class Image:
         return asdict(self)
 
 
+MAX_QUESTION_CHARS = 8000  # every face: the CLI, the API, Slack, MCP
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
 def require_question(question: str) -> str:
-    """The question without surrounding space; an empty one is a QuestionError."""
-    clean = str(question or "").strip()
+    """The question without surrounding space, any lone surrogate (text that is not valid
+    Unicode, as a broken terminal paste gives) replaced by U+FFFD; an empty one is a
+    QuestionError."""
+    clean = _SURROGATES.sub("\ufffd", str(question or "")).strip()
     if not clean:
         raise QuestionError("the question is empty: ask something about the repository")
+    if len(clean) > MAX_QUESTION_CHARS:
+        raise QuestionError(
+            f"the question is {len(clean)} characters long; ask in at most {MAX_QUESTION_CHARS}"
+        )
     return clean
 
 

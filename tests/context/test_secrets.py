@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ CopyFixture = Callable[[str], Path]
 
 QUESTION = (
     "Explain the gateway settings in server/settings.js, config/gateway.yml,"
-    " config/service-account.json and config/gateway.env.example"
+    " config/service-account.json, config/gateway.env.example and docs/operations.md"
 )
 
 # Every credential planted in tests/fixtures/secrets_app, one or more of each kind.
@@ -45,6 +47,16 @@ PLANTED = (
     "hunter2-FAKE-env",
     "plain-env-api-key",
     "plain-env-token",
+    # shapes an adversarial run found leaking
+    "FAKEcurlPass99",
+    "FAKEredisPw0rd",
+    "FakeIniPascalValue",
+    "FAKEnestedYaml77",
+    "SG.FAKEfake0123456789FAKEfa",
+    "FAKEcommentTok3n",
+    "FAKEdotnetPw0rd",
+    "FAKEcredential0123",
+    "MIIFAKEpemBodyWithoutHeader0123456789",
 )
 
 
@@ -61,7 +73,7 @@ def test_the_fixture_really_contains_every_planted_secret(index: Index) -> None:
 
 
 def test_no_planted_secret_reaches_the_packed_context(index: Index) -> None:
-    sources = retrieve(QUESTION, index=index)
+    sources = retrieve(QUESTION, 12, index=index)
     assert {source.path for source in sources} >= {
         "server/settings.js",
         "config/gateway.yml",
@@ -81,3 +93,76 @@ def test_no_planted_secret_reaches_the_packed_context(index: Index) -> None:
     assert "const token = tokens(question)" in packed.text
     assert "const password_field = form.password" in packed.text
     assert "DB_PASSWORD=[REDACTED:secret_value]" in packed.text
+
+
+EVERY_FILE = (
+    "Explain every setting, token, password and credential in server/settings.js server/text.js"
+    " server/Database.cs config/gateway.yml config/service-account.json"
+    " config/gateway.env.example config/deploy.ini config/services.yaml config/signing.json"
+    " docs/operations.md and README.md"
+)
+CHANNELS = (
+    ["retrieve", "--json", "--limit", "40"],
+    ["retrieve", "--text", "--limit", "40"],
+    ["context", "--json", "--limit", "40", "--budget", "200000"],
+    ["debug", "--json", "--limit", "40", "--budget", "200000"],
+    ["ask", "--no-ai", "--json", "--limit", "40", "--budget", "200000"],
+    ["ask", "--no-ai", "--limit", "40"],
+)
+
+
+@pytest.mark.parametrize("channel", CHANNELS, ids=" ".join)
+def test_no_planted_secret_reaches_any_cli_output(
+    copy_fixture: CopyFixture, channel: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+
+    root = copy_fixture("secrets_app")
+    monkeypatch.delenv("AI_API_KEY", raising=False)
+    result = CliRunner().invoke(main, [*channel, "--root", str(root), EVERY_FILE])
+
+    assert result.exit_code == 0, result.output
+    assert "[REDACTED" in result.stdout
+    leaked = [secret for secret in PLANTED if secret in result.stdout]
+    assert not leaked
+
+
+def test_raw_retrieval_shows_the_files_as_they_are(copy_fixture: CopyFixture) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+
+    root = copy_fixture("secrets_app")
+    args = ["retrieve", "--raw", "--json", "--limit", "40", "--root", str(root), EVERY_FILE]
+    result = CliRunner().invoke(main, args)
+
+    assert result.exit_code == 0 and "FAKEcurlPass99" in result.stdout
+
+
+async def test_no_planted_secret_reaches_the_model(
+    copy_fixture: CopyFixture, provider: Any, provider_settings: Callable[..., Any]
+) -> None:
+    from szrag.answer import answer_question_async
+    from szrag.host import Host
+    from szrag.llm.testing import text_reply
+
+    root = copy_fixture("secrets_app")
+    provider.script(text_reply("Here is what the settings do."))
+    host = Host.from_env(root, {"SZRAG_CONTEXT_BUDGET": "200000"}, settings=provider_settings())
+
+    result = await answer_question_async(EVERY_FILE, host, limit=40, tools=False)
+
+    sent = json.dumps(provider.requests[0].json)
+    assert {source.path for source in result.sources} >= {
+        "server/Database.cs",
+        "config/deploy.ini",
+        "config/services.yaml",
+        "config/signing.json",
+        "docs/operations.md",
+    }
+    leaked = [
+        secret for secret in PLANTED if secret in sent or secret in json.dumps(result.to_dict())
+    ]
+    assert not leaked

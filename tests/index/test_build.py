@@ -322,3 +322,23 @@ def test_a_virtualenv_is_left_out_whatever_it_is_called_and_svg_is_an_image(
         assert index.image_paths() == ["logo.svg"]
     with build_index(tmp_path, profile="slackzilla") as spec:
         assert spec.image_paths() == []  # the original's image types, exactly
+
+
+def test_szrag_index_without_rebuild_heals_a_damaged_index(retrieval_repo: Path) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+
+    for number in range(40):
+        (retrieval_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "words " * 400)
+    build_index(retrieval_repo).close()
+    database = store.index_path(retrieval_repo)
+    for side in ("-wal", "-shm"):
+        database.with_name(database.name + side).unlink(missing_ok=True)
+    _damage(database)
+
+    result = CliRunner().invoke(main, ["index", "--root", str(retrieval_repo)])
+
+    assert result.exit_code == 0, result.output
+    assert "damaged" in result.output and "rebuilt" in result.output
+    assert any(".corrupt-" in path.name for path in database.parent.iterdir())

@@ -164,3 +164,67 @@ def test_symlinks_never_leave_the_root(tmp_path: Path) -> None:
         "dir-out": "symlink points outside the root",
         "link-out.md": "symlink points outside the root",
     }
+
+
+IGNORE_CASES = {
+    "allow-list": (["*", "!*/", "!*.js"], {}),
+    "directory only": (["artifacts/", "*.log.md"], {}),
+    "anchored and nested": (["/top.md", "docs/*.md", "!docs/keep.md"], {}),
+    "deeper file re-includes": (["*.md"], {"sub/.gitignore": ["!wanted.md"]}),
+    "double star": (["**/gen/**", "a/**/z.py"], {}),
+    "excluded directory stays excluded": (["secret/", "!secret/open.md"], {}),
+    "character classes and escapes": (["[ab].py", "\\#hash.md", "*.p[yx]"], {}),
+}
+FILES = [
+    "top.md",
+    "a.js",
+    "a.py",
+    "b.py",
+    "c.py",
+    "#hash.md",
+    "notes.log.md",
+    "src/app.js",
+    "src/app.py",
+    "src/deep/er.js",
+    "src/deep/er.md",
+    "artifacts/out.js",
+    "src/artifacts/out.js",
+    "docs/guide.md",
+    "docs/keep.md",
+    "docs/sub/inner.md",
+    "sub/wanted.md",
+    "sub/other.md",
+    "gen/x.py",
+    "pkg/gen/y.py",
+    "a/z.py",
+    "a/b/c/z.py",
+    "secret/open.md",
+    "secret/closed.md",
+]
+
+
+@pytest.mark.parametrize("case", sorted(IGNORE_CASES))
+def test_ignore_rules_agree_with_git(tmp_path: Path, case: str) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root_lines, nested = IGNORE_CASES[case]
+    for name in FILES:
+        _write(tmp_path, name, f"# {name}\nbody text\n")
+    (tmp_path / ".gitignore").write_text("\n".join(root_lines) + "\n")
+    for name, lines in nested.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    listed = subprocess.run(
+        ["git", "-C", str(tmp_path), "ls-files", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    wanted = {path for path in listed if path in FILES}
+
+    found = {entry.path for entry in collect(tmp_path, RepoConfig()).files}
+
+    assert found == wanted

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -122,3 +123,38 @@ def test_the_connection_cannot_be_replaced(web_repo: Path) -> None:
 @pytest.fixture(params=[False, True], ids=["sqlite", "memory"])
 def keep_in_memory(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+def open_index_files(index: SharedIndex) -> int:
+    """How many of this process's file descriptors point at the index database."""
+    fds = Path("/proc/self/fd")
+    target = str(index.path)
+    count = 0
+    for fd in fds.iterdir():
+        try:
+            if os.readlink(fd) == target:
+                count += 1
+        except OSError:
+            continue
+    return count
+
+
+def test_threads_that_come_and_go_do_not_leave_connections_open(web_repo: Path) -> None:
+    with open_shared_index(web_repo) as index:
+        index.conn.execute("SELECT 1")
+        counts = []
+        for _ in range(15):  # bursts of short-lived worker threads, as anyio's idle out
+            workers = [
+                threading.Thread(target=lambda: retrieve("gateway", index=index)) for _ in range(10)
+            ]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+            counts.append(index.connection_count)
+        files = open_index_files(index)
+
+    # a burst's connections are closed as the next burst opens its own: the count stays
+    # bounded by the threads alive at once instead of growing by ten a burst
+    assert max(counts) <= 1 + 10 + 10
+    assert files <= 2 * (1 + 10 + 10)

@@ -173,6 +173,7 @@ def ask(
         result = answer_question(
             " ".join(question),
             host,
+            source="cli",
             with_ai=not no_ai,
             on_activity=view.on_activity if verbose or not as_json else None,
             on_token=None if as_json else view.on_token,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
@@ -27,9 +29,26 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters shown as ``\\x1b`` escapes: a file name or a file's
+    content can then never clear the screen or rewrite the terminal's title."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
+
+
+class SafeConsole(Console):
+    """A Rich console that escapes control characters in every text it renders (tables and
+    markup included); its own styling is added afterwards and stays intact."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(terminal_safe(text), **options)
+
+
 # Output for a pipe or a file is never wrapped: lines stay whole for grep and for editors.
-console = Console(soft_wrap=not sys.stdout.isatty())
-err_console = Console(stderr=True, soft_wrap=True)
+console = SafeConsole(soft_wrap=not sys.stdout.isatty())
+err_console = SafeConsole(stderr=True, soft_wrap=True)
 
 root_option = click.option(
     "--root",

@@ -18,6 +18,7 @@ from szrag.cli.common import (
     print_json,
     question_argument,
     root_option,
+    terminal_safe,
 )
 from szrag.context import CodebaseContext, PackedContext
 from szrag.context.assemble import assemble_context
@@ -94,7 +95,7 @@ def _as_json(
 
 def _print_human(packed: PackedContext, note: str | None) -> None:
     if packed.text:
-        click.echo(packed.text)
+        click.echo(terminal_safe(packed.text))
         click.echo()
     else:
         console.print("[dim]no repository context matched the question[/]")

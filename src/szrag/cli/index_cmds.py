@@ -19,7 +19,7 @@ from szrag.cli.common import (
     root_option,
 )
 from szrag.config import RANKER_NAMES
-from szrag.index import Index, RefreshReport, build_index, load_index, refresh_index
+from szrag.index import Index, RefreshReport, build_index, load_index
 from szrag.public import public_timestamp
 from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
 
@@ -85,13 +85,9 @@ def index_command(
         if rebuild:
             index = build_index(root, profile=profile, progress=progress)
             report = index.last_report
-        else:
-            index = load_index(root, profile=profile, refresh=False, progress=progress)
+        else:  # a damaged database is set aside and rebuilt, as every command does
+            index = load_index(root, profile=profile, progress=progress, verify=verify)
             report = index.last_report
-            if not report.rebuilt:
-                warnings = report.warnings
-                report = refresh_index(index, progress=progress, verify=verify)
-                report.warnings = warnings + report.warnings
     with index:
         if as_json:
             print_json(_report_dict(index, report))
@@ -105,14 +101,24 @@ def index_command(
 @click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
 @click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
 @click.option("--ranker", type=click.Choice(RANKER_NAMES), help="Override the profile's ranker.")
+@click.option(
+    "--raw", is_flag=True, help="Show the text as the files hold it, secrets included (local use)."
+)
 @json_option
 @handle_errors
 def retrieve_command(
-    question: str, root: Path, limit: int, show_text: bool, ranker: str | None, as_json: bool
+    question: str,
+    root: Path,
+    limit: int,
+    show_text: bool,
+    ranker: str | None,
+    raw: bool,
+    as_json: bool,
 ) -> None:
-    """Show the source chunks that best match QUESTION."""
+    """Show the source chunks that best match QUESTION (secrets redacted unless --raw)."""
     with open_index(root) as index:
-        sources = retrieve(question, limit, index=index, ranker=ranker)
+        found = retrieve(question, limit, index=index, ranker=ranker)
+    sources = found if raw else [source.redacted() for source in found]
     if as_json:
         print_json([source.to_dict() for source in sources])
         return

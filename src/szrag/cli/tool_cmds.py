@@ -19,6 +19,7 @@ from szrag.cli.common import (
     json_option,
     print_json,
     root_option,
+    terminal_safe,
 )
 from szrag.commands import Identity
 from szrag.commands.runner import DEFAULT_TIMEOUT
@@ -110,7 +111,7 @@ def run_command_cli(
         print_json(result.to_dict())
         return
     for response in result.responses:
-        click.echo(response.plain_text())
+        click.echo(terminal_safe(response.plain_text()))
 
 
 def tool_help(tool: ToolDefinition) -> str:

@@ -512,8 +512,11 @@ def load_index(
     profile: str | None = None,
     refresh: bool = True,
     progress: Progress | None = None,
+    verify: bool = False,
 ) -> Index:
-    """Open the index of ``root``: built when missing or unusable, refreshed when stale."""
+    """Open the index of ``root``: built when missing or unusable, refreshed when stale (with
+    ``verify``, every file hashed); a database found damaged on the way is set aside and
+    rebuilt."""
     root = Path(root)
     index = _open(root, _resolve_config(root, config, profile), force=False, progress=progress)
     built = index.last_report
@@ -528,7 +531,7 @@ def load_index(
     if refresh:
         warnings = built.warnings
         try:
-            report = refresh_index(index, progress=progress)
+            report = refresh_index(index, progress=progress, verify=verify)
         except DamagedIndexError as damage:
             index.close()
             index = _rebuild_damaged(root, index.config, progress, damage)

@@ -7,6 +7,7 @@ symlinked directory, and reports every file it leaves out on purpose with the re
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,11 +61,46 @@ class Collection:
     skipped: list[Skip] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    """The patterns of one ignore file, in order, each as (ignores?, end-anchored regex).
+
+    Git decides a path by the last pattern that matches it, a deeper ignore file over a
+    shallower one, and never looks inside a directory it excluded. The walk prunes excluded
+    directories, so here a pattern only counts when it matches the path itself (``build/``
+    matches the directory ``build/``, not ``build/x.py``): pathspec's regexes also match a
+    directory's contents, which is what made ``*`` / ``!*/`` / ``!*.js`` exclude everything.
+    """
+
+    prefix: str
+    patterns: tuple[tuple[bool, re.Pattern[str]], ...]
+
+    @classmethod
+    def of(cls, prefix: str, lines: list[str]) -> _Layer:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        patterns = tuple(
+            (bool(pattern.include), re.compile(f"(?:{pattern.regex.pattern})$"))
+            for pattern in spec.patterns
+            if isinstance(pattern, pathspec.RegexPattern)
+            and pattern.include is not None
+            and pattern.regex is not None
+        )
+        return cls(prefix, patterns)
+
+    def decide(self, local: str) -> bool | None:
+        """True: ignored, False: re-included, None: no pattern of this layer matches."""
+        for ignores, regex in reversed(self.patterns):
+            if regex.search(local) is not None:
+                return ignores
+        return None
+
+
 @dataclass
 class _IgnoreRules:
     """Gitignore-style rules collected on the way down, each anchored at its directory."""
 
-    layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()
+    layers: tuple[_Layer, ...] = ()
+    configured: _Layer | None = None  # the repository configuration's ignores: always win
 
     def descend(self, directory: Path, prefix: str) -> _IgnoreRules:
         lines: list[str] = []
@@ -72,23 +108,24 @@ class _IgnoreRules:
             candidate = directory / name
             try:
                 lines.extend(candidate.read_text(encoding="utf-8", errors="replace").splitlines())
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                continue
-            except OSError:
+            except OSError:  # missing, a directory, unreadable: no rules from it
                 continue
         if not lines:
             return self
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        return _IgnoreRules((*self.layers, (prefix, spec)))
+        return _IgnoreRules((*self.layers, _Layer.of(prefix, lines)), self.configured)
 
     def ignored(self, relative: str, is_dir: bool) -> bool:
-        for prefix, spec in self.layers:
-            if prefix and not relative.startswith(prefix):
+        path = relative + "/" if is_dir else relative
+        if self.configured is not None and self.configured.decide(path):
+            return True
+        decision = False
+        for layer in self.layers:  # shallow to deep: a deeper file's match wins
+            if layer.prefix and not relative.startswith(layer.prefix):
                 continue
-            local = relative[len(prefix) :]
-            if spec.match_file(local + "/" if is_dir else local):
-                return True
-        return False
+            found = layer.decide(path[len(layer.prefix) :])
+            if found is not None:
+                decision = found
+        return decision
 
 
 def _extension(name: str) -> str:
@@ -102,7 +139,7 @@ def collect(root: Path, config: RepoConfig) -> Collection:
     profile = config.profile
     base_rules = _IgnoreRules()
     if config.extra_ignores:
-        base_rules = _IgnoreRules((("", pathspec.GitIgnoreSpec.from_lines(config.extra_ignores)),))
+        base_rules = _IgnoreRules(configured=_Layer.of("", list(config.extra_ignores)))
     collection = Collection()
     root_stat = root.stat()
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
@@ -171,7 +208,7 @@ def _walk(
             continue
         if is_dir and profile.detect_virtualenvs and (absolute / "pyvenv.cfg").is_file():
             continue  # a virtualenv, whatever its folder is called
-        if rules.layers and rules.ignored(relative, is_dir):
+        if (rules.layers or rules.configured) and rules.ignored(relative, is_dir):
             continue
         if is_link and not _inside(root, absolute):
             collection.skipped.append(Skip(relative, "symlink points outside the root"))

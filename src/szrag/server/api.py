@@ -28,7 +28,7 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.requests import AskRequest, parse_ask, parse_json_body
+from szrag.server.requests import AskRequest, parse_ask, parse_json_body, read_body
 from szrag.server.service import error_status
 from szrag.server.sse import OnActivity, OnToken, answer_events
 from szrag.server.state import ServerState, server_state
@@ -92,19 +92,6 @@ def asker(request: Request) -> Caller:
 ReadCaller = Annotated[Caller, Depends(reader)]
 AskCaller = Annotated[Caller, Depends(asker)]
 State = Annotated[ServerState, Depends(server_state)]
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, or ApiError 413 as soon as it is known to be over ``limit`` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
-    received = bytearray()
-    async for piece in request.stream():
-        received += piece
-        if len(received) > limit:
-            raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
-    return bytes(received)
 
 
 def wants_events(request: Request) -> bool:

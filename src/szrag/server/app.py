@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
+from szrag.errors import SzragError
 from szrag.host import Host
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
@@ -32,7 +33,7 @@ from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
 from szrag.server.middleware import HostGuard, SecurityHeaders
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.service import AskService
+from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.shared_index import open_shared_index
 from szrag.server.state import ServerState
@@ -180,12 +181,18 @@ def _install_error_handlers(app: FastAPI, runtime: ProcessRuntime) -> None:
         )
         return _envelope(400, "invalid_request", problems or "invalid request", None)
 
+    async def szrag_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, SzragError)
+        status, code, message = error_status(error)
+        return _envelope(status, code, message, None)
+
     async def unexpected(request: Request, error: Exception) -> Response:
         log.error("%s %s failed", request.method, request.url.path, exc_info=error)
         runtime.record_error(error, f"{request.method} {request.url.path}")
         return _envelope(500, "internal_error", "the server failed; the error is in its log", None)
 
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(SzragError, szrag_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected)

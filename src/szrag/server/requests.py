@@ -8,16 +8,20 @@ ignored.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.requests import ClientDisconnect, Request
+
 from szrag.commands.model import Identity
 from szrag.context.plan import MAX_BUDGET
+from szrag.errors import ClientGone
+from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 
-MAX_QUESTION_CHARS = 8000
 MAX_COMMAND_TEXT_CHARS = 4000
 MAX_FIELD_CHARS = 200
 
@@ -38,6 +42,36 @@ class AskRequest:
     budget: int | None = None  # tokens of repository context; None: the configured budget
 
 
+BODY_READ_TIMEOUT = 30.0  # seconds a client may leave the next piece of its body unsent
+
+
+async def read_body(request: Request, limit: int, *, timeout: float | None = None) -> bytes:
+    """The request body, or ApiError 413 as soon as it is known to be over ``limit`` bytes,
+    408 when the client stalls for ``timeout`` seconds between pieces; ClientGone when it hangs
+    up mid-upload."""
+    timeout = BODY_READ_TIMEOUT if timeout is None else timeout
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
+    received = bytearray()
+    pieces = request.stream().__aiter__()
+    while True:
+        try:
+            async with asyncio.timeout(timeout):
+                piece = await pieces.__anext__()
+        except StopAsyncIteration:
+            return bytes(received)
+        except TimeoutError:
+            raise ApiError(
+                408, "request_timeout", f"the request body stalled for {timeout:g} s"
+            ) from None
+        except ClientDisconnect:
+            raise ClientGone("the client hung up while sending its request") from None
+        received += piece
+        if len(received) > limit:
+            raise ApiError(413, "payload_too_large", f"the request body is over {limit} bytes")
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """The body as a JSON object, or ApiError 400."""
     if not body.strip():
@@ -48,6 +82,8 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         raise ApiError(
             400, "invalid_json", f"the request body is not valid JSON: {error}"
         ) from None
+    except RecursionError:  # hundreds of thousands of nested brackets
+        raise ApiError(400, "invalid_json", "the request body is nested too deeply") from None
     if not isinstance(payload, dict):
         raise ApiError(400, "invalid_json", "the request body must be a JSON object")
     return payload

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -116,9 +115,7 @@ class AskService:
         on_activity: OnActivity | None = None,
         on_token: OnToken | None = None,
     ) -> Answer:
-        """Answer ``request``; the ask is audited whatever happens."""
-        started = time.perf_counter()
-        outcome, message = "ok", ""
+        """Answer ``request`` (the library audits the ask whatever happens)."""
         command_id = request.command_id
         if command_id is not None:
             command_id = self.check_command(command_id, request.identity, source=source).id
@@ -129,7 +126,7 @@ class AskService:
                 with_ai=request.with_ai,
                 command_id=command_id,
                 command_text=request.command_text,
-                command_source=source,
+                source=source,
                 identity=request.identity,
                 privileged=request.admin,
                 on_activity=on_activity,
@@ -137,26 +134,12 @@ class AskService:
                 budget=request.budget,
                 http_client=self.http_client,
             )
-        except asyncio.CancelledError:
-            outcome, message = "cancelled", "the caller went away"
-            raise
-        except SzragError as error:
-            outcome, message = "failed", error.message
+        except (asyncio.CancelledError, SzragError):
             raise
         except Exception as error:
-            outcome, message = "error", f"{type(error).__name__}: {error}"
             log.error("answering failed", exc_info=error)
             self.runtime.record_error(error, "ask")
             raise
-        finally:
-            self.host.audit.record_ask(
-                request.identity,
-                request.question,
-                outcome=outcome,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                source=source,
-                message=message,
-            )
         if result.error is not None:
             log.warning("the model failed: %s", result.error.message)
         return result

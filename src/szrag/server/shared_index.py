@@ -40,6 +40,9 @@ class SharedIndex(Index):
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
         self._by_task: dict[asyncio.Task[object], sqlite3.Connection] = {}
+        # worker threads come and go (anyio's exit after idling): their connections are
+        # closed once they are gone, so bursts of work cannot pile up open files
+        self._by_thread: dict[threading.Thread, sqlite3.Connection] = {}
         self._closed = False
         self._files: tuple[str, list[store.StoredFile]] | None = None
         super().__init__(root, config, cast(sqlite3.Connection, None))
@@ -54,8 +57,11 @@ class SharedIndex(Index):
             return self._task_connection(task)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
+            self._close_departed()
             conn = self._open()
             self._local.conn = conn
+            with self._lock:
+                self._by_thread[threading.current_thread()] = conn
         return conn
 
     @conn.setter
@@ -100,6 +106,7 @@ class SharedIndex(Index):
             connections, self._connections = self._connections, []
             self._idle.clear()
             self._by_task.clear()
+            self._by_thread.clear()
         for conn in connections:
             conn.close()
 
@@ -107,6 +114,17 @@ class SharedIndex(Index):
         return self
 
     # Connections ---------------------------------------------------------------------
+
+    def _close_departed(self) -> None:
+        """Close the connections of threads that have ended (nobody can use them again)."""
+        with self._lock:
+            departed = [thread for thread in self._by_thread if not thread.is_alive()]
+            closing = [self._by_thread.pop(thread) for thread in departed]
+            for conn in closing:
+                self._connections.remove(conn)
+        for conn in closing:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
 
     def _task_connection(self, task: asyncio.Task[object]) -> sqlite3.Connection:
         with self._lock:

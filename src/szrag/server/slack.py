@@ -38,9 +38,10 @@ from szrag.commands import CommandError, CommandRegistry, Identity
 from szrag.commands.policy import CommandPolicy
 from szrag.errors import ServerClosing
 from szrag.results import Answer
+from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.requests import MAX_QUESTION_CHARS, AskRequest
+from szrag.server.requests import AskRequest, read_body
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.slack_blocks import (
@@ -60,6 +61,7 @@ log = logging.getLogger("szrag.server.slack")
 ASK_COMMAND = "/sz-ask"
 SLASH_COMMAND = re.compile(r"^/sz-[a-z0-9][a-z0-9_-]*$")
 ANSWER_TIMEOUT_SECONDS = 600.0
+MAX_SLACK_BODY_BYTES = 64 * 1024  # a slash command is a few hundred bytes
 LISTENER_THREADS = 16
 _EXPLICIT = re.compile(
     r"^(?:run|execute)\s+(?:the\s+)?(?:command\s+)?(?P<command>/?[a-z0-9][a-z0-9_-]*)(?:\s+(?P<args>.*))?$",
@@ -149,8 +151,15 @@ class SlackFace:
     # HTTP and Socket Mode -------------------------------------------------------------
 
     async def handle(self, request: Request) -> Response:
-        """Dispatch one HTTP request from Slack (Bolt verifies its signature and age)."""
-        body = (await request.body()).decode("utf-8", errors="replace")
+        """Dispatch one HTTP request from Slack (Bolt verifies its signature and age).
+
+        The body is capped like an ask's before it is read, and a request whose timestamp is
+        no number is refused before Bolt sees it."""
+        stamp = request.headers.get("x-slack-request-timestamp", "")
+        if not stamp.strip().isdigit():
+            raise ApiError(401, "invalid_signature", "the Slack request timestamp is missing")
+        raw = await read_body(request, min(self.settings.max_body_bytes, MAX_SLACK_BODY_BYTES))
+        body = raw.decode("utf-8", errors="replace")
         bolt_request = BoltRequest(
             body=body,
             query=request.url.query,

@@ -129,9 +129,11 @@ def usage_element(usage: Mapping[str, Any] | None) -> str | None:
 
 
 def fallback_text(markdown: str) -> str:
-    """The notification text of a message: the answer's start, plain."""
+    """The notification text of a message: the answer's start, plain, escaped like the
+    blocks (``<!channel>`` in an answer must not notify a channel)."""
     flat = " ".join(markdown.split())
-    return flat if len(flat) <= FALLBACK_LIMIT else flat[: FALLBACK_LIMIT - 1] + "…"
+    cut = flat if len(flat) <= FALLBACK_LIMIT else flat[: FALLBACK_LIMIT - 1] + "…"
+    return escape(cut)
 
 
 def answer_blocks(

@@ -22,76 +22,24 @@ import dataclasses
 import datetime
 import enum
 import math
-import re
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from szrag.redact import SECRET_PAIRS, SECRET_WORDS, is_secret_name, key_words, redact
+from szrag.redact import REDACTED, is_sensitive_key, key_words, redact, redact_prose
 
-REDACTED = "[REDACTED]"
+__all__ = ["REDACTED", "is_sensitive_key", "sanitise", "sanitise_text"]
+
 MAX_DEPTH = 8
 MAX_ITEMS = 500
 MAX_STRING_CHARS = 16 * 1024
 DEPTH_MARKER = "[MAX DEPTH]"
 
 OMITTED_KEYS = frozenset({"telemetryhistory"})
-# szrag.redact's secret vocabulary, plus what runtime data adds: cookies, credentials, the
-# environment, plurals. Here any word of a key counts, not only the last: a tool's output is
-# data about the service, and ``passwordPolicy`` or ``tokens`` need not reach a model.
-_SENSITIVE_WORDS = SECRET_WORDS | {
-    "authorisation",
-    "cookie",
-    "cookies",
-    "passwords",
-    "secrets",
-    "tokens",
-    "credential",
-    "credentials",
-    "env",
-    "environ",
-    "environment",
-}
-_SENSITIVE_JOINED = (*sorted("".join(pair) for pair in SECRET_PAIRS), "setcookie")
-
-
-def is_sensitive_key(key: str) -> bool:
-    """True when a value stored under ``key`` should not be shown."""
-    words = key_words(key)
-    joined = "".join(words)
-    return (
-        any(word in _SENSITIVE_WORDS for word in words)
-        or any(part in joined for part in _SENSITIVE_JOINED)
-        or is_secret_name(key)
-    )
 
 
 def _is_omitted(key: str) -> bool:
     return "".join(key_words(key)) in OMITTED_KEYS
-
-
-# ``password=hunter2`` inside a log line or a message. szrag.redact reads source code and
-# only takes an unquoted assignment that ends its line; runtime text is prose, so here any
-# secret-named key followed by = or : loses its value.
-# The words are szrag.redact's, longest first so ``password`` wins over ``pass``; a key
-# ending in a bare ``key`` counts too (log lines rarely hold lookup keys).
-_INLINE_WORDS = sorted(
-    {*SECRET_WORDS, "key", *(f"{first}[_\\-]?{second}" for first, second in SECRET_PAIRS)},
-    key=lambda word: (-len(word), word),
-)
-_INLINE_ASSIGNMENT = re.compile(
-    rf"(?P<key>\b[\w.\-]*?(?:{'|'.join(_INLINE_WORDS)})(?![a-z0-9]))"
-    r"(?P<separator>\s*[=:]\s*)"
-    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&]+)",
-    re.IGNORECASE,
-)
-
-
-def _redact_inline(match: re.Match[str]) -> str:
-    value = match.group("value")
-    if value.strip("\"'").startswith("[REDACTED") or not value.strip("\"'"):
-        return match.group()
-    return match.group("key") + match.group("separator") + REDACTED
 
 
 def sanitise_text(text: str, max_chars: int = MAX_STRING_CHARS) -> str:
@@ -99,7 +47,7 @@ def sanitise_text(text: str, max_chars: int = MAX_STRING_CHARS) -> str:
     if len(text) > max_chars:
         text = f"{text[:max_chars]}… [{len(text) - max_chars} more characters]"
     text = text.encode("utf-8", "replace").decode("utf-8")
-    return _INLINE_ASSIGNMENT.sub(_redact_inline, redact(text))
+    return redact_prose(redact(text))
 
 
 def _scalar(value: Any) -> tuple[bool, Any]:

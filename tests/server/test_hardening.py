@@ -1,0 +1,130 @@
+"""What an adversarial run broke in the server, kept fixed: bodies capped before they are read,
+malformed Slack headers and JSON refused with 4xx (never a 500 with a traceback), stalled and
+abandoned uploads ended, and no escaping mention in Slack's notification text."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from szrag.server import requests as server_requests
+from szrag.server.slack_blocks import fallback_text
+from szrag.server.testing import slack_headers
+
+StartServer = Callable[..., str]
+SECRET = "shh-its-a-secret"
+
+
+@pytest.fixture
+def slack_server(start_server: StartServer) -> str:
+    return start_server(slack_signing_secret=SECRET, admin_token="admin-secret")
+
+
+def errors_logged(base: str) -> list[object]:
+    response = httpx.get(
+        f"{base}/api/admin/errors", headers={"Authorization": "Bearer admin-secret"}
+    )
+    errors: list[object] = response.json()["data"]["errors"]
+    return errors
+
+
+def chunks(size: int, piece: int = 64 * 1024) -> Iterator[bytes]:
+    for _ in range(size // piece):
+        yield b"x" * piece
+
+
+def test_a_huge_slack_body_is_refused_before_it_is_read(slack_server: str) -> None:
+    declared = httpx.post(
+        f"{slack_server}/slack/events",
+        content=b"x" * (2 * 1024 * 1024),
+        headers=slack_headers("wrong", b""),
+        timeout=10,
+    )
+    streamed = httpx.post(  # chunked: no length to refuse by, so the reading stops at the cap
+        f"{slack_server}/slack/events",
+        content=chunks(8 * 1024 * 1024),
+        headers=slack_headers("wrong", b""),
+        timeout=10,
+    )
+
+    assert declared.status_code == 413 and declared.json()["code"] == "payload_too_large"
+    assert streamed.status_code == 413
+    assert errors_logged(slack_server) == []
+
+
+@pytest.mark.parametrize("stamp", ["not-a-number", "", "12.5", "1e9"])
+def test_a_slack_timestamp_that_is_no_number_is_refused(slack_server: str, stamp: str) -> None:
+    body = b"command=%2Fsz-ping&text="
+    headers = {**slack_headers(SECRET, body), "X-Slack-Request-Timestamp": stamp}
+
+    response = httpx.post(f"{slack_server}/slack/events", content=body, headers=headers)
+
+    assert response.status_code == 401
+    assert errors_logged(slack_server) == []
+
+
+def test_deeply_nested_json_is_a_bad_request(slack_server: str) -> None:
+    response = httpx.post(
+        f"{slack_server}/api/ask",
+        content=b"[" * 200_000,
+        headers={"Content-Type": "application/json"},
+        timeout=10,
+    )
+
+    assert response.status_code == 400 and response.json()["code"] == "invalid_json"
+    assert errors_logged(slack_server) == []
+
+
+def raw_request(base: str, head: bytes) -> socket.socket:
+    parts = urlsplit(base)
+    conn = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=10)
+    conn.sendall(head)
+    return conn
+
+
+def test_a_stalled_upload_is_ended(slack_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server_requests, "BODY_READ_TIMEOUT", 0.3)
+    conn = raw_request(
+        slack_server,
+        b"POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\n',  # ... and then nothing
+    )
+    with conn:
+        reply = conn.recv(65536).decode()
+
+    assert reply.startswith("HTTP/1.1 408") and "request_timeout" in reply
+
+
+def test_a_client_that_hangs_up_mid_upload_leaves_no_error(slack_server: str) -> None:
+    conn = raw_request(
+        slack_server,
+        b"POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 100000\r\n\r\n{"question": "half',
+    )
+    conn.close()
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:  # the server notices the hang-up on its next read
+        if httpx.get(f"{slack_server}/healthz").status_code == 200:
+            break
+    assert errors_logged(slack_server) == []
+
+
+def test_slack_notification_text_is_escaped_like_the_blocks() -> None:
+    assert fallback_text("<!channel> deploy & <@U1>") == "&lt;!channel&gt; deploy &amp; &lt;@U1&gt;"
+
+
+def test_a_question_with_a_lone_surrogate_is_answered(slack_server: str, web_repo: Path) -> None:
+    response = httpx.post(
+        f"{slack_server}/api/ask",
+        content=b'{"question": "gateway \\ud800 routes", "withAi": false}',
+        headers={"Content-Type": "application/json"},
+    )
+
+    assert response.status_code == 200
+    assert response.json()["data"]["sources"]
