@@ -236,25 +236,49 @@ async def gather_evidence(
     ``budget_for``, given the images found, says how many tokens are left for the context
     once the rest of the request is counted."""
     plan = plan or ContextPlan.of(index.config, {}, budget=budget)
-    with index.reading():
-        return await _gather(
-            question, index, recorder, limit=limit, plan=plan, budget_for=budget_for, expand=expand
-        )
+    pair = new_activity_id()
+    await recorder.record("retrieval", STARTED, "Searching the repository index", activity_id=pair)
+
+    def find() -> Evidence:
+        with index.reading():
+            return _find(
+                question, index, limit=limit, plan=plan, budget_for=budget_for, expand=expand
+            )
+
+    # A server's index reads from any thread: the ranking, the structure walk and the
+    # redaction of a large file then never hold up the event loop (and every other request).
+    evidence = await asyncio.to_thread(find) if index.reads_from_any_thread else find()
+    return await _report(evidence, recorder, pair)
 
 
-async def _gather(
+def _find(
     question: str,
     index: Index,
-    recorder: ActivityRecorder,
     *,
     limit: int,
     plan: ContextPlan,
     budget_for: BudgetFor | None,
     expand: bool,
 ) -> Evidence:
-    pair = new_activity_id()
-    await recorder.record("retrieval", STARTED, "Searching the repository index", activity_id=pair)
+    """The evidence for ``question`` from one snapshot (synchronous: any thread may run it)."""
     sources = tuple(retrieve(question, limit, index=index))
+    images = tuple(retrieve_images(question, index=index))
+    context = build_codebase_context(question, index, sources) if expand else None
+    budget = budget_for(images) if budget_for is not None else plan.budget
+    packed = pack_repository_context(
+        sources, context, budget=budget, counter=plan.counter(), packing=plan.packing
+    )
+    return Evidence(sources, images, context, packed)
+
+
+async def _report(evidence: Evidence, recorder: ActivityRecorder, pair: str) -> Evidence:
+    """The activities of the evidence found, in the order the steps ran."""
+    sources, images, context, packed = (
+        evidence.sources,
+        evidence.images,
+        evidence.context,
+        evidence.packed,
+    )
     await recorder.record(
         "retrieval",
         COMPLETED,
@@ -273,17 +297,11 @@ async def _gather(
             ]
         },
     )
-    images = tuple(retrieve_images(question, index=index))
     await recorder.record(
         "retrieval",
         COMPLETED,
         f"Found {_plural(len(images), 'image')}",
         metadata={"images": [{"path": item.path, "score": item.score} for item in images]},
-    )
-    context = build_codebase_context(question, index, sources) if expand else None
-    budget = budget_for(images) if budget_for is not None else plan.budget
-    packed = pack_repository_context(
-        sources, context, budget=budget, counter=plan.counter(), packing=plan.packing
     )
     metadata: dict[str, Any] = {
         "tokens": packed.tokens,
@@ -304,7 +322,7 @@ async def _gather(
             f"{packed.budget} tokens"
         )
         await recorder.record("context", COMPLETED, message, metadata=metadata)
-    return Evidence(sources, images, context, packed)
+    return evidence
 
 
 def public_source(source: Source) -> Source:

@@ -4,6 +4,7 @@ import multiprocessing
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,3 +343,69 @@ def test_szrag_index_without_rebuild_heals_a_damaged_index(retrieval_repo: Path)
     assert result.exit_code == 0, result.output
     assert "damaged" in result.output and "rebuilt" in result.output
     assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+
+
+def test_a_file_replaced_by_a_fifo_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    from szrag.index.build import prepare_file
+
+    fifo = tmp_path / "notes.md"
+    os.mkfifo(fifo)  # nobody ever writes to it: a blocking open would wait forever
+
+    skipped = prepare_file("notes.md", fifo, 1_000_000)
+
+    assert getattr(skipped, "reason", "").startswith("not a regular file")
+
+
+def test_a_file_left_out_after_reading_is_not_read_again_until_it_changes(
+    retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from szrag.index import build as build_module
+
+    blob = retrieval_repo / "assets" / "logo.js"
+    blob.parent.mkdir(exist_ok=True)
+    blob.write_bytes(b"\x00\x01binary" * 1000)
+    build_index(retrieval_repo).close()
+    reads: list[Path] = []
+    original = build_module.read_source
+
+    def counting(absolute: Path, max_bytes: int) -> Any:
+        reads.append(absolute)
+        return original(absolute, max_bytes)
+
+    monkeypatch.setattr(build_module, "read_source", counting)
+    with load_index(retrieval_repo) as index:
+        first = refresh_index(index)
+        assert reads == [] and not first.changed_anything
+        assert ("assets/logo.js", "binary (contains NUL bytes)") in [
+            (skip.path, skip.reason) for skip in index.skipped()
+        ]
+        blob.write_bytes(b"\x00\x02binary, changed" * 1000)
+        refresh_index(index)
+        assert reads == [blob]
+        reads.clear()
+        again = refresh_index(index)
+        assert reads == [] and "assets/logo.js" in [skip.path for skip in again.skipped]
+
+
+def test_a_question_does_not_wait_long_for_another_writer(retrieval_repo: Path) -> None:
+    import sqlite3
+    import time
+
+    from szrag.retrieve import retrieve
+
+    build_index(retrieval_repo).close()
+    (retrieval_repo / "docs" / "late.md").write_text("# Late\nwombat notes\n")
+    writer = sqlite3.connect(store.index_path(retrieval_repo), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process, busy writing
+    try:
+        started = time.monotonic()
+        with load_index(retrieval_repo, lock_wait=0.3) as index:
+            waited = time.monotonic() - started
+            warnings = index.last_report.warnings
+            found = retrieve("pageOnCall", index=index)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+    assert waited < 10 and found
+    assert any("answering from the index as it is" in warning for warning in warnings)

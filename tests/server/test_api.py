@@ -381,7 +381,7 @@ def test_healthz_and_the_page_need_no_token(start_server: StartServer) -> None:
     health = httpx.get(f"{base}/healthz")
     page = httpx.get(f"{base}/")
 
-    assert health.json() == {"ok": True, "data": {"status": "ok"}}
+    assert health.json() == {"ok": True, "data": {"status": "ok", "heals": 0}}
     assert page.status_code == 200 and "<textarea" in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-content-type-options"] == "nosniff"

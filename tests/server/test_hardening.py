@@ -128,3 +128,40 @@ def test_a_question_with_a_lone_surrogate_is_answered(slack_server: str, web_rep
 
     assert response.status_code == 200
     assert response.json()["data"]["sources"]
+
+
+def damage(database: Path) -> None:
+    """Overwrite pages in the middle of the file, as a failing disk would."""
+    data = bytearray(database.read_bytes())
+    for page in range(3, len(data) // 4096 - 1, 2):
+        data[page * 4096 + 100 : page * 4096 + 600] = b"\xa5" * 500
+    database.write_bytes(bytes(data))
+
+
+def test_a_running_server_heals_a_damaged_index(start_server: StartServer, web_repo: Path) -> None:
+    from szrag.index import store
+
+    for number in range(60):
+        (web_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "quokka " * 400)
+    from szrag.index import build_index
+
+    build_index(web_repo).close()
+    base = start_server()
+    database = store.index_path(web_repo)
+    with httpx.Client(base_url=base, timeout=20) as client:
+        assert client.get("/healthz").status_code == 200
+        damage(database)
+        states = set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            client.post("/api/ask", json={"question": "quokka page", "withAi": False})
+            health = client.get("/healthz")
+            states.add(health.json().get("code") or "ok")
+            if health.status_code == 200 and health.json()["data"]["heals"] >= 1:
+                break
+            time.sleep(0.1)
+        answered = client.post("/api/ask", json={"question": "quokka page", "withAi": False})
+
+    assert health.status_code == 200 and health.json()["data"]["heals"] == 1
+    assert answered.status_code == 200 and answered.json()["data"]["sources"]
+    assert any(".corrupt-" in path.name for path in database.parent.iterdir())

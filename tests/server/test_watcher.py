@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from szrag.index import Index, RefreshReport
+from szrag.retrieve import retrieve
 from szrag.server.shared_index import open_shared_index
 from szrag.server.watcher import IndexWatcher, changed_count, warm_views
 
@@ -181,3 +182,28 @@ async def test_a_failing_warm_up_does_not_fail_the_refresh(web_repo: Path) -> No
         await watcher.stop()
 
     assert report is not None and watcher.state.last_error is None
+
+
+async def test_a_refresh_that_finds_the_database_damaged_rebuilds_it(web_repo: Path) -> None:
+    from szrag.errors import DamagedIndexError
+    from szrag.index import refresh_index
+
+    calls: list[str] = []
+
+    def damaged_once(index: Index) -> RefreshReport:
+        calls.append("refresh")
+        if len(calls) == 1:
+            raise DamagedIndexError("database disk image is malformed")
+        return refresh_index(index)
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(index, refresher=damaged_once)
+        report = await watcher.refresh()
+        await watcher.stop()
+        heals, health = index.heals, index.health
+        found = retrieve("gateway", index=index)
+
+    assert report is not None and calls == ["refresh", "refresh"]
+    assert heals == 1 and health == "ok" and found
+    assert watcher.state.last_error is None
+    assert any(".corrupt-" in path.name for path in (web_repo / ".rag").iterdir())

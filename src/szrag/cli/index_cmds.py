@@ -86,7 +86,9 @@ def index_command(
             index = build_index(root, profile=profile, progress=progress)
             report = index.last_report
         else:  # a damaged database is set aside and rebuilt, as every command does
-            index = load_index(root, profile=profile, progress=progress, verify=verify)
+            index = load_index(
+                root, profile=profile, progress=progress, verify=verify, lock_wait=None
+            )
             report = index.last_report
     with index:
         if as_json:

@@ -178,9 +178,26 @@ def get_dependants(path: str | Path, index: Index) -> list[str]:
 # ---- code context -------------------------------------------------------------------------
 
 
+# A minified bundle is one line of a megabyte and thousands of functions: what a context
+# shows of one file stays readable and cheap to redact and count.
+MAX_LINE_CHARS = 2000
+MAX_SECTION_ITEMS = 200
+
+
 def _section(title: str, lines: Iterable[str]) -> str | None:
     items = list(dict.fromkeys(lines))
-    return f"{title}:\n" + "\n".join(f"- {item}" for item in items) if items else None
+    if not items:
+        return None
+    shown = [f"- {item}" for item in items[:MAX_SECTION_ITEMS]]
+    if len(items) > MAX_SECTION_ITEMS:
+        shown.append(f"- … and {len(items) - MAX_SECTION_ITEMS} more")
+    return f"{title}:\n" + "\n".join(shown)
+
+
+def _bounded(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]} … [{len(line) - MAX_LINE_CHARS} more characters on this line]"
 
 
 def _symbol_ranges(
@@ -199,7 +216,8 @@ def splice(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, int, str]]:
     lines: dict[int, str] = {}
     for start, text in chunks:
         for offset, content in enumerate(text.split("\n")):
-            lines.setdefault(start + offset, content)
+            if start + offset not in lines:
+                lines[start + offset] = _bounded(content)
     runs: list[tuple[int, int, str]] = []
     for number in sorted(lines):
         if runs and runs[-1][1] == number - 1:

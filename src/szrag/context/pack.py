@@ -250,7 +250,15 @@ class _Measured:
     kinds: tuple[str, ...]
 
 
-def _measure(chunk: ContextChunk, counter: TokenCounter, in_order: bool) -> _Measured:
+# A chunk this many times longer (in characters) than the whole budget (in tokens) cannot
+# fit: it is judged by its length alone, without redacting or counting a megabyte.
+HOPELESS_CHARS_PER_TOKEN = 32
+
+
+def _measure(chunk: ContextChunk, counter: TokenCounter, in_order: bool, budget: int) -> _Measured:
+    if len(chunk.text) > max(budget, 1) * HOPELESS_CHARS_PER_TOKEN:
+        estimate = estimate_token_count(chunk.text)
+        return _Measured(chunk, "", estimate, float(chunk.score) - estimate, 0, ())
     # Redact before counting: the budget is spent on the text the model will see.
     redaction = redact_text(chunk.text, path=chunk.path)
     return _Measured(
@@ -284,7 +292,7 @@ def pack_chunks(
     if budget < 0:
         raise ValueError(f"the token budget must not be negative (got {budget})")
     measure = counter if counter is not None else load_counter()
-    measured = [_measure(chunk, measure, in_order) for chunk in chunks]
+    measured = [_measure(chunk, measure, in_order, budget) for chunk in chunks]
     ranked = sorted(measured, key=lambda item: -item.priority)
     seen: set[str] = set()
     used = 0

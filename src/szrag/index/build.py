@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from szrag.code import analyse_source, resolve_edges
@@ -67,9 +68,15 @@ def _stat_tuple(stat: FileStat) -> StatTuple:
 
 
 def read_source(absolute: Path, max_bytes: int) -> tuple[bytes, StatTuple]:
-    """The file's bytes and the stat that goes with exactly those bytes."""
-    with absolute.open("rb") as handle:
+    """The file's bytes and the stat that goes with exactly those bytes.
+
+    Opened without blocking and checked to be a regular file: a path replaced by a FIFO or
+    a device after the walk is left out instead of hanging the build."""
+    descriptor = os.open(absolute, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
         result = os.fstat(handle.fileno())
+        if not S_ISREG(result.st_mode):
+            raise _SkipFile("not a regular file (a pipe, socket or device)")
         if result.st_size > max_bytes:
             raise _SkipFile(f"too large ({result.st_size} bytes > {max_bytes})")
         data = handle.read(max_bytes + 1)
@@ -238,21 +245,42 @@ def _full_build(
     _rebuild_edges(conn, None)
     store.replace_images(conn, _images_of(collection))
     report.skipped = collection.skipped + report.failed
-    store.replace_skipped(conn, ((skip.path, skip.reason) for skip in report.skipped))
+    store.replace_skipped(
+        conn,
+        ((skip.path, skip.reason) for skip in report.skipped),
+        _failed_stats(collection, report),
+    )
     report.files = len(report.added)
     report.images = len(collection.images)
     _finish_meta(conn, config)
     return report
 
 
+def _failed_stats(collection: Collection, report: RefreshReport) -> dict[str, StatTuple]:
+    """The collected stat of every file left out after it was read."""
+    failed = {skip.path for skip in report.failed}
+    return {item.path: _stat_tuple(item.stat) for item in collection.files if item.path in failed}
+
+
 def _diff(
-    collection: Collection, stored: dict[str, tuple[StatTuple, str]], verify: bool
+    collection: Collection,
+    stored: dict[str, tuple[StatTuple, str]],
+    verify: bool,
+    remembered: dict[str, tuple[StatTuple, str]] | None = None,
 ) -> tuple[list[CollectedFile], list[str]]:
-    """Files whose stat differs from the index (all of them with ``verify``), and removed paths."""
+    """Files whose stat differs from the index (all of them with ``verify``), and removed paths.
+
+    A file left out after reading (``remembered``) is a candidate again only once its stat
+    changes: a binary with a text extension is not re-read on every refresh."""
+    known = remembered or {}
     candidates = [
         item
         for item in collection.files
-        if verify or stored.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
+        if verify
+        or (
+            stored.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
+            and known.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
+        )
     ]
     present = {item.path for item in collection.files}
     removed = sorted(path for path in stored if path not in present)
@@ -269,7 +297,16 @@ def _apply_refresh(
     """Bring the stored index in line with ``collection`` (caller holds the write lock)."""
     report = RefreshReport()
     stored = store.stored_stats(conn)
-    candidates, removed = _diff(collection, stored, verify)
+    remembered = store.remembered_skips(conn)
+    candidates, removed = _diff(collection, stored, verify, remembered)
+    retried = {item.path for item in candidates}
+    present = {item.path for item in collection.files}
+    # still unchanged, still left out: kept with their reason
+    report.failed = [
+        Skip(path, reason)
+        for path, (_, reason) in remembered.items()
+        if path in present and path not in retried
+    ]
     for path in removed:
         store.delete_file(conn, path)
     report.removed = removed
@@ -309,7 +346,11 @@ def _apply_refresh(
         store.replace_images(conn, images)
         report.touched.append("(images)")
     report.skipped = collection.skipped + report.failed
-    store.replace_skipped(conn, ((skip.path, skip.reason) for skip in report.skipped))
+    store.replace_skipped(
+        conn,
+        ((skip.path, skip.reason) for skip in report.skipped),
+        _failed_stats(collection, report),
+    )
     if report.changed_anything:
         _finish_meta(conn, config)
     return report
@@ -317,7 +358,7 @@ def _apply_refresh(
 
 def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool) -> bool:
     stored = store.stored_stats(conn)
-    candidates, removed = _diff(collection, stored, verify)
+    candidates, removed = _diff(collection, stored, verify, store.remembered_skips(conn))
     if candidates or removed:
         return True
     images = _images_of(collection)
@@ -326,14 +367,33 @@ def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool)
     ]
 
 
-class _WriteLock:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+class _LockBusy(Exception):
+    """Another connection held the write lock longer than this caller waits."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+
+class _WriteLock:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; ``wait`` seconds at most for the
+    lock (None: the store's busy timeout), after which _LockBusy is raised."""
+
+    def __init__(self, conn: sqlite3.Connection, wait: float | None = None) -> None:
         self.conn = conn
+        self.wait = wait
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        if self.wait is None:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+        self.conn.execute(f"PRAGMA busy_timeout = {int(self.wait * 1000)}")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY or "locked" in str(
+                error
+            ):
+                raise _LockBusy(str(error)) from error
+            raise
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {store.BUSY_TIMEOUT_MS}")
         return self.conn
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
@@ -399,6 +459,35 @@ def _open(root: Path, config: RepoConfig, *, force: bool, progress: Progress | N
         return _rebuild_damaged(root, config, progress, damage)
 
 
+READ_LOCK_WAIT = 5.0  # seconds a question waits for another process's write lock
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) says the database file is damaged."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, DamagedIndexError):
+            return True
+        if isinstance(seen, sqlite3.DatabaseError) and _is_damage(seen):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def rebuild_damaged(root: Path, config: RepoConfig, reason: str) -> RefreshReport:
+    """Set the damaged index of ``root`` aside and build a new one in its place; connections
+    still open on the old file keep reading it until they are closed."""
+    with _rebuild_damaged(root, config, None, DamagedIndexError(reason)) as index:
+        report = index.last_report
+        counts = index.counts()
+        report.files, report.chunks, report.images = (
+            counts["files"],
+            counts["chunks"],
+            counts["images"],
+        )
+        return report
+
+
 def _rebuild_damaged(
     root: Path, config: RepoConfig, progress: Progress | None, damage: DamagedIndexError
 ) -> Index:
@@ -462,9 +551,17 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
 
 
 def refresh_index(
-    index: Index, *, progress: Progress | None = None, verify: bool = False
+    index: Index,
+    *,
+    progress: Progress | None = None,
+    verify: bool = False,
+    lock_wait: float | None = None,
 ) -> RefreshReport:
-    """Re-read only new, changed and removed files; with ``verify``, hash every file."""
+    """Re-read only new, changed and removed files; with ``verify``, hash every file.
+
+    With ``lock_wait``, a write lock another process holds longer than that many seconds
+    leaves the index as it is, with a warning (a question is answered from the current
+    snapshot rather than kept waiting)."""
     started = time.perf_counter()
     collection = collect(index.root, index.config)
     conn = index.conn
@@ -472,8 +569,14 @@ def refresh_index(
         if not verify and not _needs_write(conn, collection, verify):
             report = RefreshReport(skipped=index.skipped())
         else:
-            with _WriteLock(conn):
+            with _WriteLock(conn, lock_wait):
                 report = _apply_refresh(conn, collection, index.config, progress, verify)
+    except _LockBusy:
+        report = RefreshReport(skipped=index.skipped())
+        report.warnings.append(
+            f"another process has been writing the index for over {lock_wait:g} s;"
+            " answering from the index as it is"
+        )
     except sqlite3.DatabaseError as error:
         if _is_damage(error, conn):
             raise DamagedIndexError(str(error)) from error
@@ -513,10 +616,12 @@ def load_index(
     refresh: bool = True,
     progress: Progress | None = None,
     verify: bool = False,
+    lock_wait: float | None = READ_LOCK_WAIT,
 ) -> Index:
     """Open the index of ``root``: built when missing or unusable, refreshed when stale (with
     ``verify``, every file hashed); a database found damaged on the way is set aside and
-    rebuilt."""
+    rebuilt. A refresh waits ``lock_wait`` seconds for another writer (None: as long as the
+    store's busy timeout), then answers from the index as it is."""
     root = Path(root)
     index = _open(root, _resolve_config(root, config, profile), force=False, progress=progress)
     built = index.last_report
@@ -531,7 +636,7 @@ def load_index(
     if refresh:
         warnings = built.warnings
         try:
-            report = refresh_index(index, progress=progress, verify=verify)
+            report = refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait)
         except DamagedIndexError as damage:
             index.close()
             index = _rebuild_damaged(root, index.config, progress, damage)

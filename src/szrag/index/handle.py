@@ -58,6 +58,8 @@ class RefreshReport:
 class Index:
     """A handle on one repository's index database."""
 
+    reads_from_any_thread = False  # one sqlite3 connection, bound to the thread that opened it
+
     def __init__(self, root: Path, config: RepoConfig, conn: sqlite3.Connection) -> None:
         self.root = root
         self.config = config

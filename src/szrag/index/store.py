@@ -19,7 +19,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 7  # 7: routes carry their Blueprint/APIRouter prefix
+SCHEMA_VERSION = 8  # 8: files left out after reading are remembered with their stat
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -82,7 +82,13 @@ CREATE INDEX names_name ON names(name, kind);
 CREATE INDEX names_file ON names(file_id);
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
-    reason TEXT NOT NULL
+    reason TEXT NOT NULL,
+    -- the stat of a file left out after it was read (binary, too large): not read again
+    -- until it changes, and NULL for files the walk leaves out by name
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    inode INTEGER
 );
 """
 
@@ -335,10 +341,31 @@ def replace_images(conn: sqlite3.Connection, images: Iterable[tuple[str, int, in
     conn.executemany("INSERT INTO images(path, size, mtime_ns) VALUES (?, ?, ?)", images)
 
 
-def replace_skipped(conn: sqlite3.Connection, skipped: Iterable[tuple[str, str]]) -> None:
-    """Replace the record of files left out and why."""
+def remembered_skips(conn: sqlite3.Connection) -> dict[str, tuple[tuple[int, int, int, int], str]]:
+    """Path -> (stat, reason) of every file left out after it was read."""
+    return {
+        row[0]: ((row[2], row[3], row[4], row[5]), row[1])
+        for row in conn.execute(
+            "SELECT path, reason, size, mtime_ns, ctime_ns, inode FROM skipped"
+            " WHERE size IS NOT NULL"
+        )
+    }
+
+
+def replace_skipped(
+    conn: sqlite3.Connection,
+    skipped: Iterable[tuple[str, str]],
+    stats: dict[str, tuple[int, int, int, int]] | None = None,
+) -> None:
+    """Replace the record of files left out and why; ``stats`` holds the stat of those left
+    out after reading, so an unchanged one is not read again."""
+    known = stats or {}
     conn.execute("DELETE FROM skipped")
-    conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", skipped)
+    conn.executemany(
+        "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns, ctime_ns, inode)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        ((path, reason, *known.get(path, (None, None, None, None))) for path, reason in skipped),
+    )
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:

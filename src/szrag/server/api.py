@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
 from szrag.errors import ClientGone
+from szrag.index.build import is_damage
 from szrag.public import public
 from szrag.results import Answer
 from szrag.runtime.indexinfo import read_routes
@@ -239,9 +240,19 @@ async def admin_errors(
 
 @router.get("/healthz")
 async def healthz(state: State) -> JSONResponse:
-    """Liveness: the server answers and its index opens."""
+    """Liveness: the server answers and its index opens; a damaged index (being rebuilt or
+    not) is a 503 that says so."""
+    index = state.service.index
+    health = str(getattr(index, "health", "ok"))
+    if health == "rebuilding":
+        return failure(503, "index_rebuilding", "the index was damaged and is being rebuilt")
+    if health == "damaged":
+        return failure(503, "index_damaged", "the index is damaged; a rebuild is needed")
     try:
-        await anyio.to_thread.run_sync(state.service.index.generation)
-    except Exception:
+        await anyio.to_thread.run_sync(index.generation)
+    except Exception as error:
+        if is_damage(error):
+            state.service.heal_in_background(str(error))
+            return failure(503, "index_damaged", "the index is damaged and is being rebuilt")
         return failure(503, "index_unavailable", "the index cannot be read")
-    return ok({"status": "ok"})
+    return ok({"status": "ok", "heals": int(getattr(index, "heals", 0))})

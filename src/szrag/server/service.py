@@ -30,6 +30,7 @@ from szrag.commands.policy import CommandPolicy
 from szrag.errors import SzragError
 from szrag.host import Host
 from szrag.index import Index
+from szrag.index.build import is_damage
 from szrag.results import Answer
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
@@ -59,6 +60,7 @@ class AskService:
             raise ValueError("a server's host needs its shared index")
         self.host = host
         self.http_client = http_client
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def root(self) -> Path:
@@ -134,15 +136,42 @@ class AskService:
                 budget=request.budget,
                 http_client=self.http_client,
             )
-        except (asyncio.CancelledError, SzragError):
+        except asyncio.CancelledError:
+            raise
+        except SzragError as error:
+            if is_damage(error):
+                self.heal_in_background(error.message)
             raise
         except Exception as error:
+            if is_damage(error):
+                self.heal_in_background(str(error))
             log.error("answering failed", exc_info=error)
             self.runtime.record_error(error, "ask")
             raise
         if result.error is not None:
             log.warning("the model failed: %s", result.error.message)
         return result
+
+    def heal_in_background(self, reason: str) -> None:
+        """Rebuild a damaged shared index off the event loop (once at a time); answers keep
+        coming from the old file meanwhile, and ``/healthz`` says what is happening."""
+        index = self.index
+        mark = getattr(index, "mark_damaged", None)
+        heal = getattr(index, "heal", None)
+        if not callable(heal) or not callable(mark):
+            return
+        mark(reason)
+        log.warning("the index is damaged (%s); rebuilding it in the background", reason)
+
+        async def run() -> None:
+            try:
+                await asyncio.to_thread(heal, reason)
+            except Exception as error:
+                log.error("rebuilding the damaged index failed: %s", error)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def run_command(
         self, command_id: str, text: str, identity: Identity, *, source: str

@@ -27,12 +27,15 @@ from typing import cast
 from szrag.config import RepoConfig
 from szrag.errors import IndexStoreError
 from szrag.index import Index, load_index, store
+from szrag.index.build import rebuild_damaged
 
 MAX_IDLE_CONNECTIONS = 8
 
 
 class SharedIndex(Index):
     """An Index whose connection is per asyncio task (one snapshot each) or per thread."""
+
+    reads_from_any_thread = True
 
     def __init__(self, root: Path, config: RepoConfig) -> None:
         self._local = threading.local()
@@ -44,6 +47,14 @@ class SharedIndex(Index):
         # closed once they are gone, so bursts of work cannot pile up open files
         self._by_thread: dict[threading.Thread, sqlite3.Connection] = {}
         self._closed = False
+        # bumped when a damaged database is replaced: connections of an older epoch read the
+        # file that was set aside, and are closed and reopened on their next use
+        self._epoch = 0
+        self._epoch_of: dict[int, int] = {}
+        self._healing = threading.Lock()
+        self.health = "ok"  # ok, damaged or rebuilding
+        self.heals = 0
+        self.last_damage: str | None = None
         self._files: tuple[str, list[store.StoredFile]] | None = None
         super().__init__(root, config, cast(sqlite3.Connection, None))
 
@@ -56,6 +67,9 @@ class SharedIndex(Index):
         if task is not None:
             return self._task_connection(task)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._epoch_of.get(id(conn)) != self._epoch:
+            self._discard(conn)  # this thread's own connection to the set-aside file
+            conn = None
         if conn is None:
             self._close_departed()
             conn = self._open()
@@ -115,6 +129,45 @@ class SharedIndex(Index):
 
     # Connections ---------------------------------------------------------------------
 
+    def heal(self, reason: str) -> bool:
+        """Replace a damaged database: set it aside, rebuild, then move every connection to
+        the new file. Readers keep the old file meanwhile. False when a heal is running."""
+        if not self._healing.acquire(blocking=False):
+            return False
+        try:
+            self.health, self.last_damage = "rebuilding", reason
+            rebuild_damaged(self.root, self.config, reason)
+            with self._lock:
+                self._epoch += 1
+                idle, self._idle = self._idle, []
+            for conn in idle:
+                self._discard(conn)
+            self._files = None
+            self.heals += 1
+            self.health = "ok"
+            return True
+        except Exception:
+            self.health = "damaged"
+            raise
+        finally:
+            self._healing.release()
+
+    def mark_damaged(self, reason: str) -> None:
+        """Note that a read found the database damaged (``/healthz`` reports it)."""
+        if self.health == "ok":
+            self.health, self.last_damage = "damaged", reason
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            self._epoch_of.pop(id(conn), None)
+            if conn in self._connections:
+                self._connections.remove(conn)
+            for thread, owned in list(self._by_thread.items()):
+                if owned is conn:
+                    del self._by_thread[thread]
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
     def _close_departed(self) -> None:
         """Close the connections of threads that have ended (nobody can use them again)."""
         with self._lock:
@@ -122,6 +175,7 @@ class SharedIndex(Index):
             closing = [self._by_thread.pop(thread) for thread in departed]
             for conn in closing:
                 self._connections.remove(conn)
+                self._epoch_of.pop(id(conn), None)
         for conn in closing:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
@@ -149,10 +203,13 @@ class SharedIndex(Index):
             if conn.in_transaction:
                 conn.execute("COMMIT")
         with self._lock:
-            if len(self._idle) < MAX_IDLE_CONNECTIONS and not self._closed:
+            current = self._epoch_of.get(id(conn)) == self._epoch
+            if current and len(self._idle) < MAX_IDLE_CONNECTIONS and not self._closed:
                 self._idle.append(conn)
                 return
-            self._connections.remove(conn)
+            self._epoch_of.pop(id(conn), None)
+            if conn in self._connections:
+                self._connections.remove(conn)
         conn.close()
 
     def _open(self) -> sqlite3.Connection:
@@ -171,6 +228,7 @@ class SharedIndex(Index):
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._connections.append(conn)
+            self._epoch_of[id(conn)] = self._epoch
             return conn
 
 

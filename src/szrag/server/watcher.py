@@ -29,6 +29,7 @@ from szrag import rank
 from szrag.code.graph import records_by_path
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
+from szrag.index.build import is_damage
 from szrag.index.store import INDEX_DIRECTORY
 from szrag.server.shared_index import SharedIndex
 
@@ -177,8 +178,19 @@ class IndexWatcher:
         return report
 
     def _refresh_and_warm(self) -> RefreshReport:
-        """The refresh, then (in the same thread, off the event loop) the shared views."""
-        report = self._refresher(self.index)
+        """The refresh, then (in the same thread, off the event loop) the shared views.
+
+        A database found damaged is set aside and rebuilt (questions keep reading the old
+        file meanwhile), then refreshed as usual."""
+        try:
+            report = self._refresher(self.index)
+        except Exception as error:
+            heal = getattr(self.index, "heal", None)
+            if not (callable(heal) and is_damage(error)):
+                raise
+            log.warning("the index is damaged (%s); setting it aside and rebuilding", error)
+            heal(str(error))
+            report = self._refresher(self.index)
         if self._warmer is not None:
             try:
                 self._warmer(self.index)
