@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sqlite3
@@ -409,3 +410,63 @@ def test_a_question_does_not_wait_long_for_another_writer(retrieval_repo: Path) 
 
     assert waited < 10 and found
     assert any("answering from the index as it is" in warning for warning in warnings)
+
+
+def test_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    body = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(400))
+    for number in range(900):
+        _write(tmp_path, f"pkg/module_{number}.py", body)
+    indexer = subprocess.Popen(
+        [sys.executable, "-m", "szrag.cli", "index", "--root", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    children_file = Path(f"/proc/{indexer.pid}/task/{indexer.pid}/children")
+    workers: list[int] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not workers and indexer.poll() is None:
+        with contextlib.suppress(OSError):
+            workers = [int(pid) for pid in children_file.read_text().split()]
+        time.sleep(0.02)
+    if not workers:
+        indexer.kill()
+        pytest.skip("the indexer finished before its workers could be seen")
+    os.kill(indexer.pid, signal.SIGKILL)
+    indexer.wait()
+
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in workers if Path(f"/proc/{pid}").exists() and _running(pid)]
+        time.sleep(0.05)
+    assert alive == []
+
+
+def _running(pid: int) -> bool:
+    """False for a process that has exited (a zombie waiting to be reaped counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_file_over_the_parse_limit_keeps_its_text_without_structure(tmp_path: Path) -> None:
+    from szrag.index import build as build_module
+
+    body = "".join(f"function f{n}(a) {{ return a * {n}; }}\n" for n in range(80_000))
+    assert len(body) > build_module.MAX_ANALYSED_BYTES
+    _write(tmp_path, "huge.js", body)
+    _write(tmp_path, "small.js", "function tiny(a) { return a; }\n")
+
+    prepared = build_module.prepare_file("huge.js", tmp_path / "huge.js", 10**8)
+    small = build_module.prepare_file("small.js", tmp_path / "small.js", 10**8)
+
+    assert isinstance(prepared, build_module.PreparedFile) and prepared.code is None
+    assert any("f79999" in chunk.text for chunk in prepared.chunks)
+    assert isinstance(small, build_module.PreparedFile) and small.code is not None

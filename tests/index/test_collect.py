@@ -174,6 +174,10 @@ IGNORE_CASES = {
     "double star": (["**/gen/**", "a/**/z.py"], {}),
     "excluded directory stays excluded": (["secret/", "!secret/open.md"], {}),
     "character classes and escapes": (["[ab].py", "\\#hash.md", "*.p[yx]"], {}),
+    "plain names, paths and extensions, overriding each other": (
+        ["*.md", "!docs/guide.md", "secret", "a.py", "!*.py", "src/deep/er.js", "docs/keep.md/"],
+        {"src/.gitignore": ["app.py", "/deep/", "!deep/er.md"]},
+    ),
 }
 FILES = [
     "top.md",

@@ -8,13 +8,16 @@ updates the stored stat, with no re-read of chunks or re-parse.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
 import multiprocessing
 import multiprocessing.context
 import os
+import signal
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -43,6 +46,7 @@ Progress = Callable[[int, int, str], None]
 """Called as (done, total, path) while files are read."""
 
 StatTuple = tuple[int, int, int, int]
+MAX_ANALYSED_BYTES = 2 * 1024 * 1024  # larger files keep their text, not their structure
 PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
 _BINARY_PROBE = 8192
 
@@ -114,7 +118,9 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     chunks = create_chunks(text, path)
     kind = file_type(path)
     try:
-        code = analyse_source(path, text)
+        # a parse costs about a second per megabyte and much memory: a file larger than this
+        # (with max_file_bytes raised) is indexed as text, without its structure
+        code = analyse_source(path, text) if len(data) <= MAX_ANALYSED_BYTES else None
     except Exception as error:  # a parser bug must not stop the build
         log.warning("%s: code analysis failed: %s", path, error)
         code = None
@@ -138,6 +144,26 @@ def _prepare_args(args: tuple[str, Path, int]) -> PreparedFile | Skip:
     return prepare_file(*args)
 
 
+def _worker_start(parent: int) -> None:
+    """In each parse worker: die with the process that started the pool, even when it is
+    killed outright (``kill -9``), so no orphan keeps reading the repository."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:  # everywhere else, and as a second guard
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="szrag-parent-watch", daemon=True).start()
+
+
 def _pool_context() -> multiprocessing.context.BaseContext:
     """fork is fastest, but forking a process that runs other threads (a server with its
     watcher and request threads) can deadlock the children: spawn there."""
@@ -152,7 +178,12 @@ def _prepare_many(
     workers = min(os.cpu_count() or 1, 4)
     if total >= PARALLEL_THRESHOLD and workers > 1:
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+            with ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=_pool_context(),
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            ) as pool:
                 for done, result in enumerate(pool.map(_prepare_args, args, chunksize=32), 1):
                     if progress:
                         progress(done, total, result.path)

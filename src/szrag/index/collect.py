@@ -61,38 +61,89 @@ class Collection:
     skipped: list[Skip] = field(default_factory=list)
 
 
+_WILDCARDS = frozenset("*?[]\\!")
+
+
 @dataclass(frozen=True, slots=True)
 class _Layer:
-    """The patterns of one ignore file, in order, each as (ignores?, end-anchored regex).
+    """The patterns of one ignore file, decided as git decides them.
 
     Git decides a path by the last pattern that matches it, a deeper ignore file over a
     shallower one, and never looks inside a directory it excluded. The walk prunes excluded
     directories, so here a pattern only counts when it matches the path itself (``build/``
     matches the directory ``build/``, not ``build/x.py``): pathspec's regexes also match a
     directory's contents, which is what made ``*`` / ``!*/`` / ``!*.js`` exclude everything.
+
+    Generated ignore files run to thousands of lines, nearly all plain names (``build``,
+    ``.DS_Store``) and extensions (``*.pyc``): those are looked up by the path's last name
+    in dictionaries, and only the other patterns are tried as regular expressions.
     """
 
     prefix: str
-    patterns: tuple[tuple[bool, re.Pattern[str]], ...]
+    ignores: tuple[bool, ...]  # per pattern, in file order: does a match ignore the path?
+    names: dict[tuple[str, bool], int]  # (last name, directory-only) -> last pattern index
+    suffixes: dict[str, int]  # ".pyc" -> last pattern index of ``*.pyc``
+    paths: dict[tuple[str, bool], int]  # ("docs/build", directory-only) -> last pattern index
+    general: tuple[tuple[int, re.Pattern[str]], ...]  # the rest, end-anchored, last first
 
     @classmethod
     def of(cls, prefix: str, lines: list[str]) -> _Layer:
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        patterns = tuple(
-            (bool(pattern.include), re.compile(f"(?:{pattern.regex.pattern})$"))
-            for pattern in spec.patterns
-            if isinstance(pattern, pathspec.RegexPattern)
-            and pattern.include is not None
-            and pattern.regex is not None
-        )
-        return cls(prefix, patterns)
+        ignores: list[bool] = []
+        names: dict[tuple[str, bool], int] = {}
+        suffixes: dict[str, int] = {}
+        paths: dict[tuple[str, bool], int] = {}
+        general: list[tuple[int, re.Pattern[str]]] = []
+        for line in lines:
+            pattern = pathspec.GitIgnoreSpec.from_lines([line]).patterns
+            if len(pattern) != 1 or not isinstance(pattern[0], pathspec.RegexPattern):
+                continue
+            regex = pattern[0].regex
+            if pattern[0].include is None or regex is None:
+                continue
+            number = len(ignores)
+            ignores.append(bool(pattern[0].include))
+            body = line.strip()
+            body = body[1:] if body.startswith("!") else body
+            directory_only = body.endswith("/")
+            bare = body.rstrip("/")
+            if bare and "/" not in bare and not _WILDCARDS & set(bare):
+                names[(bare, directory_only)] = number
+            elif bare and "/" in bare and not _WILDCARDS & set(bare):
+                paths[(bare.lstrip("/"), directory_only)] = number  # anchored at this layer
+            elif (
+                not directory_only
+                and bare.startswith("*.")
+                and "/" not in bare
+                and not _WILDCARDS & set(bare[1:])
+            ):
+                suffixes[bare[1:]] = number
+            else:
+                general.append((number, re.compile(f"(?:{regex.pattern})$")))
+        return cls(prefix, tuple(ignores), names, suffixes, paths, tuple(reversed(general)))
 
     def decide(self, local: str) -> bool | None:
         """True: ignored, False: re-included, None: no pattern of this layer matches."""
-        for ignores, regex in reversed(self.patterns):
+        is_dir = local.endswith("/")
+        name = local.rstrip("/").rsplit("/", 1)[-1]
+        bare = local.rstrip("/")
+        best = max(
+            self.names.get((name, False), -1),
+            self.names.get((name, True), -1) if is_dir else -1,
+            self.paths.get((bare, False), -1),
+            self.paths.get((bare, True), -1) if is_dir else -1,
+        )
+        if self.suffixes:
+            dot = name.find(".")
+            while dot != -1:
+                best = max(best, self.suffixes.get(name[dot:], -1))
+                dot = name.find(".", dot + 1)
+        for number, regex in self.general:  # last first: stop at the first match
+            if number <= best:
+                break
             if regex.search(local) is not None:
-                return ignores
-        return None
+                best = number
+                break
+        return self.ignores[best] if best >= 0 else None
 
 
 @dataclass
