@@ -59,9 +59,53 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
         "typescript",
         "tsx",
         "python",
+        "go",
+        "rust",
+        "java",
+        "ruby",
+        "php",
+        "csharp",
     }
     partial = sorted(name for name, record in records.items() if record and record["partial"])
-    assert partial == ["broken.ts", "syntax_error.js", "syntax_error.py"]
+    assert partial == [
+        "SyntaxError.cs",
+        "SyntaxError.java",
+        "broken.ts",
+        "syntax_error.go",
+        "syntax_error.js",
+        "syntax_error.php",
+        "syntax_error.py",
+        "syntax_error.rb",
+        "syntax_error.rs",
+    ]
+    # what each language's own app gives: routes with their frameworks' prefixes, env reads
+    routes = {
+        name: [(route["method"], route["path"]) for route in record["routes"]]
+        for name, record in records.items()
+        if record
+    }
+    assert routes["server.go"] == [("GET", "/api/items"), ("ANY", "/healthz"), ("ANY", "/metrics")]
+    assert routes["main.rs"] == [
+        ("GET", "/api/items"),
+        ("GET", "/healthz"),
+        ("POST", "/api/orders"),
+    ]
+    assert routes["ItemController.java"] == [("GET", "/api/items"), ("POST", "/api/items")]
+    assert routes["app.rb"] == [("GET", "/api/items"), ("POST", "/api/orders")]
+    assert routes["routes.php"] == [("GET", "/api/items"), ("POST", "/api/orders")]
+    assert routes["ItemsController.cs"] == [
+        ("GET", "/api/Items/list"),
+        ("POST", "/api/Items"),
+        ("GET", "/healthz"),
+    ]
+    env = {
+        name: [item["name"] for item in record["environment_variables"]]
+        for name, record in records.items()
+        if record
+    }
+    assert env["server.go"] == ["PORT"] and env["main.rs"] == ["PORT", "API_KEY"]
+    assert env["ItemController.java"] == ["DATABASE_URL"] and env["app.rb"] == ["API_KEY", "TOKEN"]
+    assert env["routes.php"] == ["API_KEY", "DATABASE_URL"] and env["SyntaxError.cs"] == ["READY"]
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tree_sitter import Node, Query, QueryCursor
 
-from szrag.code import modules, paths, routes
+from szrag.code import literal, modules, paths, routes
 from szrag.code.languages import (
     LANGUAGES,
     LanguageSpec,
@@ -33,7 +33,9 @@ from szrag.code.model import (
     Definition,
     EnvironmentVariable,
     Export,
+    Import,
     RecordBuilder,
+    Route,
 )
 from szrag.code.syntax import (
     callee_name,
@@ -50,8 +52,10 @@ Captures = dict[str, list[Node]]
 _start_byte = operator.attrgetter("start_byte")
 
 _CLASS_TYPES = frozenset(
-    {"class_declaration", "class", "abstract_class_declaration", "class_definition"}
+    {"class_declaration", "class", "abstract_class_declaration", "class_definition", "module"}
 )
+_CLASS_BODIES = frozenset({"class_body", "block", "decorated_definition", "body_statement"})
+_CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
 
 
 @dataclass
@@ -66,6 +70,8 @@ class Extraction:
     function_spans: list[tuple[int, int, str]] = field(default_factory=list)  # bytes, name
     call_nodes: list[Node] = field(default_factory=list)
     anchors: list[Node] = field(default_factory=list)
+    literal_routes: list[tuple[int, Route]] = field(default_factory=list)
+    route_prefixes: list[tuple[int, int, str]] = field(default_factory=list)
     all_names: list[Export] | None = None
     public_names: list[Export] = field(default_factory=list)
 
@@ -113,6 +119,7 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     _walk(state, query(name))
     _finish_calls(state)
     _finish_exports(state)
+    state.builder.routes.extend(literal.apply_prefixes(state.literal_routes, state.route_prefixes))
     paths.finish(state.path, state.source, state.root, state.anchors, state.builder)
     record = state.builder.build(partial=root.has_error)
     if record.partial and record.is_empty:
@@ -166,7 +173,7 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     container = _enclosing_class(parent)
     if state.python and kind == "function" and container is not None:
         kind = "method"
-    if kind != "class":
+    if kind in _CALLABLE_KINDS:
         state.function_spans.append((node.start_byte, node.end_byte, name))
     state.builder.functions.append(
         Definition(name, kind, _start_with_decorators(node, parent), end_line(node), container)
@@ -179,7 +186,7 @@ def _enclosing_class(parent: Node | None) -> str | None:
         if parent.type in _CLASS_TYPES:
             name = parent.child_by_field_name("name")
             return text(name) if name is not None else None
-        if parent.type not in ("class_body", "block", "decorated_definition"):
+        if parent.type not in _CLASS_BODIES and parent.type != "declaration_list":
             return None
         parent = parent.parent
     return None
@@ -286,11 +293,44 @@ def _route(state: Extraction, captures: Captures, role: str) -> None:
     state.builder.routes.extend(routes.routes_of(captures, role))
 
 
+def _literal_route(state: Extraction, captures: Captures, role: str) -> None:
+    if (found := literal.literal_route(captures, role)) is not None:
+        state.literal_routes.append(found)
+
+
+def _route_prefix(state: Extraction, captures: Captures, role: str) -> None:
+    if (found := literal.route_prefix(captures, role)) is not None:
+        state.route_prefixes.append(found)
+
+
+def _literal_import(state: Extraction, captures: Captures, role: str) -> None:
+    """``import "net/http"``, ``require 'x'`` (a path) or ``use a::b``, ``import a.b.C`` (a
+    name, written without its spaces)."""
+    source = first_capture(captures, "import.source")
+    if source is None:
+        return
+    if role == "import.path":
+        written = literal.quoted_value(source)
+    else:
+        written = "".join(text(source).split()) or None
+    if written:
+        state.builder.imports.append(
+            Import(written, line(captures[role][0]), (), role.removeprefix("import."))
+        )
+
+
 _HANDLERS: dict[str, Handler] = {
     "definition.function": _definition,
     "definition.class": _definition,
     "definition.method": _definition,
     "definition.arrow": _definition,
+    "definition.type": _definition,
+    "definition.interface": _definition,
+    "definition.trait": _definition,
+    "import.path": _literal_import,
+    "import.name": _literal_import,
+    "route.literal": _literal_route,
+    "route.prefix.scope": _route_prefix,
     "reference.call": _call,
     "import.import": _import,
     "import.reexport": _import,

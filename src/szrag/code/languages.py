@@ -7,6 +7,7 @@ index builds parse in worker processes, and each worker pays the compile cost on
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
@@ -37,6 +38,23 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "python": LanguageSpec(
         "python", "python", ("python-structure.scm",), ("python-module-structure.scm",)
     ),
+    # read from their queries alone: definitions, calls, imports, environment reads, routes
+    "go": LanguageSpec("go", "literal", ("go-structure.scm",)),
+    "rust": LanguageSpec("rust", "literal", ("rust-structure.scm",)),
+    "java": LanguageSpec("java", "literal", ("java-structure.scm",)),
+    "ruby": LanguageSpec("ruby", "literal", ("ruby-structure.scm",)),
+    "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
+    "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
+}
+
+# The official grammar wheels: (module, the function that returns its language)
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
 }
 
 EXTENSIONS: dict[str, str] = {
@@ -50,6 +68,13 @@ EXTENSIONS: dict[str, str] = {
     ".tsx": "tsx",
     ".py": "python",
     ".pyi": "python",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".php": "php",
+    ".cs": "csharp",
 }
 
 
@@ -79,6 +104,9 @@ def grammar(name: str) -> Language:
         import tree_sitter_python
 
         return Language(tree_sitter_python.language())
+    if name in _GRAMMARS:
+        module_name, function = _GRAMMARS[name]
+        return Language(getattr(importlib.import_module(module_name), function)())
     raise KeyError(f"no grammar for {name!r}")
 
 

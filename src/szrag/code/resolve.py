@@ -11,6 +11,8 @@ import posixpath
 from collections.abc import Collection, Iterable, Set
 from typing import Any
 
+from szrag.code.packages import RESOLVERS
+
 SCRIPT_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 INDEX_FILES = tuple(f"index{extension}" for extension in SCRIPT_EXTENSIONS)
 # TypeScript sources import "./x.js" and mean "./x.ts".
@@ -27,12 +29,16 @@ def resolve_edges(
 ) -> list[tuple[str, str]]:
     """(target, kind) edges of one file: "import" for resolved imports, "path" for references."""
     known = known_paths if isinstance(known_paths, Set) else frozenset(known_paths)
-    python = record.get("language") == "python"
+    language = record.get("language")
+    python = language == "python"
+    by_package = RESOLVERS.get(str(language))
     edges: list[tuple[str, str]] = []
     for item in record.get("imports") or ():
         if not isinstance(item, dict) or not isinstance(item.get("source"), str):
             continue
-        if python:
+        if by_package is not None:
+            targets = by_package(path, item, known)
+        elif python:
             targets = resolve_python_import(
                 path, item["source"], item.get("names") or (), item.get("kind"), known
             )

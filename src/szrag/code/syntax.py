@@ -87,7 +87,16 @@ def name_of(node: Node) -> str:
     """The text of a name, or the value of a string standing for one (``{"key": ...}``)."""
     if node.type == "string":
         return string_value(node) or ""
+    if "string" in node.type:  # Go, Rust, Java, C# string literals
+        return _unquoted(text(node))
     return text(node)
+
+
+def _unquoted(written: str) -> str:
+    """A quoted literal's inside (``"X"`` -> ``X``); other text unchanged."""
+    if len(written) >= 2 and written[0] in "\"'`" and written[-1] == written[0]:
+        return written[1:-1]
+    return written
 
 
 def dotted_name(node: Node | None) -> str | None:
@@ -152,6 +161,8 @@ def callee_name(node: Node) -> str | None:
     name = dotted_name(node)
     if name is not None:
         return name
+    if node.named_child_count == 0 and node.type.endswith(("identifier", "name", "constant")):
+        return text(node)  # a query that captured the called name itself (Go, Java, Ruby...)
     # The chain starts with something that has no name (a call, an array ...): keep the
     # trailing named members, as the original parser does.
     parts: list[str] = []

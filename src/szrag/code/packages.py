@@ -1,0 +1,119 @@
+"""Imports resolved to repository files for the languages read from their queries alone.
+
+Each language names its modules its own way, and each rule below is that language's:
+
+* Go imports a package, which is a directory: ``example.com/shop/internal/store`` is the
+  directory whose path ends the import path (``internal/store``), and the edge goes to its
+  ``.go`` files (tests aside).
+* Java, PHP and C# name a class by package or namespace: ``com.example.model.Item`` is the file
+  whose path ends in ``com/example/model/Item.java`` (or the longest tail of it that exists);
+  PSR-4 roots (``App\\`` in ``app/``) are found the same way, by the longest tail.
+* Rust: ``mod store;`` is ``store.rs`` or ``store/mod.rs`` beside the file (inside its own
+  directory for a file that is not ``main``, ``lib`` or ``mod``); ``use crate::a::b`` is
+  ``src/a/b.rs`` or ``src/a.rs``.
+* Ruby: ``require_relative 'lib/store'`` is relative to the file; ``require 'store'`` is
+  ``lib/store.rb`` or ``store.rb``.
+
+Like the rest of resolution, only the set of indexed paths is consulted, never the disk.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+MAX_PACKAGE_FILES = 20
+Resolver = Callable[[str, dict[str, Any], Collection[str]], list[str]]
+
+
+def _tail_match(segments: list[str], suffix: str, known: Collection[str]) -> str | None:
+    """The indexed path that ends in the longest tail of ``segments`` + ``suffix``."""
+    for start in range(len(segments)):
+        tail = "/".join(segments[start:]) + suffix
+        if not tail or tail == suffix:
+            break
+        found = sorted(path for path in known if path == tail or path.endswith("/" + tail))
+        if found:
+            return found[0]
+    return None
+
+
+def _go(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
+    segments = [part for part in str(item["source"]).split("/") if part]
+    # "fmt" and "net/http" are the standard library; a module path starts with a domain, or
+    # is a local module name followed by its packages
+    shortest = 1 if segments and "." in segments[0] else 2
+    for start in range(len(segments) - shortest + 1):
+        directory = "/".join(segments[start:])
+        files = sorted(
+            candidate
+            for candidate in known
+            if candidate.endswith(".go")
+            and not candidate.endswith("_test.go")
+            and (
+                posixpath.dirname(candidate) == directory
+                or posixpath.dirname(candidate).endswith("/" + directory)
+            )
+        )
+        if files:
+            return files[:MAX_PACKAGE_FILES]
+    return []
+
+
+def _dotted(separator: str, suffix: str) -> Resolver:
+    def resolve(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
+        written = str(item["source"]).strip().lstrip(separator)
+        if written.endswith("*") or " " in written:
+            return []
+        segments = [part for part in written.split(separator) if part]
+        found = _tail_match(segments, suffix, known) if len(segments) > 1 else None
+        return [found] if found else []
+
+    return resolve
+
+
+def _rust(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
+    written = str(item["source"])
+    directory = posixpath.dirname(path)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    if "::" not in written and "{" not in written:  # mod name;
+        base = directory if stem in ("main", "lib", "mod") else posixpath.join(directory, stem)
+        return _first(
+            known,
+            (posixpath.join(base, f"{written}.rs"), posixpath.join(base, written, "mod.rs")),
+        )
+    segments = written.split("{", 1)[0].strip(":").split("::")
+    if segments and segments[0] == "crate":
+        root = directory.split("/src", 1)[0] + "/src" if "/src" in directory else "src"
+        root = "src" if directory == "src" or directory.startswith("src/") else root
+        parts = segments[1:]
+        candidates = []
+        for end in range(len(parts), 0, -1):
+            module = "/".join(parts[:end])
+            candidates += [f"{root}/{module}.rs", f"{root}/{module}/mod.rs"]
+        return _first(known, candidates)
+    return []
+
+
+def _ruby(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
+    written = str(item["source"]).removesuffix(".rb")
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(path), written)) + ".rb"
+    return _first(known, (relative, f"lib/{written}.rb", f"{written}.rb"))
+
+
+def _first(known: Collection[str], candidates: Iterable[str]) -> list[str]:
+    for candidate in candidates:
+        if candidate in known:
+            return [candidate]
+    return []
+
+
+RESOLVERS: dict[str, Resolver] = {
+    "go": _go,
+    "java": _dotted(".", ".java"),
+    "csharp": _dotted(".", ".cs"),
+    "php": _dotted("\\", ".php"),
+    "rust": _rust,
+    "ruby": _ruby,
+}

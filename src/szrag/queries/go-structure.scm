@@ -1,0 +1,27 @@
+; Go: definitions, calls, imports, environment reads and net/http, gin, echo and chi routes.
+
+(function_declaration name: (identifier) @name) @definition.function
+(method_declaration name: (field_identifier) @name) @definition.method
+(type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+(type_spec name: (type_identifier) @name type: (struct_type)) @definition.type
+
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (selector_expression field: (field_identifier) @reference.call))
+
+(import_spec path: (_) @import.source) @import.path
+
+(call_expression
+  function: (selector_expression
+    operand: (identifier) @_package
+    field: (field_identifier) @_function)
+  arguments: (argument_list . (interpreted_string_literal) @env.name)
+  (#eq? @_package "os")
+  (#any-of? @_function "Getenv" "LookupEnv")) @env
+
+; mux.HandleFunc("/healthz", h), r.GET("/api/items", list), e.POST(...), r.Get(...)
+(call_expression
+  function: (selector_expression field: (field_identifier) @route.method)
+  arguments: (argument_list . (interpreted_string_literal) @route.path . (_)? @route.handler)
+  (#any-of? @route.method
+    "GET" "POST" "PUT" "PATCH" "DELETE" "HEAD" "OPTIONS" "Any" "Handle" "HandleFunc"
+    "Get" "Post" "Put" "Patch" "Delete" "Head" "Options")) @route.literal
