@@ -45,6 +45,7 @@ REPOSITORIES: tuple[tuple[str, str, str], ...] = (
     ("hono", "honojs+hono", "typescript"),
     ("cobra", "spf13+cobra", "go"),
     ("bat", "sharkdp+bat", "rust"),
+    ("gson", "google+gson", "java"),
 )
 MAX_CASES_PER_REPOSITORY = 40
 MAX_GOLD_FILES = 4  # a focused change: the files an engineer would open for that question
@@ -54,7 +55,7 @@ HISTORY_DEPTH = 4000  # first-parent commits looked at per repository, newest fi
 
 SOURCE_EXTENSIONS = frozenset(
     {".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"}
-    | {".go", ".rs", ".vue", ".svelte"}
+    | {".go", ".rs", ".java", ".vue", ".svelte"}
 )
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testdata|testing|fixtures|e2e|benchmarks?)/"

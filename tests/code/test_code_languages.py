@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 from szrag.code import analyse_source
+from szrag.code.components import COMPONENT_EXTENSIONS
 from szrag.code.extract import _HANDLERS
 from szrag.code.languages import EXTENSIONS, LANGUAGES, query, query_text
 
 LANGUAGE_FIXTURES = Path(__file__).parent.parent / "fixtures" / "languages"
 SOURCES = sorted(
-    path for path in LANGUAGE_FIXTURES.rglob("*") if path.suffix in EXTENSIONS and path.is_file()
+    path
+    for path in LANGUAGE_FIXTURES.rglob("*")
+    if (path.suffix in EXTENSIONS or path.suffix in COMPONENT_EXTENSIONS) and path.is_file()
 )
 
 
@@ -43,7 +46,11 @@ def test_fixture_matches_its_golden_record(source: Path) -> None:
 
 
 def test_every_language_has_fixtures_and_every_fixture_a_golden() -> None:
-    covered = {LANGUAGES[EXTENSIONS[source.suffix]].name for source in SOURCES}
+    covered = {
+        LANGUAGES[EXTENSIONS[source.suffix]].name
+        for source in SOURCES
+        if source.suffix in EXTENSIONS
+    }
     assert covered == set(LANGUAGES)
     assert all(golden_path(source).exists() for source in SOURCES)
 
@@ -106,6 +113,12 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
     assert env["server.go"] == ["PORT"] and env["main.rs"] == ["PORT", "API_KEY"]
     assert env["ItemController.java"] == ["DATABASE_URL"] and env["app.rb"] == ["API_KEY", "TOKEN"]
     assert env["routes.php"] == ["API_KEY", "DATABASE_URL"] and env["SyntaxError.cs"] == ["READY"]
+    # a component's script block is parsed in place: its lines are the file's own
+    component = records["ItemList.vue"]
+    assert component is not None and component["language"] == "typescript"
+    assert [(item["name"], item["line"]) for item in component["functions"]] == [("load", 14)]
+    assert env["ItemList.vue"] == ["VITE_API_URL"]
+    assert records["Counter.svelte"] and records["Counter.svelte"]["functions"][0]["line"] == 6
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

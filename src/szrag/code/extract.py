@@ -19,6 +19,7 @@ import numpy as np
 from tree_sitter import Node, Query, QueryCursor
 
 from szrag.code import literal, modules, paths, routes
+from szrag.code.components import component_script
 from szrag.code.languages import (
     LANGUAGES,
     LanguageSpec,
@@ -102,7 +103,10 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     """The code record of ``path``, or None when it is not code or cannot be parsed at all."""
     name = language_of(path)
     if name is None:
-        return None
+        embedded = component_script(path, source_text)
+        if embedded is None:
+            return None
+        name, source_text = embedded
     source = source_text.encode("utf-8", errors="replace")
     if bracket_depth(source) > MAX_NESTING:
         # tree-sitter's query walk grows steeply with nesting (minutes for generated code
