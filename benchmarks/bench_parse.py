@@ -1,7 +1,7 @@
 """Code-structure parsing speed, and its share of a cold index build.
 
-Prints parse throughput (MB/s of source through ``analyse_source``) for JavaScript,
-TypeScript and Python, then builds the index of the same tree twice from cold, with and
+Prints parse throughput (MB/s of source through ``analyse_source``) for every parsed
+language, then builds the index of the same tree twice from cold, with and
 without code analysis, and prints the share of the build that analysis costs.
 
 By default the tree is the fixture applications and language fixtures copied ``--copies``
@@ -23,7 +23,7 @@ from pathlib import Path
 from unittest import mock
 
 from szrag.code import analyse_source
-from szrag.code.languages import LANGUAGES, language_of
+from szrag.code.languages import EXTENSIONS, LANGUAGES, language_of
 from szrag.config import load_repo_config
 from szrag.index import build, build_index
 from szrag.index.collect import collect
@@ -31,7 +31,18 @@ from szrag.index.store import INDEX_DIRECTORY
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
 SAMPLE_TREES = ("express_app", "python_app", "languages")
-FAMILIES = {"javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TypeScript"}
+FAMILIES = {
+    "javascript": "JavaScript",
+    "typescript": "TypeScript",
+    "tsx": "TypeScript",
+    "python": "Python",
+    "go": "Go",
+    "rust": "Rust",
+    "java": "Java",
+    "ruby": "Ruby",
+    "php": "PHP",
+    "csharp": "C#",
+}
 
 
 def make_corpus(target: Path, copies: int) -> None:
@@ -52,14 +63,14 @@ def code_files(root: Path) -> list[tuple[str, str]]:
 
 def throughput(files: list[tuple[str, str]], repeat: int) -> dict[str, tuple[int, int, float]]:
     """Per language family: (files, bytes, best seconds over ``repeat`` runs)."""
-    analyse_source("warm.js", "x()")  # grammars and queries compile once per process
-    for name in LANGUAGES:
-        analyse_source(f"warm.{'py' if name == 'python' else 'ts'}", "")
+    # grammars and queries compile once per process
+    for extension in {extension for extension, name in EXTENSIONS.items() if name in LANGUAGES}:
+        analyse_source(f"warm{extension}", "x")
     groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for path, text in files:
         language = language_of(path)
         assert language is not None
-        groups[FAMILIES.get(language, "Python")].append((path, text))
+        groups[FAMILIES[language]].append((path, text))
     results = {}
     for family, members in sorted(groups.items()):
         size = sum(len(text.encode("utf-8")) for _path, text in members)

@@ -33,8 +33,10 @@ import asyncio
 import dataclasses
 import functools
 import json
+import os
 import re
 import time
+import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,8 +249,26 @@ async def gather_evidence(
 
     # A server's index reads from any thread: the ranking, the structure walk and the
     # redaction of a large file then never hold up the event loop (and every other request).
-    evidence = await asyncio.to_thread(find) if index.reads_from_any_thread else find()
+    if index.reads_from_any_thread:
+        async with _evidence_slots():  # as many at once as there are cores, so the event
+            evidence = await asyncio.to_thread(find)  # loop is not starved of the GIL
+    else:
+        evidence = find()
     return await _report(evidence, recorder, pair)
+
+
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _evidence_slots() -> asyncio.Semaphore:
+    """The running loop's limit on evidence gathered in worker threads at once."""
+    loop = asyncio.get_running_loop()
+    slots = _SLOTS.get(loop)
+    if slots is None:
+        slots = _SLOTS[loop] = asyncio.Semaphore(max(1, os.cpu_count() or 1))
+    return slots
 
 
 def _find(
