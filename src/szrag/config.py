@@ -24,7 +24,7 @@ when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +186,7 @@ class RepoConfig:
     context_budget: int | None = None  # tokens of repository context (the profile's default)
     context_window: int | None = None  # the model's whole context window, when known
     tools: bool | None = None  # offer the model the live tools (None: the default, on)
+    runtime: RuntimeConfig = field(default_factory=lambda: RuntimeConfig())
 
     @property
     def extensions(self) -> frozenset[str]:
@@ -209,7 +210,40 @@ class RepoConfig:
         return ";".join(parts)
 
 
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Where the running application's live evidence comes from (``[runtime]``); tokens come
+    from the environment only, by the variable ``token_env`` names."""
+
+    url: str | None = None  # the application's base URL (its /api/status, /api/logs ...)
+    token_env: str | None = None  # the environment variable that holds its bearer token
+    log_files: tuple[str, ...] = ()  # globs, relative to the repository or absolute
+    allow_public: bool = False  # a URL outside loopback and private networks
+
+
+_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public"}
+
+
+def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
+    table = raw.get("runtime", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [runtime] must be a table")
+    unknown = set(table) - _RUNTIME_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown [runtime] keys {', '.join(sorted(unknown))}")
+    for key in ("url", "token_env"):
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{where}: runtime.{key} must be a string")
+    return RuntimeConfig(
+        url=table.get("url") or None,
+        token_env=table.get("token_env") or None,
+        log_files=_string_list(table, "log_files", f"{where} [runtime]"),
+        allow_public=bool(_optional_flag(table, "allow_public", f"{where} [runtime]")),
+    )
+
+
 _KNOWN_KEYS = {
+    "runtime",
     "profile",
     "extra_extensions",
     "extra_ignores",
@@ -281,6 +315,7 @@ def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
         context_budget=_optional_count(raw, "context_budget", where),
         context_window=_optional_count(raw, "context_window", where),
         tools=_optional_flag(raw, "tools", where),
+        runtime=_runtime(raw, where),
     )
 
 

@@ -28,7 +28,8 @@ from szrag.commands.policy import CommandPolicy
 from szrag.config import RepoConfig, load_repo_config
 from szrag.context.plan import ContextPlan
 from szrag.index import Index, load_index
-from szrag.runtime import ProcessRuntime
+from szrag.runtime import ProcessRuntime, Runtime
+from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
 from szrag.settings import Settings, live_tools_enabled
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
@@ -48,10 +49,14 @@ class Host:
     runner: CommandRunner
     live_tools: bool
     index: Index | None = None
+    # what the live tools read: the running application's sources when configured
+    # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
+    live: Runtime | None = None
     _adapter: ToolAdapter = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        adapter = ToolAdapter(self.runner, self.runtime, self.root, privileged=True)
+        live = self.live if self.live is not None else self.runtime
+        adapter = ToolAdapter(self.runner, live, self.root, privileged=True)
         object.__setattr__(self, "_adapter", adapter)
 
     @classmethod
@@ -87,6 +92,8 @@ class Host:
             root=root,
             runtime=runtime,
         )
+        sources = RuntimeSources.of(config.runtime, environ)
+        live = ApplicationRuntime(runtime, sources, root) if sources.configured else None
         offer_tools = live_tools
         if offer_tools is None:
             offer_tools = live_tools_enabled(environ, repository=config.tools)
@@ -101,6 +108,7 @@ class Host:
             runner=runner,
             live_tools=offer_tools,
             index=index,
+            live=live,
         )
 
     @property

@@ -1,0 +1,342 @@
+"""Live evidence from the application that is actually running, not from szrag's own process.
+
+Configured per repository (``[runtime]``: ``url``, ``token_env``, ``log_files``,
+``allow_public``) with environment overrides (``SZRAG_RUNTIME_URL``, ``SZRAG_RUNTIME_TOKEN``,
+``SZRAG_LOG_FILES``: comma-separated globs); a token only ever comes from the environment.
+
+* The **HTTP source** reads the application's own endpoints, the paths the original service's
+  tools name: ``/api/status``, ``/api/release``, ``/api/logs``, ``/api/admin/errors``,
+  ``/api/metrics`` (a ``{"ok", "data"}`` envelope is unwrapped). Loopback and private
+  addresses only, unless ``allow_public``.
+* **Log files** (globs, with their rotations ``app.log.1``, ``app.log.2.gz``) give ``getLogs``
+  (JSON lines and plain lines, a level filter) and, without an HTTP source, ``getErrors``:
+  ERROR records and Python tracebacks grouped by type and message, with their count, first and
+  last time seen and the innermost frame inside the repository.
+* Anything not configured is answered by szrag's own process, as before. Every answer says in
+  ``source`` where it came from.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import ipaddress
+import json
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from szrag.config import RuntimeConfig
+from szrag.env import text as env_text
+from szrag.env import text_list as env_list
+from szrag.errors import ConfigError, ToolError
+from szrag.runtime import MAX_READ, ProcessRuntime
+
+READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
+MAX_LOG_BYTES = 8 * 1024 * 1024  # of one (decompressed) log file read for its tail
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "critical": 50}
+_LEVEL = re.compile(r"\b(DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b")
+_TIME = re.compile(r"^\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_EXCEPTION = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)):\s*(?P<message>.*)$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSources:
+    """The configured sources, environment overrides applied."""
+
+    url: str | None = None
+    token: str | None = None
+    log_files: tuple[str, ...] = ()
+    allow_public: bool = False
+
+    @classmethod
+    def of(cls, config: RuntimeConfig, environ: Mapping[str, str]) -> RuntimeSources:
+        """The sources of ``config`` with ``environ``'s overrides; a bad URL is a ConfigError."""
+        url = env_text(environ, "SZRAG_RUNTIME_URL") or config.url
+        token = env_text(environ, "SZRAG_RUNTIME_TOKEN")
+        if not token and config.token_env:
+            token = env_text(environ, config.token_env)
+        files = tuple(env_list(environ, "SZRAG_LOG_FILES")) or config.log_files
+        sources = cls(url.rstrip("/") if url else None, token or None, files, config.allow_public)
+        if sources.url is not None:
+            check_url(sources.url, allow_public=sources.allow_public)
+        return sources
+
+    @property
+    def configured(self) -> bool:
+        """Whether anything but szrag's own process is a source."""
+        return bool(self.url or self.log_files)
+
+
+def check_url(url: str, *, allow_public: bool) -> None:
+    """ConfigError unless ``url`` is http(s) on a loopback or private address (or allowed)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the runtime URL must be http:// or https:// with a host, not {url!r}")
+    if allow_public:
+        return
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, None)}
+    except OSError as error:
+        message = f"the runtime URL's host {parts.hostname!r} does not resolve: {error}"
+        raise ConfigError(message) from None
+    for address in addresses:
+        ip = ipaddress.ip_address(str(address).split("%", 1)[0])
+        if not (ip.is_loopback or ip.is_private or ip.is_link_local):
+            raise ConfigError(
+                f"the runtime URL {url!r} is a public address ({ip}); set"
+                " allow_public = true under [runtime] to read it"
+            )
+
+
+class ApplicationRuntime:
+    """The runtime the live tools read: the configured sources, else szrag's own process
+    (which keeps counting commands and tools either way)."""
+
+    def __init__(self, process: ProcessRuntime, sources: RuntimeSources, root: Path) -> None:
+        self.process = process
+        self.sources = sources
+        self.root = root.resolve()
+
+    # Reads ---------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        if self.sources.url:
+            return self._http("/api/status")
+        return {"source": "szrag process", **self.process.status()}
+
+    def metrics(self) -> dict[str, Any]:
+        if self.sources.url:
+            return self._http("/api/metrics")
+        return {"source": "szrag process", **self.process.metrics()}
+
+    def release_info(self, version: str | None = None) -> dict[str, Any]:
+        if self.sources.url:
+            return self._http("/api/release", {"version": version} if version else None)
+        return {"source": "szrag process", **self.process.release_info(version)}
+
+    def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
+        limit = max(0, min(limit, MAX_READ))
+        if self.sources.log_files:
+            entries = [entry for entry in self._log_entries() if _at_least(entry, level)]
+            return {"source": "log files", "entries": entries[-limit:] if limit else []}
+        if self.sources.url:
+            query: dict[str, Any] = {"limit": limit}
+            if level:
+                query["level"] = level
+            return self._http("/api/logs", query)
+        return {"source": "szrag process", **self.process.logs(limit, level)}
+
+    def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
+        limit = max(0, min(limit, MAX_READ))
+        if self.sources.url:
+            query = {"limit": limit, "includeStack": str(include_stack).lower()}
+            return self._http("/api/admin/errors", query)
+        if self.sources.log_files:
+            grouped = group_errors(self._log_lines(), self.root, include_stack)
+            return {"source": "log files", "errors": grouped[:limit]}
+        return {"source": "szrag process", **self.process.errors(limit, include_stack)}
+
+    # Writes go to szrag's own counters -----------------------------------------------
+
+    def record_command(self, outcome: Any) -> None:
+        self.process.record_command(outcome)
+
+    def record_tool(self, name: str, status: str, duration_ms: float) -> None:
+        self.process.record_tool(name, status, duration_ms)
+
+    def record_error(self, error: BaseException, where: str = "") -> Any:
+        return self.process.record_error(error, where)
+
+    # Sources -------------------------------------------------------------------------
+
+    def _http(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        assert self.sources.url is not None
+        url = self.sources.url + path
+        headers = {"Accept": "application/json"}
+        if self.sources.token:
+            headers["Authorization"] = f"Bearer {self.sources.token}"
+        try:
+            response = httpx.get(url, params=query, headers=headers, timeout=READ_TIMEOUT)
+        except httpx.HTTPError as error:
+            message = f"the application at {self.sources.url} did not answer: {error}"
+            raise ToolError(message) from None
+        if response.status_code >= 400:
+            raise ToolError(f"the application answered {response.status_code} for {path}")
+        try:
+            body = response.json()
+        except ValueError:
+            raise ToolError(f"the application's {path} is not JSON") from None
+        if isinstance(body, dict) and body.get("ok") is True and "data" in body:
+            body = body["data"]
+        data = body if isinstance(body, dict) else {"data": body}
+        return {"source": f"http {url}", **data}
+
+    def _log_paths(self) -> list[Path]:
+        """Every file the globs name with its rotations, oldest first."""
+        found: set[Path] = set()
+        for pattern in self.sources.log_files:
+            base = pattern if Path(pattern).is_absolute() else str(self.root / pattern)
+            for match in glob.glob(base) + glob.glob(base + ".[0-9]*"):
+                path = Path(match)
+                if path.is_file():
+                    found.add(path)
+        return sorted(found, key=lambda path: (path.stat().st_mtime, -_rotation(path)))
+
+    def _log_lines(self) -> list[str]:
+        lines: list[str] = []
+        for path in self._log_paths():
+            lines.extend(_read_tail(path))
+        return lines
+
+    def _log_entries(self) -> list[dict[str, Any]]:
+        """One entry per record: a plain line without a time of its own (a traceback's)
+        continues the record before it."""
+        entries: list[dict[str, Any]] = []
+        for line in self._log_lines():
+            stripped = line.strip()
+            continues = entries and not _TIME.match(stripped) and not stripped.startswith("{")
+            if continues and stripped:
+                last = entries[-1]
+                if len(str(last["message"])) < 8000:
+                    last["message"] = f"{last['message']}\n{line.rstrip()}"
+                continue
+            if (entry := parse_entry(line)) is not None:
+                entries.append(entry)
+        return entries
+
+
+def _rotation(path: Path) -> int:
+    """``app.log.2.gz`` -> 2 (older), ``app.log`` -> 0."""
+    found = re.search(r"\.(\d+)(?:\.gz)?$", path.name)
+    return int(found.group(1)) if found else 0
+
+
+def _read_tail(path: Path) -> list[str]:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                data = handle.read(MAX_LOG_BYTES)
+        else:
+            with path.open("rb") as handle:
+                size = handle.seek(0, 2)
+                handle.seek(max(0, size - MAX_LOG_BYTES))
+                data = handle.read()
+    except OSError:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def parse_entry(line: str) -> dict[str, Any] | None:
+    """One log line as ``{time, level, message}`` (a JSON line keeps its own fields)."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            level = str(value.get("level") or value.get("levelname") or value.get("severity") or "")
+            message = value.get("message") or value.get("msg") or value.get("event") or ""
+            time = value.get("time") or value.get("timestamp") or value.get("ts")
+            return {**value, "time": time, "level": level.lower() or None, "message": message}
+    found_level = _LEVEL.search(stripped)
+    found_time = _TIME.match(stripped)
+    return {
+        "time": found_time.group(1) if found_time else None,
+        "level": found_level.group(1).lower().replace("fatal", "critical") if found_level else None,
+        "message": stripped[:2000],
+    }
+
+
+def _at_least(entry: Mapping[str, Any], level: str | None) -> bool:
+    if not level:
+        return True
+    wanted = LEVELS.get(level.lower(), 0)
+    return LEVELS.get(str(entry.get("level") or "").lower(), 0) >= wanted
+
+
+def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict[str, Any]]:
+    """ERROR records and tracebacks in ``lines``, grouped by type and message, most recent
+    group first: count, first and last time seen, the innermost frame in the repository."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    last_time: str | None = None
+    frames: list[tuple[str, int]] = []
+    stack: list[str] = []
+    in_traceback = False
+
+    pending: str | None = None  # an ERROR record whose traceback may follow
+
+    def add(
+        kind: str, message: str, frame: tuple[str, int] | None, logged: str | None = None
+    ) -> None:
+        key = (kind, re.sub(r"\d+", "N", message)[:300])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {
+                "type": kind,
+                "message": message[:500],
+                "count": 0,
+                "firstSeen": last_time,
+                "where": None,
+            }
+        group["count"] += 1
+        group["lastSeen"] = last_time
+        if logged:
+            group["logged"] = logged[:500]
+        if frame is not None:
+            group["where"] = {"path": frame[0], "line": frame[1]}
+        if include_stack and stack:
+            group["stack"] = "\n".join(stack[-40:])
+        groups.pop(key)
+        groups[key] = group  # most recent last
+
+    for line in lines:
+        entry_time = _TIME.match(line.strip())
+        if entry_time and pending is not None:  # an ERROR record without a traceback
+            add("error", pending, None)
+            pending = None
+        if entry_time:
+            last_time = entry_time.group(1)
+        if line.startswith("Traceback (most recent call last)"):
+            in_traceback, frames, stack = True, [], [line]
+            continue
+        if in_traceback:
+            stack.append(line)
+            frame = _FRAME.match(line)
+            if frame:
+                inside = _repository_path(frame.group("file"), root)
+                if inside is not None:
+                    frames.append((inside, int(frame.group("line"))))
+                continue
+            exception = _EXCEPTION.match(line.strip())
+            if exception:
+                innermost = frames[-1] if frames else None
+                add(exception.group("type"), exception.group("message"), innermost, pending)
+                in_traceback, pending = False, None
+            continue
+        entry = parse_entry(line)
+        if entry is not None and entry.get("level") in ("error", "critical"):
+            stack = []
+            pending = str(entry.get("message") or "")
+    if pending is not None:
+        add("error", pending, None)
+    return list(reversed(groups.values()))
+
+
+def _repository_path(file: str, root: Path) -> str | None:
+    try:
+        return Path(file).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return None

@@ -1,0 +1,182 @@
+"""Live evidence from the running application: a real HTTP app on 127.0.0.1 and real log files
+(a rotated, compressed one included) with a real traceback, read through the live tools."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from szrag.config import RuntimeConfig
+from szrag.errors import ConfigError
+from szrag.host import Host
+from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
+from szrag.server.testing import serve_asgi
+
+TOKEN = "app-token-123"
+
+
+def application() -> Starlette:
+    """A small service exposing the endpoints the original's tools name, behind a token."""
+
+    def guarded(data: dict[str, Any]) -> Any:
+        async def endpoint(request: Request) -> JSONResponse:
+            if request.headers.get("authorization") != f"Bearer {TOKEN}":
+                return JSONResponse({"ok": False, "error": "unauthorized"}, status_code=401)
+            payload = dict(data)
+            if request.query_params:
+                payload["query"] = dict(request.query_params)
+            return JSONResponse({"ok": True, "data": payload})
+
+        return endpoint
+
+    return Starlette(
+        routes=[
+            Route(
+                "/api/status", guarded({"service": "shop", "version": "2.1.0", "commit": "abc1234"})
+            ),
+            Route("/api/metrics", guarded({"requests": 1200, "errors": 3})),
+            Route("/api/logs", guarded({"entries": [{"level": "error", "message": "db down"}]})),
+            Route("/api/admin/errors", guarded({"errors": [{"type": "KeyError", "count": 2}]})),
+            Route("/api/release", guarded({"version": "2.1.0"})),
+        ]
+    )
+
+
+@pytest.fixture
+def app_url() -> Iterator[str]:
+    with serve_asgi(application()) as base:
+        yield base
+
+
+async def call(host: Host, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+    result = await host.tools().call(tool, arguments or {})
+    return result
+
+
+async def test_the_tools_read_the_applications_own_endpoints(tmp_path: Path, app_url: str) -> None:
+    host = Host.from_env(tmp_path, {"SZRAG_RUNTIME_URL": app_url, "SZRAG_RUNTIME_TOKEN": TOKEN})
+
+    status = await call(host, "getStatus")
+    metrics = await call(host, "getMetrics")
+    logs = await call(host, "getLogs", {"limit": 5, "level": "error"})
+    errors = await call(host, "getErrors")
+
+    assert status.ok and status.content["service"] == "shop"
+    assert status.content["source"] == f"http {app_url}/api/status"
+    assert metrics.content["requests"] == 1200
+    assert logs.content["query"] == {"limit": "5", "level": "error"}
+    assert errors.content["errors"][0]["type"] == "KeyError"
+    assert TOKEN not in status.text  # the token never reaches the model
+
+
+async def test_a_wrong_token_is_a_clear_tool_failure(tmp_path: Path, app_url: str) -> None:
+    host = Host.from_env(tmp_path, {"SZRAG_RUNTIME_URL": app_url, "SZRAG_RUNTIME_TOKEN": "nope"})
+
+    status = await call(host, "getStatus")
+
+    assert not status.ok and "401" in (status.error or "")
+
+
+def handler_module(root: Path) -> Any:
+    """A repository file whose handler really raises, imported from its path."""
+    source = root / "app" / "handlers.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def create_report(payload):\n    return payload['title'].upper()\n")
+    spec = importlib.util.spec_from_file_location("handlers_under_test", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_logs(root: Path) -> None:
+    """app.log with two real tracebacks of the handler; app.log.1.gz, older, rotated away."""
+    handlers = handler_module(root)
+    logs = root / "logs"
+    logs.mkdir()
+    with gzip.open(logs / "app.log.1.gz", "wt") as old:
+        old.write("2026-11-30 09:00:00,000 INFO shop started\n")
+    logger = logging.getLogger("shop.test_sources")
+    logger.propagate = False
+    handler = logging.FileHandler(logs / "app.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    try:
+        logger.info("POST /api/report")
+        for _ in range(2):
+            try:
+                handlers.create_report({})
+            except KeyError:
+                logger.exception("POST /api/report failed")
+        logger.warning("slow query: 1200 ms")
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    # the rotated file is the older one
+    import os
+
+    os.utime(logs / "app.log.1.gz", (1, 1))
+
+
+async def test_logs_and_grouped_errors_come_from_the_log_files(tmp_path: Path) -> None:
+    write_logs(tmp_path)
+    host = Host.from_env(tmp_path, {"SZRAG_LOG_FILES": "logs/app.log"})
+
+    everything = await call(host, "getLogs", {"limit": 10})
+    errors_only = await call(host, "getLogs", {"limit": 10, "level": "error"})
+    grouped = await call(host, "getErrors", {"includeStack": True})
+
+    messages = [entry["message"] for entry in everything.content["entries"]]
+    assert everything.content["source"] == "log files"
+    assert "shop started" in messages[0]  # the rotated, compressed file comes first
+    assert any("slow query" in message for message in messages)
+    assert all(entry["level"] == "error" for entry in errors_only.content["entries"])
+    (error,) = grouped.content["errors"]
+    assert (error["type"], error["count"]) == ("KeyError", 2)
+    assert error["where"] == {"path": "app/handlers.py", "line": 2}
+    assert error["firstSeen"] and error["lastSeen"] and "create_report" in error["stack"]
+
+
+async def test_without_sources_the_szrag_process_answers(tmp_path: Path) -> None:
+    status = await call(Host.from_env(tmp_path, {}), "getStatus")
+
+    assert status.ok and status.content["service"] == "szrag"
+
+
+def test_a_public_address_needs_to_be_allowed() -> None:
+    with pytest.raises(ConfigError, match="public address"):
+        RuntimeSources.of(RuntimeConfig(url="http://93.184.216.34:8080"), {})
+    allowed = RuntimeSources.of(
+        RuntimeConfig(url="http://93.184.216.34:8080", allow_public=True), {}
+    )
+    assert allowed.url == "http://93.184.216.34:8080"
+    with pytest.raises(ConfigError, match="http"):
+        RuntimeSources.of(RuntimeConfig(url="ftp://127.0.0.1/"), {})
+
+
+def test_the_repository_configuration_names_the_sources(tmp_path: Path) -> None:
+    (tmp_path / ".rag").mkdir()
+    (tmp_path / ".rag" / "config.toml").write_text(
+        '[runtime]\nurl = "http://127.0.0.1:9000/"\ntoken_env = "SHOP_TOKEN"\n'
+        'log_files = ["logs/*.log"]\n'
+    )
+
+    host = Host.from_env(tmp_path, {"SHOP_TOKEN": "from-the-environment"})
+
+    sources = host.config.runtime
+    assert sources.url == "http://127.0.0.1:9000/" and sources.log_files == ("logs/*.log",)
+    live = host.live
+    assert isinstance(live, ApplicationRuntime) and live.sources.token == "from-the-environment"
+    (tmp_path / ".rag" / "config.toml").write_text("[runtime]\nurl = 5\n")
+    with pytest.raises(ConfigError, match=r"runtime\.url"):
+        Host.from_env(tmp_path, {})
