@@ -98,9 +98,11 @@ from szrag.retrieve import (
     retrieve,
     retrieve_images,
 )
+from szrag.runtime.sources import ApplicationRuntime, errors_text, matching_errors
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
 from szrag.text import tokens
 from szrag.tools import ToolAdapter
+from szrag.tools.sanitise import sanitise_text
 
 T = TypeVar("T")
 
@@ -127,6 +129,7 @@ class Evidence:
     images: tuple[Image, ...]
     context: CodebaseContext | None
     packed: PackedContext
+    live: str = ""  # the running application's records that match this code
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,6 +569,8 @@ async def _answer(
             budget_for=budget_for,
             expand=not is_command_oriented(clean),
         )
+    if asks_model and isinstance(host.live, ApplicationRuntime):
+        evidence = await _join_live(clean, evidence, host.live, recorder)
     found = Found(
         tuple(public_source(source) for source in evidence.sources),
         evidence.images,
@@ -599,6 +604,32 @@ async def _answer(
         http_client=http_client,
         plan=plan,
     )
+
+
+async def _join_live(
+    question: str, evidence: Evidence, live: ApplicationRuntime, recorder: ActivityRecorder
+) -> Evidence:
+    """The running application's errors raised in the files found or naming the route the
+    question names, offered to the model beside the code (names, places and counts; the
+    records' text is sanitised like any tool output)."""
+    files = {source.path for source in evidence.sources} | set(evidence.packed.files)
+    started = time.perf_counter()
+    source, errors = await asyncio.to_thread(matching_errors, live, question, files)
+    elapsed = (time.perf_counter() - started) * 1000
+    metadata = {"source": source, "errors": len(errors), "durationMs": round(elapsed, 1)}
+    if not errors:
+        await recorder.record(
+            "context", COMPLETED, "No live error matches this code", metadata=metadata
+        )
+        return evidence
+    await recorder.record(
+        "context",
+        COMPLETED,
+        f"Live evidence: {_plural(len(errors), 'error')} of the running application match this"
+        " code",
+        metadata=metadata,
+    )
+    return dataclasses.replace(evidence, live=sanitise_text(errors_text(source, errors)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,6 +701,7 @@ def _messages(
     images: Sequence[Image],
     run: CommandRun | None,
     root: Path | str,
+    live: str = "",
 ) -> list[dict[str, Any]]:
     """The first request's messages: the system prompt and the user message."""
     return [
@@ -682,6 +714,7 @@ def _messages(
                 images=[image.to_dict() for image in images],
                 command=run.prompt_record if run else None,
                 command_input=run.prompt_input if run else None,
+                live_evidence=live,
             ),
         },
     ]
@@ -702,7 +735,7 @@ async def _answer_with_model(
     http_client: httpx.AsyncClient | None,
     plan: ContextPlan,
 ) -> Answer:
-    messages = _messages(question, evidence.packed.text, found.images, run, root)
+    messages = _messages(question, evidence.packed.text, found.images, run, root, evidence.live)
     loop = ToolLoop(
         ChatClient(settings, http_client=http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, root),
@@ -736,7 +769,9 @@ async def _answer_with_model(
                 f" of {budget} tokens and asked again",
                 metadata={"budget": budget, "tokens": evidence.packed.tokens},
             )
-            messages = _messages(question, evidence.packed.text, found.images, run, root)
+            messages = _messages(
+                question, evidence.packed.text, found.images, run, root, evidence.live
+            )
             result = await loop.run(messages)
     except ProviderError as error:
         code = provider_code(error)

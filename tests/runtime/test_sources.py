@@ -180,3 +180,68 @@ def test_the_repository_configuration_names_the_sources(tmp_path: Path) -> None:
     (tmp_path / ".rag" / "config.toml").write_text("[runtime]\nurl = 5\n")
     with pytest.raises(ConfigError, match=r"runtime\.url"):
         Host.from_env(tmp_path, {})
+
+
+def test_a_question_about_a_failing_route_gets_its_code_and_its_live_error(
+    tmp_path: Path,
+    provider_server: tuple[Any, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """End to end: the handler raises, the error is logged, and one model request carries both
+    the handler's source and that error."""
+    import json
+
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+    from szrag.llm.testing import text_reply
+
+    provider, base_url = provider_server
+    write_logs(tmp_path)  # app/handlers.py raises KeyError; logs/app.log holds the traceback
+    (tmp_path / "app" / "routes.py").write_text(
+        "from flask import Flask, request\n"
+        "from app.handlers import create_report\n\n"
+        "app = Flask(__name__)\n\n\n"
+        '@app.route("/api/report", methods=["POST"])\n'
+        "def report():\n"
+        "    return create_report(request.get_json())\n"
+    )
+    (tmp_path / "README.md").write_text("# Shop\nReports are created by POST /api/report.\n")
+    for name, value in {
+        "AI_URL": base_url,
+        "AI_API_KEY": "test-key",
+        "AI_MODEL": "test-model",
+        "SZRAG_AI_RETRIES": "0",
+        "SZRAG_LOG_FILES": "logs/app.log",
+        "SZRAG_TOOLS": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+    provider.script(text_reply("create_report reads payload['title'], which is missing."))
+
+    result = CliRunner().invoke(
+        main, ["ask", "--root", str(tmp_path), "--json", "why does POST /api/report fail?"]
+    )
+
+    assert result.exit_code == 0, result.output
+    sent = provider.requests[-1].json["messages"][1]["content"]
+    assert "def create_report" in sent and "<live_evidence>" in sent
+    assert "KeyError: 'title' (2 times" in sent and "app/handlers.py:2" in sent
+    activities = json.loads(result.stdout)["activities"]
+    joined = [a for a in activities if a["message"].startswith("Live evidence")]
+    assert joined and joined[0]["metadata"]["errors"] == 1
+    assert joined[0]["metadata"]["durationMs"] >= 0
+
+
+def test_log_times_come_out_in_the_public_form() -> None:
+    from szrag.runtime.sources import log_time, parse_entry
+
+    assert log_time("2026-12-01T13:06:13.454Z") == "2026-12-01T13:06:13.454Z"
+    assert log_time("2026-12-01 13:06:13,454+01:00") == "2026-12-01T12:06:13.454Z"
+    assert log_time(0) == "1970-01-01T00:00:00.000Z"
+    assert log_time("yesterday") is None
+    entry = parse_entry('{"ts": "2026-12-01T10:00:00Z", "level": "WARNING", "msg": "slow"}')
+    assert entry is not None and (entry["time"], entry["level"], entry["message"]) == (
+        "2026-12-01T10:00:00.000Z",
+        "warning",
+        "slow",
+    )

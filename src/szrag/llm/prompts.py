@@ -57,9 +57,11 @@ def build_user_message(
     images: Sequence[Mapping[str, Any]] = (),
     command: Mapping[str, Any] | None = None,
     command_input: str | None = None,
+    live_evidence: str = "",
 ) -> str:
     """The question with the packed repository knowledge, image metadata and command result
-    (``command_input`` is the text the command was given, left out when it is sensitive)."""
+    (``command_input`` is the text the command was given, left out when it is sensitive),
+    and the running application's records that match the code (``live_evidence``)."""
     parts = [
         f"<question>\n{question.strip()}\n</question>",
         _block(
@@ -70,6 +72,8 @@ def build_user_message(
     ]
     if command is not None:
         parts.append(_block("command_result", command_text(command, command_input)))
+    if live_evidence:
+        parts.append(_block("live_evidence", live_evidence))
     return "\n\n".join(parts)
 
 

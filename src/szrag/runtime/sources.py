@@ -26,6 +26,7 @@ import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +37,7 @@ from szrag.config import RuntimeConfig
 from szrag.env import text as env_text
 from szrag.env import text_list as env_list
 from szrag.errors import ConfigError, ToolError
+from szrag.public import utc_timestamp
 from szrag.runtime import MAX_READ, ProcessRuntime
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
@@ -236,6 +238,23 @@ def _read_tail(path: Path) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
+def log_time(written: object) -> str | None:
+    """A log's own time (``2026-12-01 13:06:13,454``, ISO with or without a zone, epoch
+    seconds) in the public form; a time without a zone is the machine's local time."""
+    if isinstance(written, int | float) and not isinstance(written, bool):
+        return utc_timestamp(float(written))
+    if not isinstance(written, str) or not written.strip():
+        return None
+    text = written.strip().replace(",", ".").replace("Z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time, as a logging.Formatter writes it
+    return utc_timestamp(moment)
+
+
 def parse_entry(line: str) -> dict[str, Any] | None:
     """One log line as ``{time, level, message}`` (a JSON line keeps its own fields)."""
     stripped = line.strip()
@@ -250,11 +269,16 @@ def parse_entry(line: str) -> dict[str, Any] | None:
             level = str(value.get("level") or value.get("levelname") or value.get("severity") or "")
             message = value.get("message") or value.get("msg") or value.get("event") or ""
             time = value.get("time") or value.get("timestamp") or value.get("ts")
-            return {**value, "time": time, "level": level.lower() or None, "message": message}
+            return {
+                **value,
+                "time": log_time(time) or time,
+                "level": level.lower() or None,
+                "message": message,
+            }
     found_level = _LEVEL.search(stripped)
     found_time = _TIME.match(stripped)
     return {
-        "time": found_time.group(1) if found_time else None,
+        "time": log_time(found_time.group(1)) if found_time else None,
         "level": found_level.group(1).lower().replace("fatal", "critical") if found_level else None,
         "message": stripped[:2000],
     }
@@ -308,7 +332,7 @@ def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict
             add("error", pending, None)
             pending = None
         if entry_time:
-            last_time = entry_time.group(1)
+            last_time = log_time(entry_time.group(1)) or entry_time.group(1)
         if line.startswith("Traceback (most recent call last)"):
             in_traceback, frames, stack = True, [], [line]
             continue
@@ -340,3 +364,44 @@ def _repository_path(file: str, root: Path) -> str | None:
         return Path(file).resolve().relative_to(root).as_posix()
     except (ValueError, OSError):
         return None
+
+
+MAX_LIVE_CHARS = 2000
+_URL_PATH = re.compile(r"(?<![\w/.])/[A-Za-z0-9_\-./{}:]*[A-Za-z0-9_\-}]")
+
+
+def matching_errors(
+    live: ApplicationRuntime, question: str, files: set[str]
+) -> tuple[str, list[dict[str, Any]]]:
+    """The running application's errors that belong to the code a question is about: those
+    raised in one of ``files`` or naming a URL path the question names. Returns the source
+    and the errors (most recent group first); a source that cannot be read gives none."""
+    try:
+        found = live.errors(20, False)
+    except ToolError:
+        return "unavailable", []
+    routes = set(_URL_PATH.findall(question))
+    matched = []
+    for error in found.get("errors") or []:
+        if not isinstance(error, dict):
+            continue
+        where = error.get("where") if isinstance(error.get("where"), dict) else {}
+        said = f"{error.get('message') or ''} {error.get('logged') or ''}"
+        if (where or {}).get("path") in files or any(route in said for route in routes):
+            matched.append(error)
+    return str(found.get("source") or "runtime"), matched
+
+
+def errors_text(source: str, errors: list[dict[str, Any]]) -> str:
+    """The matched errors as lines for the model (bounded)."""
+    lines = [f"Source: {source}"]
+    for error in errors:
+        where = error.get("where") or {}
+        place = f" at {where.get('path')}:{where.get('line')}" if where else ""
+        seen = f", last seen {error.get('lastSeen')}" if error.get("lastSeen") else ""
+        logged = f"; logged as: {error.get('logged')}" if error.get("logged") else ""
+        lines.append(
+            f"- {error.get('type')}: {error.get('message')} ({error.get('count', 1)} times{seen})"
+            f"{place}{logged}"
+        )
+    return "\n".join(lines)[:MAX_LIVE_CHARS]
