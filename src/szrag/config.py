@@ -218,10 +218,11 @@ class RuntimeConfig:
     url: str | None = None  # the application's base URL (its /api/status, /api/logs ...)
     token_env: str | None = None  # the environment variable that holds its bearer token
     log_files: tuple[str, ...] = ()  # globs, relative to the repository or absolute
+    metrics_url: str | None = None  # a Prometheus exposition (``/metrics`` text format)
     allow_public: bool = False  # a URL outside loopback and private networks
 
 
-_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public"}
+_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public", "metrics_url"}
 
 
 def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
@@ -231,13 +232,14 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
     unknown = set(table) - _RUNTIME_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown [runtime] keys {', '.join(sorted(unknown))}")
-    for key in ("url", "token_env"):
+    for key in ("url", "token_env", "metrics_url"):
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{where}: runtime.{key} must be a string")
     return RuntimeConfig(
         url=table.get("url") or None,
         token_env=table.get("token_env") or None,
         log_files=_string_list(table, "log_files", f"{where} [runtime]"),
+        metrics_url=table.get("metrics_url") or None,
         allow_public=bool(_optional_flag(table, "allow_public", f"{where} [runtime]")),
     )
 

@@ -245,3 +245,35 @@ def test_log_times_come_out_in_the_public_form() -> None:
         "warning",
         "slow",
     )
+
+
+async def test_metrics_come_from_a_prometheus_exposition(tmp_path: Path) -> None:
+    from prometheus_client import CollectorRegistry, Counter, generate_latest
+    from starlette.responses import Response
+
+    registry = CollectorRegistry()
+    requests = Counter(
+        "http_requests", "Requests served.", ["method", "route", "code"], registry=registry
+    )
+    requests.labels("post", "/api/report", "500").inc(7)
+    requests.labels("get", "/api/items", "200").inc(120)
+
+    async def exposition(request: Request) -> Response:
+        return Response(generate_latest(registry), media_type="text/plain; version=0.0.4")
+
+    with serve_asgi(Starlette(routes=[Route("/metrics", exposition)])) as base:
+        host = Host.from_env(tmp_path, {"SZRAG_METRICS_URL": f"{base}/metrics"})
+        failing = await call(host, "getMetrics", {"label": "route=/api/report"})
+        requested = await call(host, "getMetrics", {"name": "requests_total"})
+
+    assert failing.ok and failing.content["source"] == f"prometheus {base}/metrics"
+    (sample,) = [s for s in failing.content["samples"] if s["name"] == "http_requests_total"]
+    assert sample["labels"] == {"method": "post", "route": "/api/report", "code": "500"}
+    assert sample["value"] == 7
+    assert {s["value"] for s in requested.content["samples"]} == {7, 120}
+
+
+async def test_the_process_runtime_ignores_metric_filters(tmp_path: Path) -> None:
+    metrics = await call(Host.from_env(tmp_path, {}), "getMetrics", {"name": "commands"})
+
+    assert metrics.ok and "commandsExecuted" in metrics.content

@@ -209,7 +209,7 @@ async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(
     bench: ToolBench,
 ) -> None:
     class BrokenRuntime(ProcessRuntime):
-        def metrics(self) -> dict[str, Any]:
+        def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
             raise RuntimeError("counter store unavailable")
 
     runtime = BrokenRuntime(bench.root, environ={})
@@ -227,7 +227,7 @@ async def test_a_timeout_raised_inside_a_handler_is_not_the_adapters_timeout(
     bench: ToolBench,
 ) -> None:
     class UpstreamRuntime(ProcessRuntime):
-        def metrics(self) -> dict[str, Any]:
+        def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
             raise TimeoutError("metrics backend timed out")
 
     error = _error(

@@ -39,8 +39,8 @@ class Runtime(Protocol):
         """Current status and deployment data."""
         ...
 
-    def metrics(self) -> JSONResult:
-        """Current counters."""
+    def metrics(self, name: str | None = None, label: str | None = None) -> JSONResult:
+        """Current counters (``name`` and ``label`` filter a source that has many)."""
         ...
 
     def logs(self, limit: int = 10, level: str | None = None) -> JSONResult:
@@ -109,8 +109,8 @@ class ProcessRuntime:
             environ=self.environ,
         )
 
-    def metrics(self) -> dict[str, Any]:
-        """Command and tool counters since start."""
+    def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+        """Command and tool counters since start (few enough to need no filter)."""
         return self.counters.snapshot()
 
     def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:

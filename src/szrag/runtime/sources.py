@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from szrag.config import RuntimeConfig
 from szrag.env import text as env_text
@@ -41,6 +42,7 @@ from szrag.public import utc_timestamp
 from szrag.runtime import MAX_READ, ProcessRuntime
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
+MAX_SAMPLES = 200
 MAX_LOG_BYTES = 8 * 1024 * 1024  # of one (decompressed) log file read for its tail
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "critical": 50}
 _LEVEL = re.compile(r"\b(DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b")
@@ -59,6 +61,7 @@ class RuntimeSources:
     token: str | None = None
     log_files: tuple[str, ...] = ()
     allow_public: bool = False
+    metrics_url: str | None = None
 
     @classmethod
     def of(cls, config: RuntimeConfig, environ: Mapping[str, str]) -> RuntimeSources:
@@ -68,15 +71,19 @@ class RuntimeSources:
         if not token and config.token_env:
             token = env_text(environ, config.token_env)
         files = tuple(env_list(environ, "SZRAG_LOG_FILES")) or config.log_files
-        sources = cls(url.rstrip("/") if url else None, token or None, files, config.allow_public)
-        if sources.url is not None:
-            check_url(sources.url, allow_public=sources.allow_public)
+        metrics = env_text(environ, "SZRAG_METRICS_URL") or config.metrics_url
+        sources = cls(
+            url.rstrip("/") if url else None, token or None, files, config.allow_public, metrics
+        )
+        for checked in (sources.url, sources.metrics_url):
+            if checked is not None:
+                check_url(checked, allow_public=sources.allow_public)
         return sources
 
     @property
     def configured(self) -> bool:
         """Whether anything but szrag's own process is a source."""
-        return bool(self.url or self.log_files)
+        return bool(self.url or self.log_files or self.metrics_url)
 
 
 def check_url(url: str, *, allow_public: bool) -> None:
@@ -116,7 +123,9 @@ class ApplicationRuntime:
             return self._http("/api/status")
         return {"source": "szrag process", **self.process.status()}
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+        if self.sources.metrics_url:
+            return self._prometheus(name, label)
         if self.sources.url:
             return self._http("/api/metrics")
         return {"source": "szrag process", **self.process.metrics()}
@@ -182,6 +191,36 @@ class ApplicationRuntime:
             body = body["data"]
         data = body if isinstance(body, dict) else {"data": body}
         return {"source": f"http {url}", **data}
+
+    def _prometheus(self, name: str | None, label: str | None) -> dict[str, Any]:
+        """The exposition's samples (at most MAX_SAMPLES), filtered by name and label."""
+        assert self.sources.metrics_url is not None
+        url = self.sources.metrics_url
+        headers = {"Authorization": f"Bearer {self.sources.token}"} if self.sources.token else {}
+        try:
+            response = httpx.get(url, headers=headers, timeout=READ_TIMEOUT)
+            response.raise_for_status()
+            families = list(text_string_to_metric_families(response.text))
+        except httpx.HTTPError as error:
+            raise ToolError(f"the metrics at {url} could not be read: {error}") from None
+        except ValueError as error:
+            raise ToolError(
+                f"the metrics at {url} are not a Prometheus exposition: {error}"
+            ) from None
+        key, _, value = (label or "").partition("=")
+        samples = [
+            {"name": sample.name, "labels": dict(sample.labels), "value": sample.value}
+            for family in families
+            for sample in family.samples
+            if (not name or name.lower() in sample.name.lower())
+            and (not key or sample.labels.get(key.strip()) == value.strip())
+        ]
+        return {
+            "source": f"prometheus {url}",
+            "samples": samples[:MAX_SAMPLES],
+            "count": len(samples),
+            "truncated": len(samples) > MAX_SAMPLES,
+        }
 
     def _log_paths(self) -> list[Path]:
         """Every file the globs name with its rotations, oldest first."""

@@ -178,7 +178,9 @@ class ToolAdapter:
             "getErrors": lambda args, who: self._read(
                 "errors", args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
             ),
-            "getMetrics": lambda args, who: self._read("metrics"),
+            "getMetrics": lambda args, who: self._read(
+                "metrics", *([args.get("name"), args.get("label")] if args else [])
+            ),
             "getRoutes": self._get_routes,
         }
 

@@ -160,8 +160,15 @@ TOOLS: tuple[ToolDefinition, ...] = (
     ToolDefinition(
         "getMetrics",
         "Read the service's current metrics: commands executed and failed, unique users and "
-        "channels, per-command counts and latency, and tool calls.",
-        _object(),
+        "channels, per-command counts and latency, and tool calls; from a Prometheus "
+        "exposition, the samples, optionally only those whose name contains `name` and whose "
+        "labels include `label` (`key=value`).",
+        _object(
+            {
+                "name": _text("Substring of the metric name, e.g. http_requests"),
+                "label": _text("A label the samples must have, e.g. route=/api/report"),
+            }
+        ),
         "/api/metrics",
     ),
     ToolDefinition(
