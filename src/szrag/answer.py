@@ -98,7 +98,14 @@ from szrag.retrieve import (
     retrieve,
     retrieve_images,
 )
-from szrag.runtime.sources import ApplicationRuntime, errors_text, matching_errors
+from szrag.runtime.sources import (
+    ApplicationRuntime,
+    changed_since,
+    drift_text,
+    errors_text,
+    matching_errors,
+    running_commit,
+)
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
 from szrag.text import tokens
 from szrag.tools import ToolAdapter
@@ -130,6 +137,7 @@ class Evidence:
     context: CodebaseContext | None
     packed: PackedContext
     live: str = ""  # the running application's records that match this code
+    drift: str = ""  # which cited files changed since the commit that runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -613,23 +621,41 @@ async def _join_live(
     question names, offered to the model beside the code (names, places and counts; the
     records' text is sanitised like any tool output)."""
     files = {source.path for source in evidence.sources} | set(evidence.packed.files)
+    cited = list(dict.fromkeys(source.path for source in evidence.sources))
     started = time.perf_counter()
     source, errors = await asyncio.to_thread(matching_errors, live, question, files)
+    drift = await asyncio.to_thread(_drift, live, cited)
     elapsed = (time.perf_counter() - started) * 1000
-    metadata = {"source": source, "errors": len(errors), "durationMs": round(elapsed, 1)}
-    if not errors:
-        await recorder.record(
-            "context", COMPLETED, "No live error matches this code", metadata=metadata
-        )
-        return evidence
-    await recorder.record(
-        "context",
-        COMPLETED,
-        f"Live evidence: {_plural(len(errors), 'error')} of the running application match this"
-        " code",
-        metadata=metadata,
+    metadata: dict[str, Any] = {
+        "source": source,
+        "errors": len(errors),
+        "durationMs": round(elapsed, 1),
+    }
+    if drift:
+        metadata["drift"] = drift
+    parts = [errors_text(source, errors)] if errors else []
+    if drift:
+        parts.append(drift)
+    message = (
+        f"Live evidence: {_plural(len(errors), 'error')} of the running application match this code"
+        if errors
+        else "No live error matches this code"
     )
-    return dataclasses.replace(evidence, live=sanitise_text(errors_text(source, errors)))
+    if drift:
+        message += "; the running release is older than the checkout for cited files"
+    await recorder.record("context", COMPLETED, message, metadata=metadata)
+    if not parts:
+        return evidence
+    return dataclasses.replace(evidence, live=sanitise_text("\n".join(parts)), drift=drift)
+
+
+def _drift(live: ApplicationRuntime, cited: list[str]) -> str:
+    """The sentence saying which cited files changed since the running commit, or ""."""
+    commit = running_commit(live)
+    if commit is None:
+        return ""
+    changed = changed_since(live.root, commit, cited)
+    return drift_text(commit, changed) if changed else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -796,6 +822,8 @@ async def _answer_with_model(
             "ai", COMPLETED, LENGTH_NOTE, metadata={"finishReason": result.finish_reason}
         )
         answer = f"{answer.rstrip()}\n\n[{LENGTH_NOTE}]"
+    if evidence.drift:  # said whether or not the model mentions it
+        answer = f"{answer.rstrip()}\n\n[{evidence.drift}]"
     return found.answer(
         Outcome.ANSWERED,
         answer,

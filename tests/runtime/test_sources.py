@@ -277,3 +277,50 @@ async def test_the_process_runtime_ignores_metric_filters(tmp_path: Path) -> Non
     metrics = await call(Host.from_env(tmp_path, {}), "getMetrics", {"name": "commands"})
 
     assert metrics.ok and "commandsExecuted" in metrics.content
+
+
+async def test_an_answer_says_when_the_running_release_is_older_than_the_cited_code(
+    tmp_path: Path, provider_settings: Any, provider: Any
+) -> None:
+    import shutil
+    import subprocess
+
+    from szrag.answer import answer_question_async
+    from szrag.llm.testing import text_reply
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    handlers = tmp_path / "app" / "handlers.py"
+    handlers.parent.mkdir()
+    handlers.write_text("def create_report(payload):\n    return payload['title']\n")
+    git("init", "-q")
+    git("-c", "user.email=a@b.c", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=a@b.c", "-c", "user.name=t", "commit", "-qm", "first")
+    released = git("rev-parse", "HEAD")
+    for number in (2, 3):
+        handlers.write_text(
+            f"def create_report(payload):\n    return payload.get('title', {number})\n"
+        )
+        git("-c", "user.email=a@b.c", "-c", "user.name=t", "commit", "-qam", f"change {number}")
+
+    async def status(request: Request) -> JSONResponse:
+        return JSONResponse({"service": "shop", "commit": released})
+
+    provider.script(text_reply("create_report returns the title."))
+    with serve_asgi(Starlette(routes=[Route("/api/status", status)])) as base:
+        host = Host.from_env(
+            tmp_path, {"SZRAG_RUNTIME_URL": base}, settings=provider_settings(), live_tools=False
+        )
+        result = await answer_question_async("what does create_report return?", host)
+
+    sent = provider.requests[-1].json["messages"][1]["content"]
+    assert f"built from commit {released[:12]}" in sent
+    assert "app/handlers.py changed in 2 commits" in sent
+    assert result.answer.endswith("the code shown is newer than the code that runs.]")

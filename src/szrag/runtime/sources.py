@@ -444,3 +444,62 @@ def errors_text(source: str, errors: list[dict[str, Any]]) -> str:
             f"{place}{logged}"
         )
     return "\n".join(lines)[:MAX_LIVE_CHARS]
+
+
+_COMMIT_KEYS = ("commit", "gitSha", "git_sha", "sha", "revision", "gitCommit")
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def running_commit(live: ApplicationRuntime) -> str | None:
+    """The commit the running application was built from, as its status says (``commit``,
+    ``gitSha``, ``revision`` ..., or ``deployment.gitSha``), when it says one."""
+    try:
+        status = live.status()
+    except ToolError:
+        return None
+    places = [status, status.get("deployment") if isinstance(status, dict) else None]
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        for key in _COMMIT_KEYS:
+            value = place.get(key)
+            if isinstance(value, str) and _COMMIT.match(value.strip().lower()):
+                return value.strip().lower()
+    return None
+
+
+def changed_since(root: Path, commit: str, paths: list[str]) -> dict[str, int]:
+    """Per path, the commits of the checkout at ``root`` since ``commit`` that changed it
+    (paths unchanged left out); empty when git or the commit is not available."""
+    import subprocess
+
+    changed: dict[str, int] = {}
+    for path in paths[:12]:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), "rev-list", "--count", f"{commit}..HEAD", "--", path],
+                capture_output=True,
+                text=True,
+                timeout=3,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        if done.returncode != 0:
+            return {}  # not a git checkout, or the running commit is not in it
+        count = int(done.stdout.strip() or 0)
+        if count:
+            changed[path] = count
+    return changed
+
+
+def drift_text(commit: str, changed: dict[str, int]) -> str:
+    """What the model (and the answer) is told when cited files moved since the release."""
+    listed = ", ".join(
+        f"{path} changed in {count} commit{'s' if count != 1 else ''}"
+        for path, count in changed.items()
+    )
+    return (
+        f"The running application was built from commit {commit[:12]}; since then {listed}:"
+        " the code shown is newer than the code that runs."
+    )
