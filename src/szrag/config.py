@@ -219,10 +219,11 @@ class RuntimeConfig:
     token_env: str | None = None  # the environment variable that holds its bearer token
     log_files: tuple[str, ...] = ()  # globs, relative to the repository or absolute
     metrics_url: str | None = None  # a Prometheus exposition (``/metrics`` text format)
+    journal_unit: str | None = None  # a systemd unit whose journal holds the logs
     allow_public: bool = False  # a URL outside loopback and private networks
 
 
-_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public", "metrics_url"}
+_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public", "metrics_url", "journal_unit"}
 
 
 def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
@@ -232,7 +233,7 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
     unknown = set(table) - _RUNTIME_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown [runtime] keys {', '.join(sorted(unknown))}")
-    for key in ("url", "token_env", "metrics_url"):
+    for key in ("url", "token_env", "metrics_url", "journal_unit"):
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{where}: runtime.{key} must be a string")
     return RuntimeConfig(
@@ -240,6 +241,7 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
         token_env=table.get("token_env") or None,
         log_files=_string_list(table, "log_files", f"{where} [runtime]"),
         metrics_url=table.get("metrics_url") or None,
+        journal_unit=table.get("journal_unit") or None,
         allow_public=bool(_optional_flag(table, "allow_public", f"{where} [runtime]")),
     )
 

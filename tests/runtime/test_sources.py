@@ -324,3 +324,74 @@ async def test_an_answer_says_when_the_running_release_is_older_than_the_cited_c
     assert f"built from commit {released[:12]}" in sent
     assert "app/handlers.py changed in 2 commits" in sent
     assert result.answer.endswith("the code shown is newer than the code that runs.]")
+
+
+def journal_records(root: Path) -> list[dict[str, Any]]:
+    """Records in journalctl's JSON form (``-o json``) as a Python service under systemd
+    leaves them: each line of a traceback is a record of its own."""
+    stamp = 1_764_590_000_000_000  # microseconds, as __REALTIME_TIMESTAMP is written
+    lines = [
+        ("6", "POST /api/report"),
+        ("3", "POST /api/report failed"),
+        ("3", "Traceback (most recent call last):"),
+        ("3", f'  File "{root}/app/handlers.py", line 2, in create_report'),
+        ("3", "    return payload['title'].upper()"),
+        ("3", "KeyError: 'title'"),
+        ("4", "slow query: 1200 ms"),
+    ]
+    return [
+        {
+            "__REALTIME_TIMESTAMP": str(stamp + number * 1000),
+            "PRIORITY": priority,
+            "MESSAGE": message,
+            "_SYSTEMD_UNIT": "shop.service",
+        }
+        for number, (priority, message) in enumerate(lines)
+    ]
+
+
+def test_journal_records_are_read_like_log_lines(tmp_path: Path) -> None:
+    from szrag.runtime.sources import group_errors, journal_lines, parse_entry
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "handlers.py").write_text("x = 1\n")
+    lines = journal_lines(journal_records(tmp_path))
+
+    entries = [parse_entry(line) for line in lines]
+    (error,) = group_errors(lines, tmp_path.resolve(), include_stack=False)
+
+    assert lines[0].endswith("INFO POST /api/report") and lines[0].startswith("2025-12-01T")
+    assert [entry["level"] for entry in entries if entry][-1] == "warning"
+    assert (error["type"], error["count"]) == ("KeyError", 1)
+    assert error["where"] == {"path": "app/handlers.py", "line": 2}
+    assert error["logged"].endswith("ERROR POST /api/report failed")
+
+
+def test_the_journal_is_read_where_there_is_one(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("journalctl") is None:
+        pytest.skip("journalctl is not installed on this machine")
+    if not (Path("/run/systemd/journal").exists() or Path("/var/log/journal").exists()):
+        pytest.skip("this machine runs no systemd journal (a container): nothing to read")
+    units = subprocess.run(
+        ["journalctl", "-o", "json", "-n", "1", "--no-pager"], capture_output=True, text=True
+    ).stdout
+    if not units.strip():
+        pytest.skip("the journal is empty")
+    import json
+
+    unit = json.loads(units.splitlines()[0]).get("_SYSTEMD_UNIT")
+    if not unit:
+        pytest.skip("the latest journal record belongs to no unit")
+    host = Host.from_env(tmp_path, {"SZRAG_JOURNAL_UNIT": unit})
+    live = host.live
+    assert isinstance(live, ApplicationRuntime)
+    logs = live.logs(5)
+    assert logs["source"] == f"journal of {unit}" and logs["entries"]
+
+
+def test_a_journal_unit_must_be_a_unit_name() -> None:
+    with pytest.raises(ConfigError, match="unit name"):
+        RuntimeSources.of(RuntimeConfig(journal_unit="shop; rm -rf /"), {})

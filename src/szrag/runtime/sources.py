@@ -62,6 +62,7 @@ class RuntimeSources:
     log_files: tuple[str, ...] = ()
     allow_public: bool = False
     metrics_url: str | None = None
+    journal_unit: str | None = None
 
     @classmethod
     def of(cls, config: RuntimeConfig, environ: Mapping[str, str]) -> RuntimeSources:
@@ -72,8 +73,16 @@ class RuntimeSources:
             token = env_text(environ, config.token_env)
         files = tuple(env_list(environ, "SZRAG_LOG_FILES")) or config.log_files
         metrics = env_text(environ, "SZRAG_METRICS_URL") or config.metrics_url
+        unit = env_text(environ, "SZRAG_JOURNAL_UNIT") or config.journal_unit
+        if unit and not _UNIT.fullmatch(unit):
+            raise ConfigError(f"the journal unit {unit!r} is not a systemd unit name")
         sources = cls(
-            url.rstrip("/") if url else None, token or None, files, config.allow_public, metrics
+            url.rstrip("/") if url else None,
+            token or None,
+            files,
+            config.allow_public,
+            metrics,
+            unit or None,
         )
         for checked in (sources.url, sources.metrics_url):
             if checked is not None:
@@ -83,7 +92,7 @@ class RuntimeSources:
     @property
     def configured(self) -> bool:
         """Whether anything but szrag's own process is a source."""
-        return bool(self.url or self.log_files or self.metrics_url)
+        return bool(self.url or self.log_files or self.metrics_url or self.journal_unit)
 
 
 def check_url(url: str, *, allow_public: bool) -> None:
@@ -137,9 +146,9 @@ class ApplicationRuntime:
 
     def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
         limit = max(0, min(limit, MAX_READ))
-        if self.sources.log_files:
+        if self.sources.log_files or self.sources.journal_unit:
             entries = [entry for entry in self._log_entries() if _at_least(entry, level)]
-            return {"source": "log files", "entries": entries[-limit:] if limit else []}
+            return {"source": self._log_source, "entries": entries[-limit:] if limit else []}
         if self.sources.url:
             query: dict[str, Any] = {"limit": limit}
             if level:
@@ -152,9 +161,9 @@ class ApplicationRuntime:
         if self.sources.url:
             query = {"limit": limit, "includeStack": str(include_stack).lower()}
             return self._http("/api/admin/errors", query)
-        if self.sources.log_files:
+        if self.sources.log_files or self.sources.journal_unit:
             grouped = group_errors(self._log_lines(), self.root, include_stack)
-            return {"source": "log files", "errors": grouped[:limit]}
+            return {"source": self._log_source, "errors": grouped[:limit]}
         return {"source": "szrag process", **self.process.errors(limit, include_stack)}
 
     # Writes go to szrag's own counters -----------------------------------------------
@@ -233,7 +242,15 @@ class ApplicationRuntime:
                     found.add(path)
         return sorted(found, key=lambda path: (path.stat().st_mtime, -_rotation(path)))
 
+    @property
+    def _log_source(self) -> str:
+        if self.sources.log_files:
+            return "log files"
+        return f"journal of {self.sources.journal_unit}"
+
     def _log_lines(self) -> list[str]:
+        if not self.sources.log_files and self.sources.journal_unit:
+            return journal_lines(read_journal(self.sources.journal_unit))
         lines: list[str] = []
         for path in self._log_paths():
             lines.extend(_read_tail(path))
@@ -254,6 +271,71 @@ class ApplicationRuntime:
             if (entry := parse_entry(line)) is not None:
                 entries.append(entry)
         return entries
+
+
+_UNIT = re.compile(r"[A-Za-z0-9:_.@\\-]+")
+JOURNAL_LINES = 2000
+_PRIORITIES = ("critical", "critical", "critical", "error", "warning", "info", "info", "debug")
+_CONTINUATION = re.compile(
+    r"^(\s|Traceback \(most recent call last\)|[A-Za-z_][\w.]*(Error|Exception):)"
+)
+
+
+def read_journal(unit: str, lines: int = JOURNAL_LINES) -> list[dict[str, Any]]:
+    """The unit's latest journal records (``journalctl -u UNIT -o json``), oldest first."""
+    import shutil
+    import subprocess
+
+    if shutil.which("journalctl") is None:
+        raise ToolError("journalctl is not installed here: the journal cannot be read")
+    try:
+        done = subprocess.run(
+            ["journalctl", "-u", unit, "-o", "json", "-n", str(lines), "--no-pager"],
+            capture_output=True,
+            text=True,
+            timeout=READ_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ToolError(f"the journal of {unit} could not be read: {error}") from None
+    if done.returncode != 0:
+        raise ToolError(f"journalctl failed: {done.stderr.strip()[:300]}")
+    records = []
+    for line in done.stdout.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def journal_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Journal records as the log lines the readers take: ``TIME LEVEL message`` for a record,
+    the message alone for a traceback's own lines (each is a record of its own)."""
+    lines = []
+    for record in records:
+        message = record.get("MESSAGE")
+        if isinstance(message, list):  # journald stores non-UTF-8 messages as bytes
+            message = bytes(value for value in message if isinstance(value, int)).decode(
+                "utf-8", "replace"
+            )
+        if not isinstance(message, str):
+            continue
+        if _CONTINUATION.match(message):
+            lines.append(message)
+            continue
+        try:
+            moment = utc_timestamp(int(str(record.get("__REALTIME_TIMESTAMP"))) / 1_000_000)
+        except ValueError:
+            moment = ""
+        try:
+            level = _PRIORITIES[int(str(record.get("PRIORITY", 6)))]
+        except (ValueError, IndexError):
+            level = "info"
+        lines.append(f"{moment} {level.upper()} {message}".strip())
+    return lines
 
 
 def _rotation(path: Path) -> int:
