@@ -68,7 +68,7 @@ from szrag.context import (
     pack_repository_context,
 )
 from szrag.context.plan import ContextPlan
-from szrag.errors import CommandError, ProviderError, SzragError
+from szrag.errors import CommandError, ProviderError, SzragError, ToolError
 from szrag.host import Host
 from szrag.index import Index
 from szrag.llm.client import ChatClient
@@ -80,6 +80,7 @@ from szrag.llm.prompts import (
     build_user_message,
     load_prompt,
 )
+from szrag.rank.words import named_variables
 from szrag.redact import redact
 from szrag.results import (
     Answer,
@@ -102,6 +103,8 @@ from szrag.runtime.sources import (
     ApplicationRuntime,
     changed_since,
     drift_text,
+    environment_names,
+    environment_text,
     errors_text,
     matching_errors,
     running_commit,
@@ -138,6 +141,7 @@ class Evidence:
     packed: PackedContext
     live: str = ""  # the running application's records that match this code
     drift: str = ""  # which cited files changed since the commit that runs
+    commit: str | None = None  # the commit the running application was built from
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,7 +628,8 @@ async def _join_live(
     cited = list(dict.fromkeys(source.path for source in evidence.sources))
     started = time.perf_counter()
     source, errors = await asyncio.to_thread(matching_errors, live, question, files)
-    drift = await asyncio.to_thread(_drift, live, cited)
+    wanted = _variables_of(question, evidence)
+    commit, drift, environment = await asyncio.to_thread(_release_facts, live, cited, wanted)
     elapsed = (time.perf_counter() - started) * 1000
     metadata: dict[str, Any] = {
         "source": source,
@@ -633,9 +638,10 @@ async def _join_live(
     }
     if drift:
         metadata["drift"] = drift
+    if commit:
+        metadata["runningCommit"] = commit
     parts = [errors_text(source, errors)] if errors else []
-    if drift:
-        parts.append(drift)
+    parts += [text for text in (drift, environment) if text]
     message = (
         f"Live evidence: {_plural(len(errors), 'error')} of the running application match this code"
         if errors
@@ -645,17 +651,36 @@ async def _join_live(
         message += "; the running release is older than the checkout for cited files"
     await recorder.record("context", COMPLETED, message, metadata=metadata)
     if not parts:
-        return evidence
-    return dataclasses.replace(evidence, live=sanitise_text("\n".join(parts)), drift=drift)
+        return dataclasses.replace(evidence, commit=commit)
+    live_text = sanitise_text("\n".join(parts))
+    return dataclasses.replace(evidence, live=live_text, drift=drift, commit=commit)
 
 
-def _drift(live: ApplicationRuntime, cited: list[str]) -> str:
-    """The sentence saying which cited files changed since the running commit, or ""."""
-    commit = running_commit(live)
-    if commit is None:
-        return ""
-    changed = changed_since(live.root, commit, cited)
-    return drift_text(commit, changed) if changed else ""
+def _variables_of(question: str, evidence: Evidence) -> list[str]:
+    """The environment variables a question is about: named in it, or read by the code found."""
+    names = list(named_variables(question))
+    if evidence.context is not None:
+        names += [item.name for item in evidence.context.environment_variables]
+    return list(dict.fromkeys(names))[:8]
+
+
+def _release_facts(
+    live: ApplicationRuntime, cited: list[str], wanted: list[str]
+) -> tuple[str | None, str, str]:
+    """The running commit, the sentence saying which cited files changed since it, and which
+    of ``wanted`` the application has set (names only): each empty when not known."""
+    try:
+        status = live.status()
+    except ToolError:
+        status = {}
+    commit = running_commit(live, status)
+    drift = ""
+    if commit is not None:
+        changed = changed_since(live.root, commit, cited)
+        drift = drift_text(commit, changed) if changed else ""
+    names = environment_names(live, status) if wanted else None
+    environment = environment_text(names, wanted) if names is not None else ""
+    return commit, drift, environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -815,6 +840,7 @@ async def _answer_with_model(
             response_rounds=loop.requests,
             usage=loop.usage,
             error=ModelFailure(code, error.message),
+            running_commit=evidence.commit,
         )
     answer = result.answer
     if result.finish_reason == "length":
@@ -830,6 +856,7 @@ async def _answer_with_model(
         recorder,
         response_rounds=result.response_rounds,
         usage=result.usage,
+        running_commit=evidence.commit,
     )
 
 

@@ -220,10 +220,22 @@ class RuntimeConfig:
     log_files: tuple[str, ...] = ()  # globs, relative to the repository or absolute
     metrics_url: str | None = None  # a Prometheus exposition (``/metrics`` text format)
     journal_unit: str | None = None  # a systemd unit whose journal holds the logs
+    # the HTTP source's path per read (status, logs, errors, metrics, release): another
+    # path, or None to leave that read to the next source
+    paths: tuple[tuple[str, str | None], ...] = ()
     allow_public: bool = False  # a URL outside loopback and private networks
 
 
-_RUNTIME_KEYS = {"url", "token_env", "log_files", "allow_public", "metrics_url", "journal_unit"}
+_RUNTIME_KEYS = {
+    "url",
+    "token_env",
+    "log_files",
+    "allow_public",
+    "metrics_url",
+    "journal_unit",
+    "paths",
+}
+RUNTIME_READS = ("status", "logs", "errors", "metrics", "release")
 
 
 def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
@@ -236,7 +248,16 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
     for key in ("url", "token_env", "metrics_url", "journal_unit"):
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{where}: runtime.{key} must be a string")
+    paths = table.get("paths", {})
+    if not isinstance(paths, dict) or set(paths) - set(RUNTIME_READS):
+        raise ConfigError(
+            f"{where}: [runtime.paths] takes {', '.join(RUNTIME_READS)}, each a path or false"
+        )
+    for key, value in paths.items():
+        if value is not False and not (isinstance(value, str) and value.startswith("/")):
+            raise ConfigError(f"{where}: runtime.paths.{key} must be a path (/...) or false")
     return RuntimeConfig(
+        paths=tuple((key, value or None) for key, value in sorted(paths.items())),
         url=table.get("url") or None,
         token_env=table.get("token_env") or None,
         log_files=_string_list(table, "log_files", f"{where} [runtime]"),

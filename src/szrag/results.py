@@ -89,6 +89,7 @@ class Answer:
     usage: Usage | None = None
     context: PackedContext | None = None  # the packed context, when the model was not asked
     error: ModelFailure | None = None
+    running_commit: str | None = None  # the commit the running application was built from
 
     @property
     def asked_model(self) -> bool:
@@ -114,6 +115,8 @@ class Answer:
             }
             if self.error is not None:
                 record["error"] = public(self.error)
+            if self.running_commit is not None:
+                record["runningCommit"] = self.running_commit
             return record
         record = {"answer": self.answer, **evidence, "activities": activities}
         if self.outcome is Outcome.NOT_ASKED and self.context is not None:

@@ -324,6 +324,7 @@ async def test_an_answer_says_when_the_running_release_is_older_than_the_cited_c
     assert f"built from commit {released[:12]}" in sent
     assert "app/handlers.py changed in 2 commits" in sent
     assert result.answer.endswith("the code shown is newer than the code that runs.]")
+    assert result.running_commit == released and result.to_dict()["runningCommit"] == released
 
 
 def journal_records(root: Path) -> list[dict[str, Any]]:
@@ -395,3 +396,72 @@ def test_the_journal_is_read_where_there_is_one(tmp_path: Path) -> None:
 def test_a_journal_unit_must_be_a_unit_name() -> None:
     with pytest.raises(ConfigError, match="unit name"):
         RuntimeSources.of(RuntimeConfig(journal_unit="shop; rm -rf /"), {})
+
+
+async def test_endpoints_can_be_moved_or_turned_off(tmp_path: Path) -> None:
+    async def status(request: Request) -> JSONResponse:
+        return JSONResponse({"service": "shop"})
+
+    (tmp_path / ".rag").mkdir()
+    with serve_asgi(Starlette(routes=[Route("/status.json", status)])) as base:
+        (tmp_path / ".rag" / "config.toml").write_text(
+            f'[runtime]\nurl = "{base}"\n[runtime.paths]\nstatus = "/status.json"\nlogs = false\n'
+        )
+        host = Host.from_env(tmp_path, {})
+        moved = await call(host, "getStatus")
+        turned_off = await call(host, "getLogs", {"limit": 2})
+
+    assert moved.content == {"source": f"http {base}/status.json", "service": "shop"}
+    assert turned_off.ok and turned_off.content["source"] == "szrag process"
+    (tmp_path / ".rag" / "config.toml").write_text('[runtime.paths]\nstatus = "status"\n')
+    with pytest.raises(ConfigError, match="paths"):
+        Host.from_env(tmp_path, {})
+
+
+async def test_the_model_learns_which_variables_the_running_application_has_set(
+    tmp_path: Path, provider_settings: Any, provider: Any
+) -> None:
+    from szrag.answer import answer_question_async
+    from szrag.llm.testing import text_reply
+
+    (tmp_path / "config.py").write_text(
+        "import os\n\nDATABASE_URL = os.environ['DATABASE_URL']\nAPI_KEY = os.getenv('API_KEY')\n"
+    )
+
+    async def status(request: Request) -> JSONResponse:
+        return JSONResponse(
+            {"service": "shop", "environment": {"DATABASE_URL": True, "API_KEY": False}}
+        )
+
+    provider.script(text_reply("API_KEY is not set in the running service."))
+    with serve_asgi(Starlette(routes=[Route("/api/status", status)])) as base:
+        host = Host.from_env(
+            tmp_path, {"SZRAG_RUNTIME_URL": base}, settings=provider_settings(), live_tools=False
+        )
+        await answer_question_async("why is API_KEY missing?", host)
+
+    sent = provider.requests[-1].json["messages"][1]["content"]
+    assert "Environment of the running application:" in sent
+    assert "API_KEY not set" in sent and "DATABASE_URL set" in sent
+
+
+def test_source_links_point_at_the_running_commit() -> None:
+    from szrag.server.slack_blocks import answer_blocks, at_commit
+
+    assert at_commit("https://github.com/o/r/blob/main", "abc1234") == (
+        "https://github.com/o/r/blob/abc1234"
+    )
+    assert at_commit("https://gitlab.com/o/r/-/blob/dev/", "abc1234") == (
+        "https://gitlab.com/o/r/-/blob/abc1234/"
+    )
+    assert at_commit("https://example.com/code", "abc1234") == "https://example.com/code"
+    blocks = answer_blocks(
+        {
+            "answer": "See the handler.",
+            "sources": [{"path": "app/handlers.py", "start": 1, "end": 2, "type": "python"}],
+            "runningCommit": "abc1234",
+        },
+        question=None,
+        repo_url="https://github.com/o/r/blob/main",
+    )
+    assert "https://github.com/o/r/blob/abc1234/app/handlers.py#L1-L2" in str(blocks)

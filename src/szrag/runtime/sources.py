@@ -42,6 +42,13 @@ from szrag.public import utc_timestamp
 from szrag.runtime import MAX_READ, ProcessRuntime
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
+DEFAULT_PATHS = {
+    "status": "/api/status",
+    "logs": "/api/logs",
+    "errors": "/api/admin/errors",
+    "metrics": "/api/metrics",
+    "release": "/api/release",
+}
 MAX_SAMPLES = 200
 MAX_LOG_BYTES = 8 * 1024 * 1024  # of one (decompressed) log file read for its tail
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "critical": 50}
@@ -63,6 +70,14 @@ class RuntimeSources:
     allow_public: bool = False
     metrics_url: str | None = None
     journal_unit: str | None = None
+    paths: tuple[tuple[str, str | None], ...] = ()
+
+    def path(self, read: str) -> str | None:
+        """The HTTP path of ``read`` (``status`` ...), None when it is turned off."""
+        for key, value in self.paths:
+            if key == read:
+                return value
+        return DEFAULT_PATHS[read]
 
     @classmethod
     def of(cls, config: RuntimeConfig, environ: Mapping[str, str]) -> RuntimeSources:
@@ -83,6 +98,7 @@ class RuntimeSources:
             config.allow_public,
             metrics,
             unit or None,
+            config.paths,
         )
         for checked in (sources.url, sources.metrics_url):
             if checked is not None:
@@ -127,21 +143,25 @@ class ApplicationRuntime:
 
     # Reads ---------------------------------------------------------------------------
 
+    def _serves(self, read: str) -> str | None:
+        """The HTTP path that answers ``read``, when the HTTP source does."""
+        return self.sources.path(read) if self.sources.url else None
+
     def status(self) -> dict[str, Any]:
-        if self.sources.url:
-            return self._http("/api/status")
+        if path := self._serves("status"):
+            return self._http(path)
         return {"source": "szrag process", **self.process.status()}
 
     def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
         if self.sources.metrics_url:
             return self._prometheus(name, label)
-        if self.sources.url:
-            return self._http("/api/metrics")
+        if path := self._serves("metrics"):
+            return self._http(path)
         return {"source": "szrag process", **self.process.metrics()}
 
     def release_info(self, version: str | None = None) -> dict[str, Any]:
-        if self.sources.url:
-            return self._http("/api/release", {"version": version} if version else None)
+        if path := self._serves("release"):
+            return self._http(path, {"version": version} if version else None)
         return {"source": "szrag process", **self.process.release_info(version)}
 
     def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
@@ -149,18 +169,18 @@ class ApplicationRuntime:
         if self.sources.log_files or self.sources.journal_unit:
             entries = [entry for entry in self._log_entries() if _at_least(entry, level)]
             return {"source": self._log_source, "entries": entries[-limit:] if limit else []}
-        if self.sources.url:
+        if path := self._serves("logs"):
             query: dict[str, Any] = {"limit": limit}
             if level:
                 query["level"] = level
-            return self._http("/api/logs", query)
+            return self._http(path, query)
         return {"source": "szrag process", **self.process.logs(limit, level)}
 
     def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
         limit = max(0, min(limit, MAX_READ))
-        if self.sources.url:
+        if path := self._serves("errors"):
             query = {"limit": limit, "includeStack": str(include_stack).lower()}
-            return self._http("/api/admin/errors", query)
+            return self._http(path, query)
         if self.sources.log_files or self.sources.journal_unit:
             grouped = group_errors(self._log_lines(), self.root, include_stack)
             return {"source": self._log_source, "errors": grouped[:limit]}
@@ -532,13 +552,14 @@ _COMMIT_KEYS = ("commit", "gitSha", "git_sha", "sha", "revision", "gitCommit")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def running_commit(live: ApplicationRuntime) -> str | None:
-    """The commit the running application was built from, as its status says (``commit``,
-    ``gitSha``, ``revision`` ..., or ``deployment.gitSha``), when it says one."""
-    try:
-        status = live.status()
-    except ToolError:
-        return None
+def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = None) -> str | None:
+    """The commit the running application was built from, as its status (read now, or the
+    one given) says (``commit``, ``gitSha``, ``revision`` ..., or ``deployment.gitSha``)."""
+    if status is None:
+        try:
+            status = live.status()
+        except ToolError:
+            return None
     places = [status, status.get("deployment") if isinstance(status, dict) else None]
     for place in places:
         if not isinstance(place, dict):
@@ -585,3 +606,47 @@ def drift_text(commit: str, changed: dict[str, int]) -> str:
         f"The running application was built from commit {commit[:12]}; since then {listed}:"
         " the code shown is newer than the code that runs."
     )
+
+
+def environment_names(
+    live: ApplicationRuntime, status: Mapping[str, Any] | None = None
+) -> set[str] | None:
+    """The names of the environment variables the running application has set, as its
+    status reports them (``environment``: a list of names or a mapping of name to set?) or
+    as its systemd unit defines them; None when neither says. Values are never read."""
+    if status is None:
+        try:
+            status = live.status()
+        except ToolError:
+            status = {}
+    reported = status.get("environment") if isinstance(status, Mapping) else None
+    if isinstance(reported, list):
+        return {str(name) for name in reported if isinstance(name, str)}
+    if isinstance(reported, Mapping):
+        return {str(name) for name, value in reported.items() if value not in (False, None, "")}
+    unit = live.sources.journal_unit
+    if unit:
+        import shutil
+        import subprocess
+
+        if shutil.which("systemctl") is None:
+            return None
+        try:
+            done = subprocess.run(
+                ["systemctl", "show", unit, "-p", "Environment", "--value"],
+                capture_output=True,
+                text=True,
+                timeout=READ_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0:
+            return {item.split("=", 1)[0] for item in done.stdout.split() if "=" in item}
+    return None
+
+
+def environment_text(names: set[str], wanted: list[str]) -> str:
+    """Which of ``wanted`` the running application has set (names only)."""
+    said = ", ".join(f"{name} {'set' if name in names else 'not set'}" for name in wanted)
+    return f"Environment of the running application: {said}."

@@ -7,6 +7,7 @@ and reopens the fence) and the surplus is cut with a note rather than rejected b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -78,6 +79,17 @@ def source_label(source: Mapping[str, Any]) -> str:
     return f"{source.get('path', '?')}:{source.get('start', '?')}-{source.get('end', '?')}"
 
 
+_REF = re.compile(r"(/(?:-/)?(?:blob|tree|src)/)[^/]+")
+
+
+def at_commit(repo_url: str | None, commit: object) -> str | None:
+    """``SZRAG_REPO_URL`` pointed at ``commit`` (``.../blob/main`` -> ``.../blob/<commit>``):
+    links then show the code that runs; unchanged without a commit or a ref to replace."""
+    if not repo_url or not isinstance(commit, str) or not commit:
+        return repo_url
+    return _REF.sub(lambda match: match.group(1) + commit, repo_url, count=1)
+
+
 def source_url(repo_url: str, source: Mapping[str, Any]) -> str:
     """The repository browser's address of a source's line range."""
     path = quote(str(source.get("path", "")), safe="/")
@@ -141,6 +153,7 @@ def answer_blocks(
 ) -> list[Block]:
     """The answer message: question (None: not echoed), answer sections, sources, images and
     usage."""
+    repo_url = at_commit(repo_url, result.get("runningCommit"))
     blocks: list[Block] = [context([f"*Q:* {escape(question)}"])] if question else []
     answer = to_mrkdwn(str(result.get("answer") or "")) or "_No answer was produced._"
     blocks.extend(section(piece) for piece in split_text(answer) if piece.strip())
