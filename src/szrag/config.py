@@ -220,6 +220,7 @@ class RuntimeConfig:
     log_files: tuple[str, ...] = ()  # globs, relative to the repository or absolute
     metrics_url: str | None = None  # a Prometheus exposition (``/metrics`` text format)
     journal_unit: str | None = None  # a systemd unit whose journal holds the logs
+    commit_file: str | None = None  # a file the deployment writes the running commit into
     # the HTTP source's path per read (status, logs, errors, metrics, release): another
     # path, or None to leave that read to the next source
     paths: tuple[tuple[str, str | None], ...] = ()
@@ -234,6 +235,7 @@ _RUNTIME_KEYS = {
     "metrics_url",
     "journal_unit",
     "paths",
+    "commit_file",
 }
 RUNTIME_READS = ("status", "logs", "errors", "metrics", "release")
 
@@ -245,7 +247,7 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
     unknown = set(table) - _RUNTIME_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown [runtime] keys {', '.join(sorted(unknown))}")
-    for key in ("url", "token_env", "metrics_url", "journal_unit"):
+    for key in ("url", "token_env", "metrics_url", "journal_unit", "commit_file"):
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{where}: runtime.{key} must be a string")
     paths = table.get("paths", {})
@@ -263,6 +265,7 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
         log_files=_string_list(table, "log_files", f"{where} [runtime]"),
         metrics_url=table.get("metrics_url") or None,
         journal_unit=table.get("journal_unit") or None,
+        commit_file=table.get("commit_file") or None,
         allow_public=bool(_optional_flag(table, "allow_public", f"{where} [runtime]")),
     )
 

@@ -465,3 +465,36 @@ def test_source_links_point_at_the_running_commit() -> None:
         repo_url="https://github.com/o/r/blob/main",
     )
     assert "https://github.com/o/r/blob/abc1234/app/handlers.py#L1-L2" in str(blocks)
+
+
+async def test_logs_since_a_time_or_a_span(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "app.log").write_text(
+        "2020-01-01T00:00:00Z INFO long ago\n2030-01-01T00:00:00Z ERROR in the future\n"
+    )
+    host = Host.from_env(tmp_path, {"SZRAG_LOG_FILES": "logs/app.log"})
+
+    recent = await call(host, "getLogs", {"since": "2h"})
+    dated = await call(host, "getLogs", {"since": "2019-12-31T00:00:00Z"})
+    wrong = await call(host, "getLogs", {"since": "last tuesday"})
+
+    assert [entry["message"] for entry in recent.content["entries"]] == [
+        "2030-01-01T00:00:00Z ERROR in the future"
+    ]
+    assert len(dated.content["entries"]) == 2
+    assert not wrong.ok and "ISO 8601" in (wrong.error or "")
+    process = await call(Host.from_env(tmp_path, {}), "getLogs", {"since": "1m"})
+    assert process.ok and process.content["entries"] == []  # szrag's own, nothing logged
+
+
+def test_a_commit_file_names_the_running_commit(tmp_path: Path) -> None:
+    from szrag.runtime.sources import running_commit
+
+    (tmp_path / "REVISION").write_text("3f2a1c9d8e7b6a5f\n")
+    (tmp_path / ".rag").mkdir()
+    (tmp_path / ".rag" / "config.toml").write_text('[runtime]\ncommit_file = "REVISION"\n')
+
+    live = Host.from_env(tmp_path, {}).live
+
+    assert isinstance(live, ApplicationRuntime) and running_commit(live) == "3f2a1c9d8e7b6a5f"

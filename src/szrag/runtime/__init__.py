@@ -14,12 +14,15 @@ passing its own object with the same methods to the tool adapter.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from szrag.commands.model import CommandOutcome
+from szrag.errors import ToolError
+from szrag.public import public_timestamp, utc_timestamp
 from szrag.releases import read_release_info
 from szrag.runtime.errorlog import ErrorLog, ErrorRecord
 from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
@@ -43,8 +46,10 @@ class Runtime(Protocol):
         """Current counters (``name`` and ``label`` filter a source that has many)."""
         ...
 
-    def logs(self, limit: int = 10, level: str | None = None) -> JSONResult:
-        """The latest log entries, oldest first."""
+    def logs(
+        self, limit: int = 10, level: str | None = None, since: str | None = None
+    ) -> JSONResult:
+        """The latest log entries, oldest first (``since``: an ISO time or ``15m``, ``2h``)."""
         ...
 
     def errors(self, limit: int = 10, include_stack: bool = False) -> JSONResult:
@@ -54,6 +59,19 @@ class Runtime(Protocol):
     def release_info(self, version: str | None = None) -> JSONResult:
         """Version and release notes, optionally of one version."""
         ...
+
+
+def since_time(since: str) -> str:
+    """``since`` (an ISO 8601 time, or ``30s``, ``15m``, ``2h``, ``1d`` back from now) as a
+    public timestamp, comparable as text with the entries' times; ToolError when neither."""
+    span = re.fullmatch(r"\s*(\d+)\s*([smhd])\s*", since)
+    if span:
+        seconds = int(span.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[span.group(2)]
+        return utc_timestamp(time.time() - seconds)
+    moment = public_timestamp(since)
+    if moment is None:
+        raise ToolError(f"since must be an ISO 8601 time or a span such as 15m, not {since!r}")
+    return moment
 
 
 class ProcessRuntime:
@@ -113,11 +131,17 @@ class ProcessRuntime:
         """Command and tool counters since start (few enough to need no filter)."""
         return self.counters.snapshot()
 
-    def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
+    def logs(
+        self, limit: int = 10, level: str | None = None, since: str | None = None
+    ) -> dict[str, Any]:
         """The latest buffered entries and, when configured, the log file's last lines."""
         limit = max(0, min(limit, MAX_READ))
-        entries: list[LogEntry] = self.log_buffer.entries(limit, level)
-        result: dict[str, Any] = {"entries": [entry.to_dict() for entry in entries]}
+        entries: list[LogEntry] = self.log_buffer.entries(MAX_READ if since else limit, level)
+        shown = [entry.to_dict() for entry in entries]
+        if since:
+            start = since_time(since)
+            shown = [entry for entry in shown if str(entry.get("time") or "") >= start][-limit:]
+        result: dict[str, Any] = {"entries": shown}
         if self.log_file is not None:
             try:
                 lines = tail_lines(self.log_file, limit)

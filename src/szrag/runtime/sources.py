@@ -39,7 +39,7 @@ from szrag.env import text as env_text
 from szrag.env import text_list as env_list
 from szrag.errors import ConfigError, ToolError
 from szrag.public import utc_timestamp
-from szrag.runtime import MAX_READ, ProcessRuntime
+from szrag.runtime import MAX_READ, ProcessRuntime, since_time
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
 DEFAULT_PATHS = {
@@ -71,6 +71,7 @@ class RuntimeSources:
     metrics_url: str | None = None
     journal_unit: str | None = None
     paths: tuple[tuple[str, str | None], ...] = ()
+    commit_file: str | None = None
 
     def path(self, read: str) -> str | None:
         """The HTTP path of ``read`` (``status`` ...), None when it is turned off."""
@@ -99,6 +100,7 @@ class RuntimeSources:
             metrics,
             unit or None,
             config.paths,
+            config.commit_file,
         )
         for checked in (sources.url, sources.metrics_url):
             if checked is not None:
@@ -108,7 +110,9 @@ class RuntimeSources:
     @property
     def configured(self) -> bool:
         """Whether anything but szrag's own process is a source."""
-        return bool(self.url or self.log_files or self.metrics_url or self.journal_unit)
+        return bool(
+            self.url or self.log_files or self.metrics_url or self.journal_unit or self.commit_file
+        )
 
 
 def check_url(url: str, *, allow_public: bool) -> None:
@@ -164,17 +168,27 @@ class ApplicationRuntime:
             return self._http(path, {"version": version} if version else None)
         return {"source": "szrag process", **self.process.release_info(version)}
 
-    def logs(self, limit: int = 10, level: str | None = None) -> dict[str, Any]:
+    def logs(
+        self, limit: int = 10, level: str | None = None, since: str | None = None
+    ) -> dict[str, Any]:
         limit = max(0, min(limit, MAX_READ))
+        start = since_time(since) if since else None
         if self.sources.log_files or self.sources.journal_unit:
-            entries = [entry for entry in self._log_entries() if _at_least(entry, level)]
+            entries = [
+                entry
+                for entry in self._log_entries()
+                if _at_least(entry, level)
+                and (start is None or str(entry.get("time") or "") >= start)
+            ]
             return {"source": self._log_source, "entries": entries[-limit:] if limit else []}
         if path := self._serves("logs"):
             query: dict[str, Any] = {"limit": limit}
             if level:
                 query["level"] = level
+            if start:
+                query["since"] = start
             return self._http(path, query)
-        return {"source": "szrag process", **self.process.logs(limit, level)}
+        return {"source": "szrag process", **self.process.logs(limit, level, since)}
 
     def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
         limit = max(0, min(limit, MAX_READ))
@@ -553,8 +567,18 @@ _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = None) -> str | None:
-    """The commit the running application was built from, as its status (read now, or the
-    one given) says (``commit``, ``gitSha``, ``revision`` ..., or ``deployment.gitSha``)."""
+    """The commit the running application was built from: the configured ``commit_file``,
+    else what its status (read now, or the one given) says (``commit``, ``gitSha``,
+    ``revision`` ..., or ``deployment.gitSha``: ``GIT_SHA`` for szrag's own process)."""
+    if live.sources.commit_file:
+        written = live.sources.commit_file
+        path = Path(written) if Path(written).is_absolute() else live.root / written
+        try:
+            value = path.read_text(encoding="utf-8").strip().lower()
+        except OSError:
+            value = ""
+        if _COMMIT.match(value):
+            return value
     if status is None:
         try:
             status = live.status()
@@ -565,9 +589,9 @@ def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = 
         if not isinstance(place, dict):
             continue
         for key in _COMMIT_KEYS:
-            value = place.get(key)
-            if isinstance(value, str) and _COMMIT.match(value.strip().lower()):
-                return value.strip().lower()
+            said = place.get(key)
+            if isinstance(said, str) and _COMMIT.match(said.strip().lower()):
+                return said.strip().lower()
     return None
 
 

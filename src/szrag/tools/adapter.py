@@ -173,7 +173,10 @@ class ToolAdapter:
             "getReleaseInfo": lambda args, who: self._read("release_info", args.get("version")),
             "runCommand": self._run_command,
             "getLogs": lambda args, who: self._read(
-                "logs", args.get("limit", MAX_LOG_ENTRIES), args.get("level")
+                "logs",
+                args.get("limit", MAX_LOG_ENTRIES),
+                args.get("level"),
+                *([args["since"]] if args.get("since") else []),
             ),
             "getErrors": lambda args, who: self._read(
                 "errors", args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))

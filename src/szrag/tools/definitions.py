@@ -135,11 +135,16 @@ TOOLS: tuple[ToolDefinition, ...] = (
     ToolDefinition(
         "getLogs",
         f"Read the latest log entries of the running service (at most {MAX_LOG_ENTRIES}), "
-        "oldest first, optionally from a minimum level.",
+        "oldest first, optionally from a minimum level and only since a time.",
         _object(
             {
                 "limit": _limit(MAX_LOG_ENTRIES, "How many entries"),
                 "level": {"type": "string", "enum": _LEVELS, "description": "Minimum level"},
+                "since": _text(
+                    "Only entries at or after this: an ISO 8601 time, or a span back from now "
+                    "such as 15m, 2h, 1d",
+                    40,
+                ),
             }
         ),
         "/api/logs",
