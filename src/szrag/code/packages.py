@@ -19,21 +19,52 @@ Like the rest of resolution, only the set of indexed paths is consulted, never t
 
 from __future__ import annotations
 
+import functools
 import posixpath
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 MAX_PACKAGE_FILES = 20
 Resolver = Callable[[str, dict[str, Any], Collection[str]], list[str]]
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """The indexed paths looked up by last name, built once per set of paths."""
+
+    by_name: dict[str, list[str]]  # file name -> paths, sorted
+    go_packages: dict[str, list[str]]  # directory's last name -> directories holding Go files
+    go_files: dict[str, list[str]]  # directory -> its non-test .go files, sorted
+
+
+@functools.lru_cache(maxsize=4)
+def _layout(known: frozenset[str]) -> _Layout:
+    by_name: dict[str, list[str]] = defaultdict(list)
+    go_files: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(known):
+        by_name[posixpath.basename(path)].append(path)
+        if path.endswith(".go") and not path.endswith("_test.go"):
+            go_files[posixpath.dirname(path)].append(path)
+    go_packages: dict[str, list[str]] = defaultdict(list)
+    for directory in go_files:
+        go_packages[posixpath.basename(directory)].append(directory)
+    return _Layout(dict(by_name), dict(go_packages), dict(go_files))
+
+
+def _frozen(known: Collection[str]) -> frozenset[str]:
+    return known if isinstance(known, frozenset) else frozenset(known)
+
+
 def _tail_match(segments: list[str], suffix: str, known: Collection[str]) -> str | None:
     """The indexed path that ends in the longest tail of ``segments`` + ``suffix``."""
+    if not segments:
+        return None
+    candidates = _layout(_frozen(known)).by_name.get(segments[-1] + suffix, [])
     for start in range(len(segments)):
         tail = "/".join(segments[start:]) + suffix
-        if not tail or tail == suffix:
-            break
-        found = sorted(path for path in known if path == tail or path.endswith("/" + tail))
+        found = [path for path in candidates if path == tail or path.endswith("/" + tail)]
         if found:
             return found[0]
     return None
@@ -44,20 +75,13 @@ def _go(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
     # "fmt" and "net/http" are the standard library; a module path starts with a domain, or
     # is a local module name followed by its packages
     shortest = 1 if segments and "." in segments[0] else 2
+    layout = _layout(_frozen(known))
+    directories = layout.go_packages.get(segments[-1], []) if segments else []
     for start in range(len(segments) - shortest + 1):
-        directory = "/".join(segments[start:])
-        files = sorted(
-            candidate
-            for candidate in known
-            if candidate.endswith(".go")
-            and not candidate.endswith("_test.go")
-            and (
-                posixpath.dirname(candidate) == directory
-                or posixpath.dirname(candidate).endswith("/" + directory)
-            )
-        )
-        if files:
-            return files[:MAX_PACKAGE_FILES]
+        tail = "/".join(segments[start:])
+        found = [d for d in directories if d == tail or d.endswith("/" + tail)]
+        if found:
+            return layout.go_files[sorted(found)[0]][:MAX_PACKAGE_FILES]
     return []
 
 

@@ -216,7 +216,7 @@ def _write_prepared(conn: sqlite3.Connection, prepared: PreparedFile) -> None:
 
 def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> None:
     """Recompute edges for ``paths`` (None: every file) from their stored code records."""
-    known = {row[0] for row in conn.execute("SELECT path FROM files")}
+    known = frozenset(row[0] for row in conn.execute("SELECT path FROM files"))
     if paths is None:
         conn.execute("DELETE FROM edges")
         rows = conn.execute("SELECT path, code FROM files WHERE code IS NOT NULL").fetchall()

@@ -23,7 +23,9 @@ import gzip
 import ipaddress
 import json
 import re
+import shutil
 import socket
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -317,9 +319,6 @@ _CONTINUATION = re.compile(
 
 def read_journal(unit: str, lines: int = JOURNAL_LINES) -> list[dict[str, Any]]:
     """The unit's latest journal records (``journalctl -u UNIT -o json``), oldest first."""
-    import shutil
-    import subprocess
-
     if shutil.which("journalctl") is None:
         raise ToolError("journalctl is not installed here: the journal cannot be read")
     try:
@@ -598,8 +597,6 @@ def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = 
 def changed_since(root: Path, commit: str, paths: list[str]) -> dict[str, int]:
     """Per path, the commits of the checkout at ``root`` since ``commit`` that changed it
     (paths unchanged left out); empty when git or the commit is not available."""
-    import subprocess
-
     changed: dict[str, int] = {}
     for path in paths[:12]:
         try:
@@ -650,9 +647,6 @@ def environment_names(
         return {str(name) for name, value in reported.items() if value not in (False, None, "")}
     unit = live.sources.journal_unit
     if unit:
-        import shutil
-        import subprocess
-
         if shutil.which("systemctl") is None:
             return None
         try:
