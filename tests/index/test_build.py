@@ -234,15 +234,21 @@ def _damage(database: Path) -> None:
     database.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("rebuild", [False, True])
-def test_damaged_pages_are_set_aside_and_rebuilt(retrieval_repo: Path, rebuild: bool) -> None:
+def _damaged_index(root: Path) -> Path:
+    """The index of ``root`` (made large enough to have middle pages), then damaged."""
     for number in range(40):
-        (retrieval_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "words " * 400)
-    build_index(retrieval_repo).close()
-    database = store.index_path(retrieval_repo)
+        (root / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "words " * 400)
+    build_index(root).close()
+    database = store.index_path(root)
     for side in ("-wal", "-shm"):
         database.with_name(database.name + side).unlink(missing_ok=True)
     _damage(database)
+    return database
+
+
+@pytest.mark.parametrize("rebuild", [False, True])
+def test_damaged_pages_are_set_aside_and_rebuilt(retrieval_repo: Path, rebuild: bool) -> None:
+    database = _damaged_index(retrieval_repo)
     opened = build_index(retrieval_repo) if rebuild else load_index(retrieval_repo)
     with opened as index:
         assert index.counts()["files"] == 50
@@ -331,13 +337,7 @@ def test_szrag_index_without_rebuild_heals_a_damaged_index(retrieval_repo: Path)
 
     from szrag.cli import main
 
-    for number in range(40):
-        (retrieval_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "words " * 400)
-    build_index(retrieval_repo).close()
-    database = store.index_path(retrieval_repo)
-    for side in ("-wal", "-shm"):
-        database.with_name(database.name + side).unlink(missing_ok=True)
-    _damage(database)
+    database = _damaged_index(retrieval_repo)
 
     result = CliRunner().invoke(main, ["index", "--root", str(retrieval_repo)])
 
