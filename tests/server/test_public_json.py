@@ -206,3 +206,25 @@ def test_the_checker_catches_each_breach(tmp_path: Path) -> None:
         "$.path: '/api/x' is not a file of the repository",
         "$.generatedAt: '2026-12-01T11:36:23.266+00:00' is not an ISO 8601 UTC timestamp with Z",
     ]
+
+
+@pytest.mark.parametrize("tool", ["getLogs", "getErrors", "getStatus", "getMetrics"])
+def test_live_source_results_follow_the_public_conventions(
+    tool: str, retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (retrieval_repo / "logs").mkdir()
+    (retrieval_repo / "logs" / "app.log").write_text(
+        "2026-12-01 10:00:00,000 INFO started\n"
+        "2026-12-01 10:00:01,000 ERROR POST /api/report failed\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{retrieval_repo / "server" / "webhook.js"}", line 4, in verify\n'
+        "KeyError: 'signature'\n"
+    )
+    monkeypatch.setenv("SZRAG_LOG_FILES", "logs/app.log")
+    build_index(retrieval_repo).close()
+
+    result = CliRunner().invoke(main, ["tool", tool, "--root", str(retrieval_repo), "--json"])
+
+    assert result.exit_code == 0, result.output
+    found = list(problems(json.loads(result.stdout), retrieval_repo))
+    assert found == [], "\n".join(found)
