@@ -12,8 +12,8 @@ import pytest
 
 from szrag.errors import IndexStoreError
 from szrag.index import refresh_index
+from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.retrieve import retrieve, retrieve_images
-from szrag.server.shared_index import SharedIndex, open_shared_index
 
 
 def test_each_thread_reads_through_its_own_connection(web_repo: Path) -> None:

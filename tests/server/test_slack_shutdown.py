@@ -12,10 +12,10 @@ import pytest
 from szrag.audit import AuditLog
 from szrag.errors import ServerClosing
 from szrag.host import Host
+from szrag.index.shared import open_shared_index
 from szrag.server import RateLimit, ServerSettings
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
-from szrag.server.shared_index import open_shared_index
 from szrag.server.slack import SlackFace
 from szrag.server.threads import DaemonThreadPool
 

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from szrag.index import Index, RefreshReport
+from szrag.index.shared import open_shared_index
 from szrag.retrieve import retrieve
-from szrag.server.shared_index import open_shared_index
-from szrag.server.watcher import IndexWatcher, changed_count, warm_views
+from szrag.watch import IndexWatcher, changed_count, warm_views
 
 StartServer = Callable[..., str]
 

@@ -27,6 +27,7 @@ from szrag.audit import AuditLog
 from szrag.commands import Allowlist
 from szrag.errors import SzragError
 from szrag.host import Host
+from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
 from szrag.server.errors import ApiError
@@ -35,10 +36,9 @@ from szrag.server.middleware import HostGuard, SecurityHeaders
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
-from szrag.server.shared_index import open_shared_index
 from szrag.server.state import ServerState
-from szrag.server.watcher import IndexWatcher
 from szrag.settings import Settings
+from szrag.watch import IndexWatcher
 
 log = logging.getLogger("szrag.server")
 

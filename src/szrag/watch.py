@@ -30,10 +30,10 @@ from szrag.code.graph import records_by_path
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
+from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
-from szrag.server.shared_index import SharedIndex
 
-log = logging.getLogger("szrag.server.watcher")
+log = logging.getLogger("szrag.watch")
 
 FALLBACK_INTERVAL_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 5.0
