@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
-FACES = {"szrag.cli", "szrag.server"}
+FACES = {"szrag.cli", "szrag.server", "szrag.mcp", "szrag.__main__"}
 
 
 def unit(module: str) -> str:

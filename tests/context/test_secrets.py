@@ -14,6 +14,7 @@ from szrag.index import Index, build_index
 from szrag.redact import KINDS
 from szrag.retrieve import retrieve
 
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 CopyFixture = Callable[[str], Path]
 
 QUESTION = (
@@ -22,41 +23,10 @@ QUESTION = (
 )
 
 # Every credential planted in tests/fixtures/secrets_app, one or more of each kind.
-PLANTED = (
-    "xoxb-2048-4096-FAKEfakeFAKEfake1234",
-    "xapp-1-A0FAKE00-1234-fakefakefake0123",
-    "hooks.slack.com/services/TFAKE0000",
-    "ghp_FAKEfake0123456789FAKEfake0123456789",
-    "github_pat_11FAKE0000_fakeFAKEfake0123456789abcdef",
-    "sk-proj-FAKEfake0123456789FAKEfake",
-    "sk-ant-api03-FAKEfake0123456789FAKEfake",
-    "AIzaFAKEfake0123456789FAKEfake012345678",
-    "sk_live_FAKEfake0123456789",
-    "eyJhbGciOiJIUzI1NiJ9",
-    "AKIAFAKE0123456789AB",
-    "FakePass123",
-    "FAKEfake0123456789token",
-    "correct-horse-battery-staple",
-    "plain-processor-api-key",
-    "plain-client-secret",
-    "FAKEfake0123456789FAKEfake0123456789FAKE",
-    "s3cr3t-FAKE-yaml",
-    "FAKEyamlToken0123",
-    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABFAKEfakeFAKEfake",
-    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCFAKEfakeFAKEfake0123",
-    "hunter2-FAKE-env",
-    "plain-env-api-key",
-    "plain-env-token",
-    # shapes an adversarial run found leaking
-    "FAKEcurlPass99",
-    "FAKEredisPw0rd",
-    "FakeIniPascalValue",
-    "FAKEnestedYaml77",
-    "SG.FAKEfake0123456789FAKEfa",
-    "FAKEcommentTok3n",
-    "FAKEdotnetPw0rd",
-    "FAKEcredential0123",
-    "MIIFAKEpemBodyWithoutHeader0123456789",
+PLANTED = tuple(
+    line
+    for line in (FIXTURES / "secrets_app.planted").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
 )
 
 

@@ -12,6 +12,7 @@ from szrag.cli import (
     context_cmds,
     eval_cmds,
     index_cmds,
+    mcp_cmds,
     serve_cmds,
     tool_cmds,
 )
@@ -30,7 +31,16 @@ def main(ctx: click.Context, debug: bool) -> None:
     configure_logging(debug)
 
 
-for _module in (index_cmds, code_cmds, context_cmds, ask_cmds, tool_cmds, serve_cmds, eval_cmds):
+for _module in (
+    index_cmds,
+    code_cmds,
+    context_cmds,
+    ask_cmds,
+    tool_cmds,
+    serve_cmds,
+    mcp_cmds,
+    eval_cmds,
+):
     _module.register(main)
 
 

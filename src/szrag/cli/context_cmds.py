@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.markup import escape
@@ -20,10 +19,10 @@ from szrag.cli.common import (
     root_option,
     terminal_safe,
 )
-from szrag.context import CodebaseContext, PackedContext
+from szrag.context import PackedContext
 from szrag.context.assemble import assemble_context
 from szrag.context.tokens import TOKENIZER_SETTING, TOKENIZERS
-from szrag.retrieve import DEFAULT_LIMIT, Source
+from szrag.retrieve import DEFAULT_LIMIT
 
 
 def register(group: click.Group) -> None:
@@ -65,32 +64,10 @@ def context_command(
         if tokenizer:
             plan = replace(plan, tokenizer=tokenizer)
         found = assemble_context(question, index, limit=limit, plan=plan)
-    note = plan.counter().note
     if as_json:
-        print_json(_as_json(question, list(found.sources), found.context, found.packed, note))
+        print_json(found.to_dict(question))
         return
-    _print_human(found.packed, note)
-
-
-def _as_json(
-    question: str,
-    sources: list[Source],
-    context: CodebaseContext,
-    packed: PackedContext,
-    note: str | None,
-) -> dict[str, Any]:
-    return {
-        "question": question.strip(),
-        **packed.metadata(),
-        "tokenizerNote": note,
-        "text": packed.text,
-        "chunks": packed.to_dict()["chunks"],
-        "sources": [
-            {key: value for key, value in source.to_dict().items() if key != "text"}
-            for source in sources
-        ],
-        "context": context.metadata(),
-    }
+    _print_human(found.packed, plan.counter().note)
 
 
 def _print_human(packed: PackedContext, note: str | None) -> None:

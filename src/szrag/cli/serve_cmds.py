@@ -57,7 +57,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     app = create_app(root, settings=settings)
     with console.status("Preparing the index..."):
         load_index(root).close()  # build or refresh now, so a failure is a message, not a trace
-    _check_port_free(host, port)
+    check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     lines = [
@@ -76,7 +76,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
 
 
-def _check_port_free(host: str, port: int) -> None:
+def check_port_free(host: str, port: int) -> None:
     """A clear error before anything claims to serve when the port is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:

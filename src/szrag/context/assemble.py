@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from szrag.context.build import build_codebase_context
 from szrag.context.model import CodebaseContext
@@ -20,6 +21,23 @@ class AssembledContext:
     context: CodebaseContext
     packed: PackedContext
     plan: ContextPlan
+
+    def to_dict(self, question: str) -> dict[str, Any]:
+        """The public form of ``szrag context --json`` and the MCP ``get_context`` tool: the
+        packed (redacted) text, its figures, the chunks considered and the sources found
+        (without their text: it is in ``text`` as far as the budget allowed)."""
+        return {
+            "question": question.strip(),
+            **self.packed.metadata(),
+            "tokenizerNote": self.plan.counter().note,
+            "text": self.packed.text,
+            "chunks": self.packed.to_dict()["chunks"],
+            "sources": [
+                {key: value for key, value in source.to_dict().items() if key != "text"}
+                for source in self.sources
+            ],
+            "context": self.context.metadata(),
+        }
 
 
 def assemble_context(

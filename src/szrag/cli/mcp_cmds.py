@@ -1,0 +1,77 @@
+"""``szrag mcp``: the repository's tools for MCP clients, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import click
+
+from szrag.cli.common import err_console, handle_errors, open_index, root_option
+from szrag.cli.serve_cmds import DEFAULT_HOST, check_port_free
+from szrag.errors import ConfigError
+
+DEFAULT_MCP_PORT = 8788
+
+
+def register(group: click.Group) -> None:
+    """Add ``mcp`` to ``group``."""
+    group.add_command(mcp_command)
+
+
+@click.command("mcp")
+@root_option
+@click.option("--http", "over_http", is_flag=True, help="Serve streamable HTTP, not stdio.")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address (with --http).")
+@click.option(
+    "--port",
+    default=DEFAULT_MCP_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (with --http).",
+)
+@click.option(
+    "--watch/--no-watch",
+    default=True,
+    show_default=True,
+    help="Keep the index fresh while serving.",
+)
+@handle_errors
+def mcp_command(root: Path, over_http: bool, host: str, port: int, watch: bool) -> None:
+    """Serve search, code structure and the live tools to an MCP client.
+
+    Over stdio (the default) the client starts this command and talks on its stdin and
+    stdout; the process ends when the client closes stdin. With --http it serves
+    http://HOST:PORT/mcp, on loopback unless SZRAG_API_TOKENS is set, with the API's tokens.
+    Nothing but the protocol is written to stdout; progress and warnings go to stderr.
+    """
+    from szrag.mcp import McpFace, serve_http, serve_stdio
+
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory")
+    environ = os.environ
+    if over_http:
+        from szrag.server.auth import check_exposure
+        from szrag.server.settings import ServerSettings
+
+        check_exposure(host, ServerSettings.from_env(environ))
+        check_port_free(host, port)
+    with open_index(root):  # built or refreshed with the progress bar, warnings on stderr
+        pass
+    face = McpFace.open(root, environ, privileged=not over_http)
+    try:
+        if over_http:
+            shown = f"[{host}]" if ":" in host else host
+            err_console.print(
+                f"szrag MCP serving {face.index.root} at http://{shown}:{port}/mcp",
+                highlight=False,
+                markup=False,
+            )
+            anyio.run(lambda: serve_http(face, host=host, port=port, environ=environ, watch=watch))
+        else:
+            anyio.run(lambda: serve_stdio(face, watch=watch))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        face.close()

@@ -1,0 +1,210 @@
+"""The code tools an MCP client sees: each one's strict input schema and the library call it
+makes. The eight live tools come from ``szrag.tools`` unchanged (same schemas, adapter,
+timeout, sanitising, size cap and command policy as the model's tool loop).
+
+Every runner is synchronous (SQLite reads): the server calls it in a worker thread and gives
+it the shared index and the host. Results are public JSON (camelCase); source text and packed
+context are redacted like everywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from szrag.code.graph import (
+    all_routes,
+    find_environment_variable,
+    find_routes,
+    find_symbols,
+    get_dependants,
+    get_dependencies,
+    indexed_path,
+)
+from szrag.context.assemble import assemble_context
+from szrag.host import Host
+from szrag.index import Index
+from szrag.public import public
+from szrag.retrieve import MAX_QUESTION_CHARS, retrieve
+
+Runner = Callable[[Index, Host, Mapping[str, Any]], Any]
+
+DEFAULT_SOURCES = 8
+MAX_SOURCES = 20
+DEFAULT_MATCHES = 20
+MAX_MATCHES = 200
+MIN_BUDGET = 500
+MAX_BUDGET = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class CodeTool:
+    """One repository tool: its name, what it is for, its JSON Schema and its runner."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Runner
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def _text(description: str, max_length: int = 500) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
+
+
+def _count(default: int, maximum: int, description: str) -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": maximum,
+        "default": default,
+        "description": description,
+    }
+
+
+_QUESTION = _text("A question or keywords about the repository", MAX_QUESTION_CHARS)
+_PATH = _text("A file's path relative to the repository root, e.g. src/app/server.py", 1000)
+
+
+def _search_code(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    question = args["question"]
+    sources = retrieve(question, args.get("limit", DEFAULT_SOURCES), index=index)
+    return {"question": question, "sources": [public(source.redacted()) for source in sources]}
+
+
+def _get_context(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    plan = host.plan(index.config, budget=args.get("budget"))
+    found = assemble_context(
+        args["question"], index, limit=args.get("limit", DEFAULT_SOURCES), plan=plan
+    )
+    return found.to_dict(args["question"])
+
+
+def _find_symbols(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    matches = find_symbols(args["query"], index)[: args.get("limit", DEFAULT_MATCHES)]
+    return {"symbols": public(matches)}
+
+
+def _find_routes(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    query = args.get("query")
+    matches = find_routes(query, index) if query else all_routes(index)
+    method = str(args.get("method", "")).upper()
+    if method:
+        matches = [match for match in matches if match.method.upper() in (method, "ALL")]
+    return {"routes": public(matches[: args.get("limit", DEFAULT_MATCHES)])}
+
+
+def _get_dependencies(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    path = indexed_path(args["path"], index)
+    return {"path": path, "dependencies": get_dependencies(path, index)}
+
+
+def _get_dependants(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    path = indexed_path(args["path"], index)
+    return {"path": path, "dependants": get_dependants(path, index)}
+
+
+def _find_environment_variable(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    name = args["name"]
+    return {"name": name, "references": public(find_environment_variable(name, index))}
+
+
+CODE_TOOLS: tuple[CodeTool, ...] = (
+    CodeTool(
+        "search_code",
+        "Search the repository: the files that best answer a question, best first, one "
+        "passage each (path, start and end line, heading, text with secrets redacted, score).",
+        _object(
+            {
+                "question": _QUESTION,
+                "limit": _count(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
+            },
+            ("question",),
+        ),
+        _search_code,
+    ),
+    CodeTool(
+        "get_context",
+        "The repository context a model would receive for a question: retrieved passages, "
+        "the symbols, routes, dependencies and environment variables around them, packed "
+        "into a token budget and redacted; with the files and chunks it holds.",
+        _object(
+            {
+                "question": _QUESTION,
+                "budget": {
+                    "type": "integer",
+                    "minimum": MIN_BUDGET,
+                    "maximum": MAX_BUDGET,
+                    "description": "Token budget (default: the repository's configured one)",
+                },
+                "limit": _count(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
+            },
+            ("question",),
+        ),
+        _get_context,
+    ),
+    CodeTool(
+        "find_symbols",
+        "The functions, classes and methods whose names best match a query or question "
+        "(path, name, kind, line and endLine, score).",
+        _object(
+            {
+                "query": _text("A symbol name or a question, e.g. Blueprint.register"),
+                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many symbols at most"),
+            },
+            ("query",),
+        ),
+        _find_symbols,
+    ),
+    CodeTool(
+        "find_routes",
+        "The HTTP routes the code serves (method, route: the URL path, path: the file, line, "
+        "handler); those matching a query when one is given, else all of them.",
+        _object(
+            {
+                "query": _text("A route, handler or question, e.g. POST /api/report"),
+                "method": _text("Only this HTTP method, e.g. GET", 10),
+                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many routes at most"),
+            }
+        ),
+        _find_routes,
+    ),
+    CodeTool(
+        "get_dependencies",
+        "The indexed files a file imports or refers to.",
+        _object({"path": _PATH}, ("path",)),
+        _get_dependencies,
+    ),
+    CodeTool(
+        "get_dependants",
+        "The indexed files that import a file.",
+        _object({"path": _PATH}, ("path",)),
+        _get_dependants,
+    ),
+    CodeTool(
+        "find_environment_variable",
+        "Where the code reads an environment variable (any case): path and line of each read.",
+        _object(
+            {
+                "name": {
+                    "type": "string",
+                    "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+                    "description": "The variable's name, e.g. DATABASE_URL",
+                }
+            },
+            ("name",),
+        ),
+        _find_environment_variable,
+    ),
+)
+
+CODE_TOOLS_BY_NAME: dict[str, CodeTool] = {tool.name: tool for tool in CODE_TOOLS}

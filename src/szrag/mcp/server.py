@@ -1,0 +1,396 @@
+"""Serving szrag over the Model Context Protocol with the official SDK's low-level server.
+
+The low-level server is used, not the decorator one, because szrag's tools already have their
+JSON Schemas (the live tools share theirs with the model's tool loop): the schema a client
+lists is the schema every call is checked against, with szrag's one validator.
+
+Who may do what: over stdio the client is the agent of the person who started ``szrag mcp``
+on this machine, so it gets the admin tool (``getErrors``) as the CLI does; over HTTP a caller
+needs a token where the API needs one and gets the admin tool only with the admin token. Every
+caller runs commands as a tool does: the allowlist only, never ``ask``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from szrag.commands.model import Identity
+from szrag.errors import SzragError
+from szrag.host import Host
+from szrag.index.shared import SharedIndex
+from szrag.llm.prompts import SYSTEM_PROMPT, build_user_message, load_prompt
+from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool
+from szrag.public import dumps, public
+from szrag.redact import redact
+from szrag.tools.definitions import COMMAND_TOOL, TOOLS, TOOLS_BY_NAME, ToolDefinition
+from szrag.tools.schema import validate
+from szrag.version import __version__
+from szrag.watch import IndexWatcher
+
+log = logging.getLogger("szrag.mcp")
+
+SERVER_NAME = "szrag"
+FILE_SCHEME = "szrag://file/"
+RESOURCES_PER_PAGE = 200
+MAX_RESOURCE_BYTES = 1_000_000
+ANSWER_PROMPT = "answer_about_repository"
+INSTRUCTIONS = (
+    "szrag answers questions about one code repository and the application running from it. "
+    "Start with search_code or get_context for a question; find_symbols, find_routes, "
+    "get_dependencies, get_dependants and find_environment_variable for structure; the live "
+    "tools (getStatus, getLogs, getErrors, getMetrics, getRoutes, getCommands, runCommand, "
+    "getReleaseInfo) for what the running application does. Cite paths with line ranges."
+)
+
+
+def _identity(client: str) -> Identity:
+    person = Identity.local()
+    return Identity(
+        user_id=f"mcp:{person.user_name}", user_name=client, channel_id="mcp", team_id="local"
+    )
+
+
+@dataclass
+class McpFace:
+    """One repository served to MCP clients: the host (whose index is the shared one) and
+    whether callers without a credential of their own get the admin tool."""
+
+    host: Host
+    index: SharedIndex
+    privileged: bool
+    identity: Identity
+
+    @classmethod
+    def open(
+        cls, root: Path, environ: Mapping[str, str], *, privileged: bool, client: str = "mcp"
+    ) -> McpFace:
+        """Build or refresh the index of ``root`` and the host around it."""
+        from szrag.index.shared import open_shared_index
+
+        index = open_shared_index(root)
+        index.keep_in_memory()  # many questions in one process: rank from memory
+        host = Host.from_env(index.root, environ, index=index)
+        host.runtime.attach()  # this process's logs and errors, for getLogs and getErrors
+        return cls(host, index, privileged, _identity(client))
+
+    def close(self) -> None:
+        """Stop collecting logs and release the index."""
+        self.host.runtime.detach()
+        self.index.close()
+
+    # Tools -----------------------------------------------------------------------------
+
+    def tools(self, *, privileged: bool) -> list[types.Tool]:
+        """The code tools, then the live tools this caller may use (when they are on)."""
+        listed = [_code_tool(tool) for tool in CODE_TOOLS]
+        if self.host.live_tools:
+            listed += [_live_tool(tool) for tool in TOOLS if privileged or not tool.admin]
+        return listed
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, *, privileged: bool
+    ) -> types.CallToolResult:
+        """Run one tool; a bad argument or a failing call is an error result the client's
+        model can read and correct, an unknown tool a protocol error."""
+        args = dict(arguments or {})
+        code_tool = CODE_TOOLS_BY_NAME.get(name)
+        if code_tool is not None:
+            return await self._call_code(code_tool, args)
+        live = TOOLS_BY_NAME.get(name)
+        if live is None or not self.host.live_tools or (live.admin and not privileged):
+            known = [tool.name for tool in self.tools(privileged=privileged)]
+            raise MCPError(
+                types.INVALID_PARAMS, f"unknown tool {name[:64]!r}; available: {', '.join(known)}"
+            )
+        adapter = self.host.tools(privileged=privileged)
+        result = await adapter.call(name, args, identity=self.identity)
+        return _result(result.content, error=not result.ok)
+
+    async def _call_code(self, tool: CodeTool, args: dict[str, Any]) -> types.CallToolResult:
+        problems = validate(tool.parameters, args)
+        if problems:
+            return _failure("invalid_arguments", "; ".join(problems))
+        try:
+            value = await anyio.to_thread.run_sync(tool.run, self.index, self.host, args)
+        except SzragError as error:
+            return _failure(error.code, str(error))
+        return _result(value)
+
+    # Resources -------------------------------------------------------------------------
+
+    def resources(self, cursor: str | None) -> types.ListResourcesResult:
+        """One page of the indexed files as ``szrag://file/PATH`` resources."""
+        files = sorted(self.index.files(), key=lambda stored: stored.path)
+        start = _page_start(cursor)
+        page = files[start : start + RESOURCES_PER_PAGE]
+        following = start + RESOURCES_PER_PAGE
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=file_uri(stored.path),
+                    name=stored.path,
+                    mime_type="text/plain",
+                    size=stored.size,
+                )
+                for stored in page
+            ],
+            next_cursor=_cursor(following) if following < len(files) else None,
+        )
+
+    def read(self, uri: str) -> types.ReadResourceResult:
+        """An indexed file's current text, its secrets redacted."""
+        path = path_of_uri(uri)
+        if path is None or not self.index.has_file(path):
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"no indexed file at {uri[:200]!r} (resources/list lists them)",
+            )
+        text = self._read_text(path)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=file_uri(path), mime_type="text/plain", text=redact(text, path=path)
+                )
+            ]
+        )
+
+    def _read_text(self, path: str) -> str:
+        root = self.index.root.resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):  # an indexed path never leaves the root; be sure
+            raise MCPError(types.INVALID_PARAMS, f"{path!r} is outside the repository")
+        try:
+            with target.open("rb") as handle:
+                data = handle.read(MAX_RESOURCE_BYTES + 1)
+        except OSError as error:
+            raise MCPError(
+                types.INTERNAL_ERROR, f"{path} could not be read: {error.strerror or error}"
+            ) from None
+        text = data[:MAX_RESOURCE_BYTES].decode("utf-8", errors="replace")
+        if len(data) > MAX_RESOURCE_BYTES:
+            text += f"\n[... cut at {MAX_RESOURCE_BYTES} bytes]"
+        return text
+
+    # Prompts ---------------------------------------------------------------------------
+
+    def prompt(self, arguments: Mapping[str, str] | None) -> types.GetPromptResult:
+        """The answer-about-this-repository prompt: szrag's instructions, then the question
+        with the packed repository context, as szrag's own model would receive them."""
+        question = (arguments or {}).get("question", "")
+        tool = CODE_TOOLS_BY_NAME["get_context"]
+        problems = validate(tool.parameters, {"question": question})
+        if problems:
+            raise MCPError(types.INVALID_PARAMS, "; ".join(problems))
+        from szrag.context.assemble import assemble_context
+
+        found = assemble_context(question, self.index, plan=self.host.plan())
+        system = load_prompt(SYSTEM_PROMPT, self.host.root)
+        user = build_user_message(question, repository_context=found.packed.text)
+        return types.GetPromptResult(
+            description=f"Answer about {self.index.root.name}: {question[:80]}",
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(text=system)),
+                types.PromptMessage(role="user", content=types.TextContent(text=user)),
+            ],
+        )
+
+
+def file_uri(path: str) -> str:
+    """The resource URI of an indexed file."""
+    return FILE_SCHEME + quote(path, safe="/")
+
+
+def path_of_uri(uri: str) -> str | None:
+    """The repository path a ``szrag://file/`` URI names, or None for any other URI."""
+    if not uri.startswith(FILE_SCHEME):
+        return None
+    path = unquote(uri[len(FILE_SCHEME) :])
+    parts = PurePosixPath(path).parts
+    if not path or path.startswith("/") or ".." in parts:
+        return None
+    return path
+
+
+def _cursor(position: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"at": position}).encode()).decode()
+
+
+def _page_start(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        position = json.loads(base64.urlsafe_b64decode(cursor.encode()))["at"]
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise MCPError(types.INVALID_PARAMS, "the cursor is not one this server gave") from None
+    if not isinstance(position, int) or position < 0:
+        raise MCPError(types.INVALID_PARAMS, "the cursor is not one this server gave")
+    return position
+
+
+def _code_tool(tool: CodeTool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.parameters,
+        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+
+
+def _live_tool(tool: ToolDefinition) -> types.Tool:
+    command = tool.kind == COMMAND_TOOL
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.parameters,
+        annotations=types.ToolAnnotations(read_only_hint=not command, open_world_hint=command),
+    )
+
+
+def _result(value: Any, *, error: bool = False) -> types.CallToolResult:
+    content = public(value)
+    structured = content if isinstance(content, dict) else {"result": content}
+    return types.CallToolResult(
+        content=[types.TextContent(text=dumps(content))],
+        structured_content=structured,
+        is_error=error,
+    )
+
+
+def _failure(code: str, message: str) -> types.CallToolResult:
+    return _result({"error": {"type": code, "message": message}}, error=True)
+
+
+def _caller_privileged(face: McpFace, request: Any) -> bool:
+    """Over HTTP, what the authentication middleware decided; over stdio, the face's own."""
+    if request is None:
+        return face.privileged
+    state = getattr(request, "scope", {}).get("state", {})
+    return bool(state.get("szrag_admin", False))
+
+
+def build_server(face: McpFace) -> Server[Any]:
+    """The SDK server whose handlers call ``face``."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=face.tools(privileged=_caller_privileged(face, ctx.request))
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        privileged = _caller_privileged(face, ctx.request)
+        return await face.call(params.name, params.arguments, privileged=privileged)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        return await anyio.to_thread.run_sync(face.resources, cursor)
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=FILE_SCHEME + "{+path}",
+                    name="file",
+                    description="An indexed file of the repository, secrets redacted",
+                    mime_type="text/plain",
+                )
+            ]
+        )
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await anyio.to_thread.run_sync(face.read, str(params.uri))
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=ANSWER_PROMPT,
+                    title="Answer about this repository",
+                    description="szrag's instructions and the repository context for a question",
+                    arguments=[
+                        types.PromptArgument(
+                            name="question", description="The question", required=True
+                        )
+                    ],
+                )
+            ]
+        )
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != ANSWER_PROMPT:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name[:64]!r}")
+        return await anyio.to_thread.run_sync(face.prompt, params.arguments)
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        title=f"szrag: {face.index.root.name}",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+@asynccontextmanager
+async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
+    """The index kept fresh by the server's watcher while the block runs."""
+    watcher = IndexWatcher(face.index) if enabled else None
+    if watcher is not None:
+        watcher.start()
+    try:
+        yield
+    finally:
+        if watcher is not None:
+            await watcher.stop()
+
+
+async def serve_stdio(face: McpFace, *, watch: bool = True) -> None:
+    """Serve one client on stdin and stdout until stdin closes."""
+    server = build_server(face)
+    async with watching(face, watch), stdio_server() as (reader, writer):
+        await server.run(reader, writer, server.create_initialization_options())
+
+
+async def serve_http(
+    face: McpFace,
+    *,
+    host: str,
+    port: int,
+    environ: Mapping[str, str],
+    watch: bool = True,
+    log_level: str = "warning",
+) -> None:
+    """Serve the streamable HTTP transport at ``http://HOST:PORT/mcp`` with the API's token
+    rules (``SZRAG_API_TOKENS``, ``SZRAG_ADMIN_TOKEN``) until interrupted."""
+    import uvicorn
+
+    from szrag.mcp.http import authenticated
+    from szrag.server.settings import ServerSettings
+
+    settings = ServerSettings.from_env(environ)
+    server = build_server(face)
+    app = authenticated(server.streamable_http_app(host=host), settings)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    async with watching(face, watch):
+        await uvicorn.Server(config).serve()
