@@ -12,6 +12,7 @@ caller runs commands as a tool does: the allowlist only, never ``ask``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -40,7 +41,7 @@ from szrag.redact import redact
 from szrag.tools.definitions import COMMAND_TOOL, TOOLS, TOOLS_BY_NAME, ToolDefinition
 from szrag.tools.schema import validate
 from szrag.version import __version__
-from szrag.watch import IndexWatcher
+from szrag.watch import IndexWatcher, warm_views
 
 log = logging.getLogger("szrag.mcp")
 
@@ -352,15 +353,27 @@ def build_server(face: McpFace) -> Server[Any]:
     )
 
 
+def _warm(index: SharedIndex) -> None:
+    try:
+        warm_views(index)
+    except Exception as error:  # the first question builds them instead, and reports why
+        log.warning("could not prepare the index views: %s", error)
+
+
 @asynccontextmanager
 async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
-    """The index kept fresh by the server's watcher while the block runs."""
+    """The index kept fresh by the server's watcher while the block runs; the views every
+    question shares (ranking arrays, code records) built in a worker thread meanwhile, so the
+    client's first question does not wait for them."""
     watcher = IndexWatcher(face.index) if enabled else None
     if watcher is not None:
         watcher.start()
+    warming = asyncio.create_task(anyio.to_thread.run_sync(_warm, face.index))
     try:
         yield
     finally:
+        if not warming.done():
+            warming.cancel()
         if watcher is not None:
             await watcher.stop()
 
