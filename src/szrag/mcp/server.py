@@ -372,8 +372,8 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        if not warming.done():
-            warming.cancel()
+        # a thread cannot be stopped: the index is closed only once it has finished with it
+        await asyncio.shield(warming)
         if watcher is not None:
             await watcher.stop()
 
