@@ -1,24 +1,70 @@
-"""szrag: grounded answers about a code repository and the application running from it."""
+"""szrag: grounded answers about a code repository and the application running from it.
+
+The names below are imported on first use (PEP 562), so a command that only retrieves does not
+pay for the answer pipeline, the model client or the server.
+"""
 
 from __future__ import annotations
 
-from szrag.activity import Activity
-from szrag.answer import answer_question, answer_question_async, debug_question
-from szrag.errors import (
-    CommandError,
-    ConfigError,
-    IndexStoreError,
-    PathError,
-    ProviderError,
-    QuestionError,
-    SzragError,
-    ToolError,
-)
-from szrag.host import Host
-from szrag.index import Index, build_index, load_index, refresh_index
-from szrag.results import Answer, DebugReport, Outcome
-from szrag.retrieve import Image, Source, retrieve, retrieve_images
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from szrag.version import __version__
+
+if TYPE_CHECKING:
+    from szrag.activity import Activity
+    from szrag.answer import answer_question, answer_question_async, debug_question
+    from szrag.errors import (
+        CommandError,
+        ConfigError,
+        IndexStoreError,
+        PathError,
+        ProviderError,
+        QuestionError,
+        SzragError,
+        ToolError,
+    )
+    from szrag.host import Host
+    from szrag.index import Index, build_index, load_index, refresh_index
+    from szrag.results import Answer, DebugReport, Outcome
+    from szrag.retrieve import Image, Source, retrieve, retrieve_images
+
+_HOMES = {
+    "Activity": "szrag.activity",
+    "answer_question": "szrag.answer",
+    "answer_question_async": "szrag.answer",
+    "debug_question": "szrag.answer",
+    "CommandError": "szrag.errors",
+    "ConfigError": "szrag.errors",
+    "IndexStoreError": "szrag.errors",
+    "PathError": "szrag.errors",
+    "ProviderError": "szrag.errors",
+    "QuestionError": "szrag.errors",
+    "SzragError": "szrag.errors",
+    "ToolError": "szrag.errors",
+    "Host": "szrag.host",
+    "Index": "szrag.index",
+    "build_index": "szrag.index",
+    "load_index": "szrag.index",
+    "refresh_index": "szrag.index",
+    "Answer": "szrag.results",
+    "DebugReport": "szrag.results",
+    "Outcome": "szrag.results",
+    "Image": "szrag.retrieve",
+    "Source": "szrag.retrieve",
+    "retrieve": "szrag.retrieve",
+    "retrieve_images": "szrag.retrieve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'szrag' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Activity",

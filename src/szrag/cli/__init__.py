@@ -2,25 +2,56 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
-from szrag.cli import (
-    ask_cmds,
-    code_cmds,
-    context_cmds,
-    eval_cmds,
-    index_cmds,
-    mcp_cmds,
-    serve_cmds,
-    tool_cmds,
-)
 from szrag.cli.common import configure_logging
 from szrag.version import __version__
 
+COMMANDS: dict[str, str] = {
+    "index": "index_cmds",
+    "retrieve": "index_cmds",
+    "images": "index_cmds",
+    "stats": "index_cmds",
+    "symbols": "code_cmds",
+    "routes": "code_cmds",
+    "deps": "code_cmds",
+    "dependants": "code_cmds",
+    "env": "code_cmds",
+    "context": "context_cmds",
+    "ask": "ask_cmds",
+    "debug": "ask_cmds",
+    "doctor": "ask_cmds",
+    "commands": "tool_cmds",
+    "run": "tool_cmds",
+    "tool": "tool_cmds",
+    "use-tool": "tool_cmds",
+    "serve": "serve_cmds",
+    "mcp": "mcp_cmds",
+    "eval": "eval_cmds",
+}
+"""Each command and the module (in ``szrag.cli``) that defines it."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs (or help lists
+    it), so ``szrag retrieve`` never loads the answer pipeline, the model client or a server."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in COMMANDS:
+            module = importlib.import_module(f"szrag.cli.{COMMANDS[cmd_name]}")
+            module.register(self)
+            found = super().get_command(ctx, cmd_name)
+        return found
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="szrag")
 @click.option("--debug", is_flag=True, help="Show debug logs and full tracebacks.")
 @click.pass_context
@@ -29,19 +60,6 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     configure_logging(debug)
-
-
-for _module in (
-    index_cmds,
-    code_cmds,
-    context_cmds,
-    ask_cmds,
-    tool_cmds,
-    serve_cmds,
-    mcp_cmds,
-    eval_cmds,
-):
-    _module.register(main)
 
 
 @main.command("help")

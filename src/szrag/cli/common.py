@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from szrag.errors import SzragError
@@ -148,6 +147,8 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 
         yield note
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     started = time.monotonic()
     bar = Progress(
         TextColumn("indexing"),

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from szrag.code import extract, resolve
 from szrag.code.graph import (
     extract_environment_variables,
     find_environment_variable,
@@ -49,6 +48,8 @@ __all__ = [
 
 def analyse_source(path: str, text: str) -> dict[str, Any] | None:
     """The code record of one file, or None when no parser handles it."""
+    from szrag.code import extract  # the parsers load when a file is parsed, not before
+
     record = extract.analyse(path, text)
     return record.to_dict() if record is not None else None
 
@@ -57,4 +58,6 @@ def resolve_edges(
     path: str, record: dict[str, Any], known_paths: Collection[str]
 ) -> list[tuple[str, str]]:
     """(target path, kind) dependency edges of one file; kind is "import" or "path"."""
+    from szrag.code import resolve
+
     return resolve.resolve_edges(path, record, known_paths)

@@ -8,12 +8,9 @@ updates the stored stat, with no re-read of chunks or re-parse.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import logging
-import multiprocessing
-import multiprocessing.context
 import os
 import signal
 import sqlite3
@@ -22,14 +19,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from szrag.code import analyse_source, resolve_edges
+if TYPE_CHECKING:
+    import multiprocessing.context
+
 from szrag.config import RepoConfig, load_repo_config
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index import store
@@ -114,6 +112,9 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
         return Skip(path, f"unreadable ({error.strerror or error})")
     if b"\x00" in data[:_BINARY_PROBE] or b"\x00" in data:
         return Skip(path, "binary (contains NUL bytes)")
+    # imported here: a refresh that finds nothing changed never loads the parsers
+    from szrag.code import analyse_source
+
     text, decode_errors = decode(data)
     chunks = create_chunks(text, path)
     kind = file_type(path)
@@ -148,6 +149,8 @@ def _worker_start(parent: int) -> None:
     """In each parse worker: die with the process that started the pool, even when it is
     killed outright (``kill -9``), so no orphan keeps reading the repository."""
     if sys.platform.startswith("linux"):
+        import ctypes
+
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -167,6 +170,8 @@ def _worker_start(parent: int) -> None:
 def _pool_context() -> multiprocessing.context.BaseContext:
     """fork is fastest, but forking a process that runs other threads (a server with its
     watcher and request threads) can deadlock the children: spawn there."""
+    import multiprocessing
+
     return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
 
 
@@ -177,6 +182,8 @@ def _prepare_many(
     total = len(args)
     workers = min(os.cpu_count() or 1, 4)
     if total >= PARALLEL_THRESHOLD and workers > 1:
+        from concurrent.futures import ProcessPoolExecutor  # only a large change needs a pool
+
         try:
             with ProcessPoolExecutor(
                 max_workers=workers,
@@ -230,6 +237,8 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
             ).fetchone()
             if row:
                 rows.append(row)
+    from szrag.code import resolve_edges
+
     for path, code in rows:
         edges = resolve_edges(path, json.loads(code), known)
         conn.executemany(

@@ -9,11 +9,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
 
 from szrag.config import RepoConfig
 
@@ -37,11 +34,16 @@ class FileStat:
 
 @dataclass(frozen=True, slots=True)
 class CollectedFile:
-    """A file selected for the index: its relative POSIX path and stat."""
+    """A file selected for the index: its relative POSIX path, where it is and its stat."""
 
     path: str
-    absolute: Path
+    location: str  # the path to open; a Path is made only for the files that are read
     stat: FileStat
+
+    @property
+    def absolute(self) -> Path:
+        """Where the file is, as a Path."""
+        return Path(self.location)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,31 +96,39 @@ class _Layer:
         paths: dict[tuple[str, bool], int] = {}
         general: list[tuple[int, re.Pattern[str]]] = []
         for line in lines:
-            pattern = pathspec.GitIgnoreSpec.from_lines([line]).patterns
-            if len(pattern) != 1 or not isinstance(pattern[0], pathspec.RegexPattern):
-                continue
-            regex = pattern[0].regex
-            if pattern[0].include is None or regex is None:
-                continue
-            number = len(ignores)
-            ignores.append(bool(pattern[0].include))
             body = line.strip()
-            body = body[1:] if body.startswith("!") else body
+            if not body or body.startswith("#"):
+                continue  # blank lines and comments hold no pattern
+            include = not body.startswith("!")
+            body = body[1:] if not include else body
             directory_only = body.endswith("/")
             bare = body.rstrip("/")
-            if bare and "/" not in bare and not _WILDCARDS & set(bare):
-                names[(bare, directory_only)] = number
-            elif bare and "/" in bare and not _WILDCARDS & set(bare):
-                paths[(bare.lstrip("/"), directory_only)] = number  # anchored at this layer
+            plain = bool(bare) and not _WILDCARDS & set(bare)
+            if plain and "/" not in bare:
+                names[(bare, directory_only)] = len(ignores)
+            elif plain:
+                paths[(bare.lstrip("/"), directory_only)] = len(ignores)  # anchored at this layer
             elif (
                 not directory_only
                 and bare.startswith("*.")
                 and "/" not in bare
                 and not _WILDCARDS & set(bare[1:])
             ):
-                suffixes[bare[1:]] = number
+                suffixes[bare[1:]] = len(ignores)
             else:
-                general.append((number, re.compile(f"(?:{regex.pattern})$")))
+                # only these need a regular expression: compiling one per line of a generated
+                # ignore file was most of a freshness check's time
+                import pathspec
+
+                pattern = pathspec.GitIgnoreSpec.from_lines([line]).patterns
+                if len(pattern) != 1 or not isinstance(pattern[0], pathspec.RegexPattern):
+                    continue
+                regex = pattern[0].regex
+                if pattern[0].include is None or regex is None:
+                    continue
+                include = bool(pattern[0].include)
+                general.append((len(ignores), re.compile(f"(?:{regex.pattern})$")))
+            ignores.append(include)
         return cls(prefix, tuple(ignores), names, suffixes, paths, tuple(reversed(general)))
 
     def decide(self, local: str) -> bool | None:
@@ -153,13 +163,17 @@ class _IgnoreRules:
     layers: tuple[_Layer, ...] = ()
     configured: _Layer | None = None  # the repository configuration's ignores: always win
 
-    def descend(self, directory: Path, prefix: str) -> _IgnoreRules:
+    def descend(self, directory: str, prefix: str, present: set[str]) -> _IgnoreRules:
+        """These rules and those of the ignore files among ``present`` (the directory's
+        entries: a file not listed is not tried)."""
         lines: list[str] = []
         for name in IGNORE_FILE_NAMES:
-            candidate = directory / name
+            if name not in present:
+                continue
             try:
-                lines.extend(candidate.read_text(encoding="utf-8", errors="replace").splitlines())
-            except OSError:  # missing, a directory, unreadable: no rules from it
+                with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
+                    lines.extend(f.read().splitlines())
+            except OSError:  # a directory, unreadable, just removed: no rules from it
                 continue
         if not lines:
             return self
@@ -187,91 +201,131 @@ def _extension(name: str) -> str:
 def collect(root: Path, config: RepoConfig) -> Collection:
     """Walk ``root`` and sort its files into indexed text, images and deliberate skips."""
     root = root.resolve()
-    profile = config.profile
     base_rules = _IgnoreRules()
     if config.extra_ignores:
         base_rules = _IgnoreRules(configured=_Layer.of("", list(config.extra_ignores)))
     collection = Collection()
     root_stat = root.stat()
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-    for entry_path, relative, result in _walk(
-        root, root, "", base_rules, config, collection, visited
-    ):
-        name = entry_path.name
-        ext = _extension(name)
-        if name in profile.ignored_files:
-            continue
-        if ext in profile.image_extensions:
-            collection.images.append(CollectedFile(relative, entry_path, FileStat.of(result)))
-            continue
-        if ext not in profile.extensions and name not in profile.file_names:
-            continue
-        if name.endswith(".env"):
-            continue
-        if profile.generated_suffixes and name.lower().endswith(profile.generated_suffixes):
-            collection.skipped.append(Skip(relative, "generated or bundled"))
-            continue
-        if result.st_size > config.max_file_bytes:
-            collection.skipped.append(
-                Skip(relative, f"too large ({result.st_size} bytes > {config.max_file_bytes})")
-            )
-            continue
-        collection.files.append(CollectedFile(relative, entry_path, FileStat.of(result)))
+    walk = _Walk(root, config, collection, visited)
+    walk.directory(str(root), "", base_rules, root_stat.st_dev)
     collection.files.sort(key=lambda item: item.path)
     collection.images.sort(key=lambda item: item.path)
     return collection
 
 
-def _walk(
-    root: Path,
-    directory: Path,
-    prefix: str,
-    rules: _IgnoreRules,
-    config: RepoConfig,
-    collection: Collection,
-    visited: set[tuple[int, int]],
-) -> Iterator[tuple[Path, str, os.stat_result]]:
-    profile = config.profile
-    if profile.honour_ignore_files:
-        rules = rules.descend(directory, prefix)
-    try:
-        with os.scandir(directory) as iterator:
-            entries = sorted(iterator, key=lambda item: item.name)
-    except OSError as error:
-        collection.skipped.append(
-            Skip(prefix.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
-        )
-        return
-    for entry in entries:
-        relative = prefix + entry.name
-        absolute = Path(entry.path)
+@dataclass
+class _Walk:
+    """One walk: the cheap decisions first (names and extensions from the listing, then the
+    ignore rules), a stat only for what may be indexed or descended into through a link."""
+
+    root: Path
+    config: RepoConfig
+    collection: Collection
+    visited: set[tuple[int, int]]
+
+    def directory(self, directory: str, prefix: str, rules: _IgnoreRules, device: int) -> None:
+        profile = self.config.profile
         try:
-            is_link = entry.is_symlink()
+            with os.scandir(directory) as iterator:
+                entries = sorted(iterator, key=lambda item: item.name)
+        except OSError as error:
+            self.collection.skipped.append(
+                Skip(prefix.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
+            )
+            return
+        if profile.honour_ignore_files:
+            rules = rules.descend(directory, prefix, {entry.name for entry in entries})
+        judged = bool(rules.layers or rules.configured)
+        for entry in entries:
+            name = entry.name
+            relative = prefix + name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()  # from the listing, unless a link must be followed
+            except OSError as error:
+                self.collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
+                continue
+            if is_dir:
+                if name in profile.ignored_directories:
+                    continue
+                if judged and rules.ignored(relative, True):
+                    continue
+                if profile.detect_virtualenvs and os.path.isfile(
+                    os.path.join(entry.path, "pyvenv.cfg")
+                ):
+                    continue  # a virtualenv, whatever its folder is called
+                self._descend(entry, relative, rules, device, is_link)
+                continue
+            kind = self._kind(name)
+            if kind is None or (judged and rules.ignored(relative, False)):
+                continue
+            self._file(entry, relative, kind, is_link)
+
+    def _descend(
+        self, entry: os.DirEntry[str], relative: str, rules: _IgnoreRules, device: int, link: bool
+    ) -> None:
+        if link:
+            if not _inside(self.root, Path(entry.path)):
+                self.collection.skipped.append(Skip(relative, "symlink points outside the root"))
+                return
+            try:
+                result = os.stat(entry.path)
+            except OSError as error:
+                self.collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
+                return
+            key = (result.st_dev, result.st_ino)
+            device = result.st_dev
+        else:
+            key = (device, entry.inode())  # the listing's inode: no stat for a plain folder
+        if key in self.visited:
+            return
+        self.visited.add(key)
+        self.directory(entry.path, relative + "/", rules, device)
+
+    def _kind(self, name: str) -> str | None:
+        """``image``, ``text`` (a file the profile indexes) or None, from the name alone."""
+        profile = self.config.profile
+        if name in profile.ignored_files:
+            return None
+        ext = _extension(name)
+        if ext in profile.image_extensions:
+            return "image"
+        if ext not in profile.extensions and name not in profile.file_names:
+            return None
+        if name.endswith(".env"):
+            return None
+        return "text"
+
+    def _file(self, entry: os.DirEntry[str], relative: str, kind: str, link: bool) -> None:
+        collection = self.collection
+        try:
             result = os.stat(entry.path)  # follows links: what the link points at
         except FileNotFoundError:
             collection.skipped.append(Skip(relative, "broken symlink"))
-            continue
+            return
         except OSError as error:
             collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
-            continue
-        is_dir = stat.S_ISDIR(result.st_mode)
-        if is_dir and entry.name in profile.ignored_directories:
-            continue
-        if is_dir and profile.detect_virtualenvs and (absolute / "pyvenv.cfg").is_file():
-            continue  # a virtualenv, whatever its folder is called
-        if (rules.layers or rules.configured) and rules.ignored(relative, is_dir):
-            continue
-        if is_link and not _inside(root, absolute):
+            return
+        if link and not _inside(self.root, Path(entry.path)):
             collection.skipped.append(Skip(relative, "symlink points outside the root"))
-            continue
-        if is_dir:
-            key = (result.st_dev, result.st_ino)
-            if key in visited:
-                continue
-            visited.add(key)
-            yield from _walk(root, absolute, relative + "/", rules, config, collection, visited)
-        elif stat.S_ISREG(result.st_mode):
-            yield absolute, relative, result
+            return
+        if not stat.S_ISREG(result.st_mode):
+            return
+        found = CollectedFile(relative, entry.path, FileStat.of(result))
+        if kind == "image":
+            collection.images.append(found)
+            return
+        profile = self.config.profile
+        if profile.generated_suffixes and relative.lower().endswith(profile.generated_suffixes):
+            collection.skipped.append(Skip(relative, "generated or bundled"))
+            return
+        if result.st_size > self.config.max_file_bytes:
+            collection.skipped.append(
+                Skip(relative, f"too large ({result.st_size} bytes > {self.config.max_file_bytes})")
+            )
+            return
+        collection.files.append(found)
 
 
 def _inside(root: Path, path: Path) -> bool:

@@ -7,29 +7,40 @@ analysis in ``rank/words.py`` and its file kinds in ``rank/kinds.py``.
 
 from __future__ import annotations
 
+import importlib
+
 from szrag.config import RANKER_NAMES
 from szrag.errors import ConfigError
 from szrag.index import Index
-from szrag.rank.bm25 import Bm25Ranker
 from szrag.rank.model import Query, RankedChunk, Ranker
-from szrag.rank.spec import SpecRanker
 
-RANKERS: dict[str, Ranker] = {"spec": SpecRanker(), "bm25": Bm25Ranker()}
-assert tuple(RANKERS) == RANKER_NAMES  # the configuration's vocabulary is the registry's
+# Each ranker's module and class, imported when first named: the spec ranker brings numpy,
+# which a one-shot question ranked by bm25 does not need.
+_HOMES: dict[str, tuple[str, str]] = {
+    "spec": ("szrag.rank.spec", "SpecRanker"),
+    "bm25": ("szrag.rank.bm25", "Bm25Ranker"),
+}
+assert tuple(_HOMES) == RANKER_NAMES  # the configuration's vocabulary is the registry's
+RANKERS = RANKER_NAMES
+_made: dict[str, Ranker] = {}
 
 
 def ranker_named(name: str) -> Ranker:
     """The ranker registered as ``name``; an unknown name is a ConfigError."""
-    ranker = RANKERS.get(name)
+    ranker = _made.get(name)
     if ranker is None:
-        raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(RANKERS)}")
+        home = _HOMES.get(name)
+        if home is None:
+            raise ConfigError(f"unknown ranker {name!r}: choose one of {', '.join(RANKERS)}")
+        module, cls = home
+        ranker = _made.setdefault(name, getattr(importlib.import_module(module), cls)())
     return ranker
 
 
 def warm(index: Index) -> None:
     """Build every ranker's per-generation views (after a refresh, before the next question)."""
-    for ranker in RANKERS.values():
-        ranker.warm(index)
+    for name in RANKERS:
+        ranker_named(name).warm(index)
 
 
 __all__ = ["RANKERS", "Query", "RankedChunk", "Ranker", "ranker_named", "warm"]

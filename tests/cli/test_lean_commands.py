@@ -1,0 +1,54 @@
+"""A command loads only what it uses: a one-shot question pays for no model client, server,
+numpy or parser when its index is current."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from szrag.cli import COMMANDS, main
+
+HEAVY = ("numpy", "httpx", "fastapi", "uvicorn", "mcp", "tree_sitter", "szrag.answer", "slack_bolt")
+
+PROBE = """
+import json, sys
+from szrag.cli import run
+try:
+    run(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _modules_after(arguments: list[str]) -> tuple[str, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, check=True
+    )
+    return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def test_a_question_on_a_current_index_loads_no_heavy_module(tmp_path: Path) -> None:
+    (tmp_path / "server.py").write_text("def refresh_cache():\n    return 'ok'\n", "utf-8")
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    for command in (["retrieve", "--json"], ["symbols"]):
+        out, loaded = _modules_after([*command, "--root", str(tmp_path), "refresh", "cache"])
+        assert "server.py" in out
+        heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name in HEAVY)
+        assert heavy == [], command
+
+
+def test_every_command_lives_where_the_table_says() -> None:
+    defined: dict[str, str] = {}
+    for module_name in sorted(set(COMMANDS.values())):
+        group = click.Group()
+        importlib.import_module(f"szrag.cli.{module_name}").register(group)
+        defined.update(dict.fromkeys(group.commands, module_name))
+    assert defined == COMMANDS
+    context = click.Context(main)
+    assert set(COMMANDS) | {"help"} == set(main.list_commands(context))
