@@ -1,0 +1,278 @@
+"""The speed figures on the mixed corpus, for this checkout beside a baseline revision, with
+the floor of each on this machine.
+
+    python benchmarks/bench_mixed.py [--baseline REV] [--rounds 3] [--mirrors DIR]
+
+Figures: cold build (wall, CPU of all processes, largest process's peak memory), refresh with
+nothing changed and with one file changed, a one-shot ``szrag retrieve`` (process start to
+printed result, median over five questions), the warm server's ``/api/ask`` without a model
+and its time to the first token with a scripted provider that answers at once, and the index
+on disk. Floors: reading every file, a stat of every file, ``python -c pass``.
+
+Each version runs from its own source tree (the baseline in a git worktree under
+``benchmarks/.work``) on its own copy of the corpus, so neither reads the other's index;
+one-shot and refresh runs alternate between the versions, round by round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.mixed_corpus import DEFAULT_MIRRORS, WORK, build
+from szrag.llm.testing import ScriptedProvider, serve, text_reply
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+QUESTIONS = (
+    "how does pytest collect test modules from a directory",
+    "where are redirects followed when sending a request",
+    "how are route parameters parsed in the router",
+    "how is the search index written for the html builder",
+    "how are command line options parsed into parameters",
+)
+CHANGED_FILE = "click/src/click/core.py"
+SERVER_SCRIPT = """
+import sys, uvicorn
+from szrag.server import RateLimit, ServerSettings, create_app
+settings = ServerSettings(watch=False, ask_rate=RateLimit(0, 0), read_rate=RateLimit(0, 0))
+app = create_app(sys.argv[1], settings=settings)
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
+"""
+MEASURED = """
+import resource, subprocess, sys, time, json
+started = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                  "maxrss_kib": usage.ru_maxrss, "code": done.returncode}))
+"""
+
+
+@dataclass
+class Version:
+    """One source tree of szrag and the corpus copy it reads."""
+
+    label: str
+    source: Path
+    corpus: Path
+    figures: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        environ = {
+            key: value for key, value in os.environ.items() if not key.startswith(("AI_", "SZRAG_"))
+        }
+        environ["PYTHONPATH"] = str(self.source)
+        environ["SZRAG_AUDIT_LOG"] = "off"
+        return environ
+
+    def record(self, name: str, value: float) -> None:
+        self.figures.setdefault(name, []).append(value)
+
+    def szrag(self, *arguments: str) -> dict[str, float]:
+        """Run ``szrag ARGUMENTS`` on the corpus: wall and CPU seconds, peak KiB."""
+        command = [sys.executable, "-c", MEASURED, sys.executable, "-m", "szrag", *arguments]
+        done = subprocess.run(
+            command, env=self.environment, capture_output=True, text=True, check=True
+        )
+        measured: dict[str, float] = json.loads(done.stdout)
+        if measured["code"] != 0:
+            raise RuntimeError(f"{self.label}: szrag {' '.join(arguments)} failed")
+        return measured
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _corpus_files(root: Path) -> Iterator[Path]:
+    for directory, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name not in (".git", ".rag")]
+        for name in files:
+            yield Path(directory, name)
+
+
+def floors(root: Path) -> dict[str, float]:
+    """What no implementation can beat on this machine."""
+    started = time.perf_counter()
+    for path in _corpus_files(root):
+        path.read_bytes()
+    read = time.perf_counter() - started
+    started = time.perf_counter()
+    for path in _corpus_files(root):
+        os.stat(path)
+    stat = time.perf_counter() - started
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    python = time.perf_counter() - started
+    corpus = sum(path.stat().st_size for path in _corpus_files(root))
+    return {"read": read, "stat": stat, "python": python, "corpus_mb": corpus / 1e6}
+
+
+def baseline_source(revision: str) -> Path:
+    """The baseline's source tree, checked out once under benchmarks/.work."""
+    tree = WORK / f"baseline-{revision}"
+    if not tree.exists():
+        subprocess.run(
+            ["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(tree), revision],
+            check=True,
+            capture_output=True,
+        )
+    return tree / "src"
+
+
+def index_bytes(root: Path) -> int:
+    return sum(path.stat().st_size for path in (root / ".rag").glob("index.db*"))
+
+
+@contextmanager
+def server(version: Version, provider_url: str) -> Iterator[str]:
+    port = _free_port()
+    environ = {**version.environment, "AI_URL": provider_url, "AI_API_KEY": "b", "AI_MODEL": "b"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT, str(version.corpus), str(port)], env=environ
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{version.label}: the server did not start")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def measure_server(version: Version, provider: ScriptedProvider, url: str, rounds: int) -> None:
+    with server(version, url) as base, httpx.Client(base_url=base, timeout=60) as client:
+        for question in QUESTIONS:  # warm-up: the first question builds the shared views
+            client.post("/api/ask", json={"question": question, "withAi": False})
+        for _ in range(rounds * 4):
+            for question in QUESTIONS:
+                started = time.perf_counter()
+                response = client.post("/api/ask", json={"question": question, "withAi": False})
+                version.record("warm ask", time.perf_counter() - started)
+                response.raise_for_status()
+        for _ in range(rounds * 2):
+            for question in QUESTIONS:
+                provider.script(text_reply("The answer. " * 20, pieces=8))
+                started = time.perf_counter()
+                with client.stream(
+                    "POST",
+                    "/api/ask",
+                    json={"question": question},
+                    headers={"Accept": "text/event-stream"},
+                ) as response:
+                    for line in response.iter_lines():
+                        if line == "event: token":
+                            version.record("first token", time.perf_counter() - started)
+                            break
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default=None, help="a git revision to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    args = parser.parse_args()
+
+    versions = [Version("current", REPOSITORY / "src", build(WORK / "mixed", args.mirrors))]
+    if args.baseline:
+        copy = build(WORK / "mixed-baseline", args.mirrors)
+        versions.insert(
+            0, Version(f"baseline {args.baseline}", baseline_source(args.baseline), copy)
+        )
+    floor = floors(versions[-1].corpus)
+
+    for version in versions:  # one cold build each: the machine has two cores for both
+        shutil.rmtree(version.corpus / ".rag", ignore_errors=True)
+        built = version.szrag("index", "--root", str(version.corpus))
+        version.record("cold build", built["wall"])
+        version.record("cold build cpu", built["cpu"])
+        version.record("cold build peak MiB", built["maxrss_kib"] / 1024)
+        version.record("index MB", index_bytes(version.corpus) / 1e6)
+
+    for round_number in range(args.rounds):
+        for version in versions:
+            root = str(version.corpus)
+            version.record("refresh unchanged", version.szrag("index", "--root", root)["wall"])
+            target = version.corpus / CHANGED_FILE
+            original = target.read_bytes()
+            target.write_bytes(original + f"\n# touched {round_number}\n".encode())
+            version.record("refresh one changed", version.szrag("index", "--root", root)["wall"])
+            target.write_bytes(original)
+            version.szrag("index", "--root", root)
+            for question in QUESTIONS:
+                shot = version.szrag("retrieve", "--root", root, "--json", question)
+                version.record("one-shot retrieve", shot["wall"])
+
+    provider = ScriptedProvider()
+    with serve(provider) as url:
+        for version in versions:
+            measure_server(version, provider, url, args.rounds)
+
+    files = sum(1 for _ in _corpus_files(versions[-1].corpus))
+    print(f"mixed corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores")
+    header = f"{'figure':28}" + "".join(f"{version.label:>22}" for version in versions)
+    print(header + f"{'floor':>16}")
+    rows = (
+        ("cold build", "s", f"read all {floor['read']:.2f} s"),
+        ("cold build cpu", "s", ""),
+        ("cold build peak MiB", "MiB", ""),
+        ("refresh unchanged", "s", f"stat all {floor['stat']:.2f} s"),
+        ("refresh one changed", "s", ""),
+        ("one-shot retrieve", "s", f"python {floor['python']:.3f} s"),
+        ("warm ask", "ms", ""),
+        ("first token", "ms", ""),
+        ("index MB", "MB", f"corpus {floor['corpus_mb']:.0f} MB"),
+    )
+    for name, unit, floor_text in rows:
+        cells = []
+        for version in versions:
+            values = version.figures.get(name, [])
+            if not values:
+                cells.append(f"{'-':>22}")
+                continue
+            scale = 1000 if unit == "ms" else 1
+            middle = statistics.median(values) * scale
+            if len(values) > 4:
+                cells.append(
+                    f"{middle:9.3g} (p95 {_percentile(values, 0.95) * scale:6.3g}) {unit:>3}"
+                )
+            else:
+                cells.append(f"{middle:18.3g} {unit:>3}")
+        print(f"{name:28}" + "".join(f"{cell:>22}" for cell in cells) + f"{floor_text:>16}")
+
+
+if __name__ == "__main__":
+    main()
