@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from szrag.memo import TextMemo
+
 MARKER = "[REDACTED:{kind}]"
 _MARKER_PREFIX = "[REDACTED:"
 
@@ -386,6 +388,10 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
     """``text`` with every secret replaced by ``[REDACTED:kind]``, and what was replaced.
 
     ``path``, the file the text comes from, tells configuration from code (see the module)."""
+    return _REMEMBERED(text, path)
+
+
+def _redact(text: str, path: str | None) -> Redaction:
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
     for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
@@ -393,6 +399,14 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
     if ":" in text:
         text = _redact_yaml_blocks(text, found)
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
+
+
+# Redaction is a pure function of the text and its path, and the same chunks are packed for
+# question after question: a long-running process redacts each one once.
+REMEMBERED_CHARS = 16_000_000
+_REMEMBERED: TextMemo[Redaction] = TextMemo(
+    _redact, max_chars=REMEMBERED_CHARS, size=lambda redaction: len(redaction.text)
+)
 
 
 def redact(text: str, *, path: str | None = None) -> str:

@@ -17,7 +17,7 @@ from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
 from szrag.rank import Query, ranker_named
 from szrag.redact import redact
-from szrag.text import tokens
+from szrag.text import path_tokens, tokens
 
 DEFAULT_LIMIT = 8
 DEFAULT_IMAGE_LIMIT = 6
@@ -37,6 +37,10 @@ IMAGE_ALIASES: tuple[tuple[str, str], ...] = (
     ("github", "g"),
     ("actions", "act"),
 )
+
+_ALIASES_OF: dict[str, tuple[str, ...]] = {}
+for _asked, _alias in IMAGE_ALIASES:
+    _ALIASES_OF[_asked] = (*_ALIASES_OF.get(_asked, ()), _alias)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +151,12 @@ def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
 
 def image_score(question_tokens: frozenset[str], image_path: str) -> int:
     """+10 per question token in the image path, else +6 when an alias of it is."""
-    path_tokens = tokens(image_path)
+    in_path = path_tokens(image_path)
     score = 0
     for token in question_tokens:
-        if token in path_tokens:
+        if token in in_path:
             score += IMAGE_TOKEN
-        elif any(token == asked and alias in path_tokens for asked, alias in IMAGE_ALIASES):
+        elif any(alias in in_path for alias in _ALIASES_OF.get(token, ())):
             score += IMAGE_ALIAS
     return score
 

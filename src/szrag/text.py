@@ -5,6 +5,7 @@ Pure functions, no I/O. The rules follow the original service so that scores are
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -162,6 +163,12 @@ def tokens(value: str) -> set[str]:
     """Unique lowercase alphanumeric tokens of two or more characters, camelCase split."""
     spaced = _CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()
     return set(_TOKEN.findall(_SEPARATORS.sub(" ", spaced)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def path_tokens(path: str) -> frozenset[str]:
+    """The tokens of a repository path, remembered: every question scores every path."""
+    return frozenset(tokens(path))
 
 
 def words(value: str) -> list[str]:

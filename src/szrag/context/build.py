@@ -8,6 +8,7 @@ code entry: its structure, plus the source lines of the symbols that matched.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, 
 from szrag.index import Index
 from szrag.index.store import StoredChunk, StoredFile
 from szrag.retrieve import Source, require_question
-from szrag.text import CODE_TYPES, tokens
+from szrag.text import CODE_TYPES, path_tokens, tokens
 
 RETRIEVED_BASE_SCORE = 1000
 PATH_TOKEN_SCORE = 30
@@ -55,14 +56,19 @@ def retrieved_score(source: Source) -> int:
 
 def mentions_path(question: str, path: str) -> bool:
     """True when the question names the file's repository path (any case, either slash)."""
-    return path.lower() in question.lower().replace("\\", "/")
+    return path.lower() in _as_paths(question)
+
+
+@functools.lru_cache(maxsize=64)
+def _as_paths(question: str) -> str:
+    return question.lower().replace("\\", "/")
 
 
 def candidate_score(
     question: str, query_tokens: frozenset[str], path: str, file_tokens: frozenset[str]
 ) -> int:
     """30 per question token in the path, 2 per token in the file, 150 for naming the path."""
-    score = PATH_TOKEN_SCORE * len(query_tokens & tokens(path))
+    score = PATH_TOKEN_SCORE * len(query_tokens & path_tokens(path))
     score += FILE_TOKEN_SCORE * len(query_tokens & file_tokens)
     if mentions_path(question, path):
         score += PATH_MENTION_SCORE

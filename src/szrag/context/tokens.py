@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from szrag.errors import ConfigError
+from szrag.memo import TextMemo
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +104,20 @@ def _brief(error: Exception) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
-    """An exact counter over a tiktoken ``Encoding`` (special-token text counts as text)."""
+REMEMBERED_CHARS = 16_000_000
 
-    def count(text: str) -> int:
+
+def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
+    """An exact counter over a tiktoken ``Encoding`` (special-token text counts as text).
+
+    Counts are remembered: the same chunks are counted for question after question in a
+    long-running process."""
+
+    def encoded(text: str) -> int:
         return len(encoding.encode(text, disallowed_special=()))
 
-    return TokenCounter(name or str(encoding.name), count, exact=True)
+    remembered = TextMemo(encoded, max_chars=REMEMBERED_CHARS, size=lambda count: 0)
+    return TokenCounter(name or str(encoding.name), remembered, exact=True)
 
 
 @functools.cache
