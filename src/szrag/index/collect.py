@@ -64,6 +64,7 @@ class Collection:
 
 
 _WILDCARDS = frozenset("*?[]\\!")
+_UNNAMED = re.compile(r"\(\?P<\w+>")  # named groups, which may not repeat in one pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class _Layer:
     suffixes: dict[str, int]  # ".pyc" -> last pattern index of ``*.pyc``
     paths: dict[tuple[str, bool], int]  # ("docs/build", directory-only) -> last pattern index
     general: tuple[tuple[int, re.Pattern[str]], ...]  # the rest, end-anchored, last first
+    any_general: re.Pattern[str] | None  # all of them in one: most paths match none
 
     @classmethod
     def of(cls, prefix: str, lines: list[str]) -> _Layer:
@@ -129,7 +131,11 @@ class _Layer:
                 include = bool(pattern[0].include)
                 general.append((len(ignores), re.compile(f"(?:{regex.pattern})$")))
             ignores.append(include)
-        return cls(prefix, tuple(ignores), names, suffixes, paths, tuple(reversed(general)))
+        joined = "|".join(_UNNAMED.sub("(?:", regex.pattern) for _, regex in general)
+        any_general = re.compile(joined) if general else None
+        return cls(
+            prefix, tuple(ignores), names, suffixes, paths, tuple(reversed(general)), any_general
+        )
 
     def decide(self, local: str) -> bool | None:
         """True: ignored, False: re-included, None: no pattern of this layer matches."""
@@ -147,12 +153,17 @@ class _Layer:
             while dot != -1:
                 best = max(best, self.suffixes.get(name[dot:], -1))
                 dot = name.find(".", dot + 1)
-        for number, regex in self.general:  # last first: stop at the first match
-            if number <= best:
-                break
-            if regex.search(local) is not None:
-                best = number
-                break
+        if (
+            self.any_general is not None
+            and best < self.general[0][0]
+            and self.any_general.search(local) is not None
+        ):
+            for number, regex in self.general:  # last first: stop at the first match
+                if number <= best:
+                    break
+                if regex.search(local) is not None:
+                    best = number
+                    break
         return self.ignores[best] if best >= 0 else None
 
 
