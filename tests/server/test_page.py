@@ -6,9 +6,11 @@ WebDriver client below (plain JSON over HTTP with httpx): no browser is ever dow
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -244,13 +246,14 @@ ANSWER = (
 # Records every distinct text of the answer element while it streams.
 WATCH_ANSWER = """
 window.answerStates = [];
-const answer = document.getElementById('answer');
+const thread = document.getElementById('thread');
 new MutationObserver(() => {
-  const text = answer.textContent;
+  const answer = thread.querySelector('.turn:last-child .answer');
+  const text = answer ? answer.textContent : '';
   if (text && window.answerStates[window.answerStates.length - 1] !== text) {
     window.answerStates.push(text);
   }
-}).observe(answer, {childList: true, subtree: true, characterData: true});
+}).observe(thread, {childList: true, subtree: true, characterData: true});
 """
 
 
@@ -290,41 +293,52 @@ def test_a_question_streams_the_answer_sources_images_and_activities(
 
     ask(browser, base, watch=True)
 
-    browser.wait(lambda: "Tokens:" in browser.find("#usage").text, what="the usage line")
-    html = browser.script("return document.getElementById('answer').innerHTML")
+    browser.wait(
+        lambda: "Tokens:" in browser.find("#thread .turn:last-child .usage").text,
+        what="the usage line",
+    )
+    html = browser.script(
+        "return document.querySelector('#thread .turn:last-child .answer').innerHTML"
+    )
     assert "<h2>Token bucket</h2>" in html and "<strong>ten</strong>" in html
     assert "<code>takeToken()</code>" in html
     assert "&lt;script&gt;" in html and browser.script("return window.injected === undefined")
     states = browser.script("return window.answerStates")
     assert len(states) >= 3, f"the answer did not stream: {states}"
-    assert browser.find("#usage").text.startswith("Tokens: 321 in · 45 out · 366 total")
+    assert browser.find("#thread .turn:last-child .usage").text.startswith(
+        "Tokens: 321 in · 45 out · 366 total"
+    )
 
-    sources = browser.find_all("#sources li")
+    sources = browser.find_all("#thread .turn:last-child .sources li")
     labels = [item.text for item in sources]
     assert labels and labels[0].startswith("docs/architecture.md:1-5")
-    snippet = browser.find("#sources li pre")
+    snippet = browser.find("#thread .turn:last-child .sources li pre")
     assert not snippet.text  # collapsed until opened
-    browser.find("#sources li summary").click()
-    assert "pass the rate limiter" in browser.find("#sources li pre").text
+    browser.find("#thread .turn:last-child .sources li summary").click()
+    assert "pass the rate limiter" in browser.find("#thread .turn:last-child .sources li pre").text
 
-    rows = browser.find_all("#activities li")
+    browser.find("#thread .turn:last-child .activity-section summary").click()
+    rows = browser.find_all("#thread .turn:last-child .activities li")
     stages = [row.attribute("data-stage") for row in rows]
     assert stages[0] == "retrieval" and "context" in stages
     assert rows[0].text.startswith("+0 ms")
     assert all(row.text.startswith("+") for row in rows)
     durations = browser.script(
-        "return [...document.querySelectorAll('#activities .duration')].map(e => e.textContent)"
+        "return [...document.querySelectorAll('#thread .turn:last-child .activities .duration')].map(e => e.textContent)"
     )
     assert any(duration.endswith("ms") or duration.endswith(" s") for duration in durations)
 
     image_ok = browser.wait(
         lambda: browser.script(
-            "const img = document.querySelector('#images img'); return img && img.complete && img.naturalWidth > 0"
+            "const img = document.querySelector('#thread .turn:last-child .images img'); return img && img.complete && img.naturalWidth > 0"
         ),
         what="the image thumbnail",
     )
     assert image_ok
-    assert "docs/diagrams/architecture-diagram.png" in browser.find("#images figcaption").text
+    assert (
+        "docs/diagrams/architecture-diagram.png"
+        in browser.find("#thread .turn:last-child .images figcaption").text
+    )
     assert notice(browser) == ("", "")
 
 
@@ -335,11 +349,21 @@ def test_no_key_and_rate_limit_states_are_shown(
         answer_settings=Settings(ai_api_key=None), ask_rate=RateLimit(per_minute=1, burst=1)
     )
 
-    ask(browser, base)
-    browser.wait(lambda: notice(browser)[0] == "warn", what="the no-key notice")
-    assert "No model key is configured" in notice(browser)[1]
-    assert "No model is configured" in browser.find("#answer").text
-    assert browser.find_all("#sources li")
+    browser.open(f"{base}/")
+    state = browser.wait(
+        lambda: browser.script("return document.getElementById('model-state').dataset.model"),
+        what="the model state in the header",
+    )
+    assert state == "missing"
+    assert "No model is configured" in browser.find("#model-state").text
+    assert browser.script("return document.getElementById('with-ai').checked") is False
+    assert browser.script("return document.getElementById('with-ai').disabled") is True
+    field = browser.find("#question")
+    field.send_keys(QUESTION)
+    browser.find("#ask").click()
+    browser.wait(lambda: notice(browser)[0] == "info", what="the retrieval-only notice")
+    assert "without the model" in notice(browser)[1]
+    assert browser.find_all("#thread .turn:last-child .sources li")
 
     ask(browser, base)
     browser.wait(lambda: notice(browser)[0] == "ratelimit", what="the rate-limit notice")
@@ -358,10 +382,13 @@ def test_a_token_is_asked_for_and_used(browser: Session, start_server: StartServ
 
     browser.find("#token").send_keys("page-token")
     browser.find("#ask").click()
-    browser.wait(lambda: browser.find_all("#sources li"), what="sources after the token")
+    browser.wait(
+        lambda: browser.find_all("#thread .turn:last-child .sources li"),
+        what="sources after the token",
+    )
     image = browser.wait(
         lambda: browser.script(
-            "const img = document.querySelector('#images img'); "
+            "const img = document.querySelector('#thread .turn:last-child .images img'); "
             "return img && img.complete && img.naturalWidth > 0 && img.src"
         ),
         what="an image loaded with the token",
@@ -394,3 +421,127 @@ def test_the_page_logs_no_script_errors(browser: Session, server: str) -> None:
 
     severe = [entry for entry in browser.logs() if entry.get("level") == "SEVERE"]
     assert severe == []
+
+
+# The page as a product: widths, citations, highlighted sources, the header ------------------
+
+ARTIFACTS = Path(os.environ.get("SZRAG_TEST_ARTIFACTS", Path(__file__).parents[2] / ".artifacts"))
+CITING_ANSWER = (
+    "The bucket is refilled in `src/gateway.js:6-15` and explained in [the docs]"
+    "(docs/architecture.md); see also docs/architecture.md:1-4, `__init__.py` and "
+    "[the changelog](CHANGELOG.md).\n\n```js\nconst veryLongLineThatWouldOverflowANarrowScreen"
+    " = takeToken(request.ip) && anotherCallWithALongName(request.headers['x-client-id']);\n```"
+)
+# Every element's right edge, outside the boxes that scroll on their own (code, tables).
+OVERFLOWING = """
+const width = document.documentElement.clientWidth;
+const scrolls = (element) => {
+  for (let node = element.parentElement; node; node = node.parentElement) {
+    const style = getComputedStyle(node);
+    if (['auto', 'scroll', 'hidden'].includes(style.overflowX) && node.scrollWidth > node.clientWidth) return true;
+  }
+  return false;
+};
+const wide = [...document.querySelectorAll('body *')].filter((element) => {
+  const box = element.getBoundingClientRect();
+  return box.width > 0 && box.right > width + 1 && !scrolls(element);
+}).map((element) => element.tagName + '.' + element.className);
+return {scrollWidth: document.documentElement.scrollWidth, width: width, wide: wide};
+"""
+
+
+def set_width(browser: Session, width: int) -> None:
+    browser.command("POST", "/window/rect", {"width": width, "height": 900})
+
+
+def screenshot(browser: Session, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    target = ARTIFACTS / name
+    target.write_bytes(base64.b64decode(browser.command("GET", "/screenshot")))
+    return target
+
+
+def ask_with_keyboard(browser: Session, question: str) -> None:
+    field = browser.find("#question")
+    field.clear()
+    field.send_keys(question + "\ue009\ue007\ue000")  # Ctrl+Enter, then release Ctrl
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_page_fits_its_width_links_citations_and_highlights_sources(
+    browser: Session,
+    start_server: StartServer,
+    provider: ScriptedProvider,
+    web_repo: Path,
+    width: int,
+) -> None:
+    base = start_server(repo_url="https://git.example/acme/web/blob/main")
+    set_width(browser, width)
+    try:
+        browser.open(f"{base}/")
+        browser.wait(
+            lambda: browser.script("return document.getElementById('model-state').dataset.model"),
+            what="the header",
+        )
+        assert web_repo.name in browser.find("#repository").text
+        assert "Answers are written by" in browser.find("#model-state").text
+
+        provider.script(text_reply(CITING_ANSWER, pieces=4))
+        ask_with_keyboard(browser, QUESTION)  # submitted from the keyboard
+        turn = "#thread .turn:last-child"
+        browser.wait(
+            lambda: browser.script(
+                f"return document.querySelectorAll('{turn} .sources li').length"
+            ),
+            what="the sources",
+        )
+        citations = browser.script(
+            f"return [...document.querySelectorAll('{turn} .answer a.citation')]"
+            ".map(a => [a.textContent, a.getAttribute('href')])"
+        )
+        cited = {text: href for text, href in citations}
+        assert "src/gateway.js:6-15" in cited and "docs/architecture.md:1-4" in cited
+        assert "the docs" in cited  # a relative link to a source goes to that source
+        links = browser.script(
+            f"return [...document.querySelectorAll('{turn} .answer a:not(.citation)')]"
+            ".map(a => a.href)"
+        )
+        assert links == ["https://git.example/acme/web/blob/main/CHANGELOG.md"]
+        html = browser.script(f"return document.querySelector('{turn} .answer').innerHTML")
+        assert "__init__.py" in html and "<strong>init</strong>" not in html
+
+        overflow = browser.script(OVERFLOWING)
+        assert overflow["scrollWidth"] <= overflow["width"], overflow
+        assert overflow["wide"] == [], overflow
+        shot = screenshot(browser, f"page-{width}.png")
+        assert shot.stat().st_size > 10_000
+
+        target = cited["src/gateway.js:6-15"]
+        browser.find(f'{turn} .answer a.citation[href="{target}"]').click()
+        item = target.lstrip("#")
+        browser.wait(
+            lambda: browser.script(
+                f"return document.querySelector('#{item} .source-body').dataset.highlighted === 'done'"
+            ),
+            what="the cited source opened and highlighted",
+        )
+        lines = browser.script(
+            f"return [...document.querySelectorAll('#{item} .line')].map(l => "
+            "[l.querySelector('.number').textContent, l.querySelectorAll('.content span').length])"
+        )
+        assert lines[0][0] == "1" and any(spans > 0 for _, spans in lines)
+        marked = browser.script(
+            f"return [...document.querySelectorAll('#{item} .line.marked .number')]"
+            ".map(n => Number(n.textContent))"
+        )
+        assert marked == list(range(6, 16))  # the cited lines
+        view = browser.script(f"return document.querySelector('#{item} a.browse').href")
+        assert re.fullmatch(
+            r"https://git\.example/acme/web/blob/main/src/gateway\.js#L1-L\d+", view
+        )
+        assert browser.find_all(f"{turn} .code-box button.copy")
+        overflow = browser.script(OVERFLOWING)
+        assert overflow["wide"] == [], overflow
+        screenshot(browser, f"page-{width}-source-open.png")
+    finally:
+        set_width(browser, 1200)

@@ -70,10 +70,13 @@ def problems(
 
 def json_commands() -> dict[str, click.Command]:
     assert isinstance(main, click.Group)
+    context = click.Context(main)
+    every = {name: main.get_command(context, name) for name in main.list_commands(context)}
     return {
         name: command
-        for name, command in main.commands.items()
-        if any(
+        for name, command in every.items()
+        if command is not None
+        and any(
             "--json" in option.opts for option in command.params if isinstance(option, click.Option)
         )
     }

@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 
-from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, Response
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
+from szrag.public import public
+from szrag.redact import redact
 from szrag.server.api import reader
 from szrag.server.errors import ApiError
+from szrag.server.highlight import highlight_lines, language, style_sheet
 from szrag.server.images import CONTENT_TYPES, content_type
 from szrag.server.state import server_state
 
@@ -51,6 +54,8 @@ def load_assets() -> dict[str, Asset]:
 
 
 ASSETS = load_assets()
+ASSETS["highlight.css"] = Asset(style_sheet().encode(), _MEDIA_TYPES[".css"])
+MAX_SOURCE_LINES = 2000
 
 
 class ImagePathConvertor(Convertor[str]):
@@ -84,6 +89,44 @@ def _asset_response(name: str) -> Response:
 async def index_page() -> Response:
     """The question page."""
     return _asset_response("index.html")
+
+
+@router.get(ASSET_PREFIX + "info", include_in_schema=False)
+async def page_info(request: Request) -> Response:
+    """What the page says before the first question: the repository, whether a model is
+    configured (and which), the repository browser's address and whether live tools are on."""
+    reader(request)
+    state = server_state(request)
+    host = state.service.host
+    settings = host.settings
+    info = {
+        "repository": host.root.name,
+        "model": {"configured": settings.has_key, "name": settings.ai_model},
+        "repoUrl": state.settings.repo_url,
+        "liveTools": host.live_tools,
+    }
+    return JSONResponse({"ok": True, "data": public(info)}, headers={"Cache-Control": "no-cache"})
+
+
+@router.get(ASSET_PREFIX + "source", include_in_schema=False)
+async def source_lines(
+    request: Request,
+    path: str = Query(max_length=1000),
+    start: int = Query(ge=1),
+    end: int = Query(ge=1),
+) -> Response:
+    """The indexed lines ``start``-``end`` of ``path`` (a source an answer cited), redacted
+    and highlighted line by line."""
+    reader(request)
+    index = server_state(request).service.index
+    chunk = next(
+        (item for item in index.chunks(path) if item.start == start and item.end == end), None
+    )
+    if chunk is None:
+        raise ApiError(404, "not_found", f"no indexed source {path}:{start}-{end}")
+    lines = highlight_lines(redact(chunk.text, path=path), path)[:MAX_SOURCE_LINES]
+    data = {"path": path, "start": start, "end": end, "language": language(path), "lines": lines}
+    return JSONResponse({"ok": True, "data": data}, headers={"Cache-Control": "no-cache"})
 
 
 @router.get(ASSET_PREFIX + "{name}", include_in_schema=False)

@@ -1,10 +1,13 @@
-// The szrag page: posts the question to /api/ask, reads the server-sent events as they arrive and
-// renders the answer (Markdown), sources, images, the activity timeline and token usage.
+// The szrag page: a conversation of questions and answers. Each question is posted to /api/ask
+// (with the conversation's id once the server gave one), the server-sent events are read as
+// they arrive, and the turn shows the answer (Markdown, citations linked to their sources), the
+// sources (numbered, highlighted lines), images, the activity timeline and token usage.
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const TOKEN_KEY = "szrag.token";
+  const LOCATION = /([A-Za-z0-9_@.\-][A-Za-z0-9_@.\-/]*\.[A-Za-z0-9]+)(?::(\d+)(?:-(\d+))?)?/g;
 
   const els = {
     form: $("ask-form"),
@@ -12,29 +15,26 @@
     withAi: $("with-ai"),
     ask: $("ask"),
     stop: $("stop"),
+    fresh: $("new-conversation"),
     token: $("token"),
     tokenBox: $("token-box"),
     notice: $("notice"),
-    answerSection: $("answer-section"),
-    answer: $("answer"),
-    usage: $("usage"),
-    sourcesSection: $("sources-section"),
-    sources: $("sources"),
-    imagesSection: $("images-section"),
-    images: $("images"),
-    activitySection: $("activity-section"),
-    activities: $("activities"),
+    thread: $("thread"),
+    template: $("turn-template"),
+    repository: $("repository"),
+    modelState: $("model-state"),
   };
 
   let controller = null;
-  let answerText = "";
-  let renderPending = false;
-  let blobUrls = [];
-  let activityStart = null;
-  const activityRows = new Map();
+  let conversationId = null;
+  let info = { repoUrl: null, model: { configured: true } };
+  let turnCount = 0;
 
   els.token.value = localStorage.getItem(TOKEN_KEY) || "";
-  els.token.addEventListener("change", () => localStorage.setItem(TOKEN_KEY, els.token.value.trim()));
+  els.token.addEventListener("change", () => {
+    localStorage.setItem(TOKEN_KEY, els.token.value.trim());
+    loadInfo();
+  });
 
   function authHeaders() {
     const token = els.token.value.trim();
@@ -46,6 +46,7 @@
       els.notice.hidden = true;
       els.notice.textContent = "";
       els.notice.className = "";
+      els.notice.dataset.kind = "";
       return;
     }
     els.notice.hidden = false;
@@ -54,44 +55,398 @@
     els.notice.textContent = message;
   }
 
-  function setBusy(busy) {
-    els.ask.disabled = busy;
-    els.stop.hidden = !busy;
-    els.answer.setAttribute("aria-busy", busy ? "true" : "false");
-  }
+  // --- what the page says before the first question ------------------------------------
 
-  function reset() {
-    answerText = "";
-    els.answer.innerHTML = "";
-    els.usage.hidden = true;
-    els.usage.textContent = "";
-    els.sources.replaceChildren();
-    els.images.replaceChildren();
-    els.activities.replaceChildren();
-    activityRows.clear();
-    activityStart = null;
-    blobUrls.forEach((url) => URL.revokeObjectURL(url));
-    blobUrls = [];
-    for (const section of [els.answerSection, els.sourcesSection, els.imagesSection, els.activitySection]) {
-      section.hidden = true;
+  async function loadInfo() {
+    try {
+      const response = await fetch("/_szrag/info", { headers: authHeaders() });
+      if (!response.ok) return;
+      info = (await response.json()).data;
+    } catch (_) {
+      return;
     }
-    setNotice(null);
+    els.repository.textContent = info.repository ? `· ${info.repository}` : "";
+    document.title = info.repository ? `szrag · ${info.repository}` : "szrag";
+    if (info.model.configured) {
+      els.modelState.textContent = `Answers are written by ${info.model.name}, grounded in this repository${info.liveTools ? " and the running application" : ""}.`;
+    } else {
+      els.modelState.textContent = "No model is configured (AI_API_KEY): answers show the sources found, without a written answer.";
+      els.withAi.checked = false;
+      els.withAi.disabled = true;
+    }
+    els.modelState.dataset.model = info.model.configured ? "configured" : "missing";
   }
 
-  // Re-render at most once a frame while tokens stream in.
-  function scheduleRender() {
-    if (renderPending) return;
-    renderPending = true;
-    requestAnimationFrame(() => {
-      renderPending = false;
-      els.answer.innerHTML = window.SzragMarkdown.render(answerText);
+  // --- one turn of the conversation -----------------------------------------------------
+
+  class Turn {
+    constructor(question) {
+      const node = els.template.content.firstElementChild.cloneNode(true);
+      this.node = node;
+      this.number = ++turnCount;
+      node.dataset.turn = String(this.number);
+      const part = (cls) => node.querySelector(`.${cls}`);
+      this.parts = {
+        answerSection: part("answer-section"),
+        answer: part("answer"),
+        usage: part("usage"),
+        sourcesSection: part("sources-section"),
+        sources: part("sources"),
+        imagesSection: part("images-section"),
+        images: part("images"),
+        activitySection: part("activity-section"),
+        activities: part("activities"),
+      };
+      part("asked").textContent = question;
+      part("copy-answer").addEventListener("click", (event) => copy(this.answerText, event.target));
+      this.answerText = "";
+      this.sources = [];
+      this.commit = null;
+      this.renderPending = false;
+      this.activityStart = null;
+      this.activityRows = new Map();
+      this.blobUrls = [];
+      els.thread.appendChild(node);
+    }
+
+    setBusy(busy) {
+      this.parts.answer.setAttribute("aria-busy", busy ? "true" : "false");
+    }
+
+    // Re-render at most once a frame while tokens stream in.
+    addToken(text) {
+      this.parts.answerSection.hidden = false;
+      this.answerText += text;
+      if (this.renderPending) return;
+      this.renderPending = true;
+      requestAnimationFrame(() => {
+        this.renderPending = false;
+        this.renderAnswer();
+      });
+    }
+
+    renderAnswer() {
+      this.parts.answer.innerHTML = window.SzragMarkdown.render(this.answerText);
+      this.linkCitations();
+      addCopyButtons(this.parts.answer);
+    }
+
+    showAnswer(text) {
+      this.answerText = text || this.answerText;
+      this.parts.answerSection.hidden = false;
+      this.renderAnswer();
+    }
+
+    // A location the answer names (`path:12-30`, `[path:5]`, or a link to a path) that is
+    // one of the sources becomes a link to it; a relative link to anything else goes to the
+    // repository browser when there is one, else is plain text (it would be a 404 here).
+    linkCitations() {
+      const answer = this.parts.answer;
+      for (const anchor of [...answer.querySelectorAll("a[href]")]) {
+        const href = anchor.getAttribute("href");
+        if (/^([a-z][a-z0-9+.-]*:|#|\/\/)/i.test(href)) continue;
+        const target = this.sourceFor(href.replace(/^\.?\//, "").replace(/#L(\d+).*$/, ""), null);
+        if (target !== null) {
+          this.makeCitation(anchor, target);
+        } else if (info.repoUrl) {
+          anchor.href = `${repoUrl(this.commit)}/${href.replace(/^\.?\//, "")}`;
+        } else {
+          anchor.replaceWith(...anchor.childNodes);
+        }
+      }
+      const walker = document.createTreeWalker(answer, NodeFilter.SHOW_TEXT);
+      const texts = [];
+      while (walker.nextNode()) texts.push(walker.currentNode);
+      for (const node of texts) {
+        if (node.parentElement.closest("a, pre")) continue;
+        this.linkText(node);
+      }
+    }
+
+    linkText(node) {
+      const text = node.textContent;
+      const pieces = [];
+      let last = 0;
+      for (const match of text.matchAll(LOCATION)) {
+        const target = this.sourceFor(match[1], match[2] ? Number(match[2]) : null);
+        if (target === null) continue;
+        pieces.push(document.createTextNode(text.slice(last, match.index)));
+        const anchor = document.createElement("a");
+        anchor.textContent = match[0];
+        if (match[2]) anchor.dataset.lines = `${match[2]}-${match[3] || match[2]}`;
+        this.makeCitation(anchor, target);
+        pieces.push(anchor);
+        last = match.index + match[0].length;
+      }
+      if (!pieces.length) return;
+      pieces.push(document.createTextNode(text.slice(last)));
+      const parent = node.parentElement;
+      if (parent.tagName === "CODE" && parent.childNodes.length === 1 && pieces.length === 3
+          && !pieces[0].textContent && !pieces[2].textContent) {
+        parent.replaceWith(wrap(pieces[1], parent)); // `path:1-5` as a whole: the code is the link
+        return;
+      }
+      node.replaceWith(...pieces);
+    }
+
+    // The index of the source at `path` (its suffix, for a shortened path) holding `line`.
+    sourceFor(path, line) {
+      if (!path) return null;
+      let best = null;
+      this.sources.forEach((source, index) => {
+        const same = source.path === path || source.path.endsWith(`/${path}`);
+        if (!same) return;
+        const holds = line === null || (source.start <= line && line <= source.end);
+        if (best === null || (holds && !best.holds)) best = { index, holds };
+      });
+      return best === null ? null : best.index;
+    }
+
+    makeCitation(anchor, index) {
+      const id = `turn-${this.number}-source-${index + 1}`;
+      anchor.href = `#${id}`;
+      anchor.classList.add("citation");
+      anchor.removeAttribute("target");
+      anchor.addEventListener("click", (event) => {
+        event.preventDefault();
+        const item = document.getElementById(id);
+        if (!item) return;
+        const details = item.querySelector("details");
+        item.dataset.marked = anchor.dataset.lines || "";
+        markLines(item);
+        details.open = true;
+        item.classList.add("cited");
+        setTimeout(() => item.classList.remove("cited"), 1500);
+        item.scrollIntoView({ block: "nearest" });
+      });
+    }
+
+    addActivity(activity) {
+      this.parts.activitySection.hidden = false;
+      if (this.activityStart === null) this.activityStart = activity.timestamp;
+      const row = document.createElement("li");
+      row.className = `activity stage-${activity.stage}`;
+      row.dataset.stage = activity.stage;
+      row.dataset.status = activity.status;
+      const meta = activity.metadata || {};
+      const cells = [
+        ["offset", `+${formatMs(activity.timestamp - this.activityStart)}`],
+        ["stage", activity.stage],
+        [`status status-${activity.status}`, activity.status],
+        ["message", activity.message],
+        ["duration", formatMs(typeof meta.durationMs === "number" ? meta.durationMs : null)],
+      ];
+      for (const [cls, text] of cells) {
+        const cell = document.createElement("span");
+        cell.className = cls;
+        cell.textContent = text;
+        row.appendChild(cell);
+      }
+      this.parts.activities.appendChild(row);
+      // A step that reports start and end under one activity id: the start row shows the span.
+      const key = activity.activityId;
+      if (!key) return;
+      const first = this.activityRows.get(key);
+      if (first && activity.status !== "started") {
+        const span = first.querySelector(".duration");
+        if (!span.textContent) span.textContent = formatMs(activity.timestamp - Number(first.dataset.timestamp));
+      } else if (!first) {
+        row.dataset.timestamp = String(activity.timestamp);
+        this.activityRows.set(key, row);
+      }
+    }
+
+    addSources(sources) {
+      if (!sources || !sources.length) return;
+      this.sources = sources;
+      this.parts.sourcesSection.hidden = false;
+      this.parts.sources.replaceChildren();
+      sources.forEach((source, index) => {
+        const item = document.createElement("li");
+        item.className = "source";
+        item.id = `turn-${this.number}-source-${index + 1}`;
+        const details = document.createElement("details");
+        const summary = document.createElement("summary");
+        const location = document.createElement("span");
+        location.className = "location";
+        location.textContent = `${source.path}:${source.start}-${source.end}`;
+        summary.appendChild(location);
+        if (source.heading) summary.appendChild(span("heading", source.heading));
+        if (typeof source.score === "number") summary.appendChild(span("score", `score ${source.score}`));
+        if (info.repoUrl) {
+          const browse = document.createElement("a");
+          browse.className = "browse";
+          browse.href = `${repoUrl(this.commit)}/${encodeURI(source.path)}#L${source.start}-L${source.end}`;
+          browse.textContent = "view";
+          browse.rel = "noopener noreferrer";
+          browse.target = "_blank";
+          summary.appendChild(browse);
+        }
+        const body = document.createElement("div");
+        body.className = "source-body";
+        body.appendChild(numberedLines(source.text || "", source.start, null));
+        details.append(summary, body);
+        details.addEventListener("toggle", () => {
+          if (details.open && !body.dataset.highlighted) this.highlight(source, body);
+        });
+        item.appendChild(details);
+        this.parts.sources.appendChild(item);
+      });
+      this.linkCitations();
+    }
+
+    async highlight(source, body) {
+      body.dataset.highlighted = "pending";
+      const query = new URLSearchParams({ path: source.path, start: source.start, end: source.end });
+      try {
+        const response = await fetch(`/_szrag/source?${query}`, { headers: authHeaders() });
+        if (!response.ok) return;
+        const data = (await response.json()).data;
+        body.replaceChildren(numberedLines(source.text || "", source.start, data.lines));
+        body.dataset.highlighted = "done";
+        markLines(body.closest("li"));
+        body.dataset.language = data.language;
+      } catch (_) {
+        body.dataset.highlighted = "";
+      }
+    }
+
+    addImages(images) {
+      if (!images || !images.length) return;
+      this.parts.imagesSection.hidden = false;
+      for (const image of images) {
+        const figure = document.createElement("figure");
+        const img = document.createElement("img");
+        img.alt = image.path;
+        img.loading = "lazy";
+        imageSource(image.url, this.blobUrls).then((src) => { img.src = src; }, () => { img.alt = `${image.path} (unavailable)`; });
+        const caption = document.createElement("figcaption");
+        caption.textContent = image.path;
+        figure.append(img, caption);
+        this.parts.images.appendChild(figure);
+      }
+    }
+
+    showUsage(result) {
+      const usage = result.usage;
+      if (!usage) return;
+      const parts = [`${usage.input ?? 0} in`, `${usage.output ?? 0} out`, `${usage.total ?? 0} total`];
+      const rounds = result.responseRounds ? ` · ${result.responseRounds} model round(s)` : "";
+      const estimated = usage.estimated ? " (estimated)" : "";
+      this.parts.usage.textContent = `Tokens: ${parts.join(" · ")}${estimated}${rounds}`;
+      this.parts.usage.hidden = false;
+    }
+
+    showResult(result) {
+      this.sources = result.sources || [];
+      this.commit = result.runningCommit || null;
+      this.showAnswer(result.answer);
+      this.addSources(result.sources);
+      this.addImages(result.images);
+      this.showUsage(result);
+      if (result.conversationId) {
+        conversationId = result.conversationId;
+        els.fresh.hidden = false;
+      }
+      if (result.answerId) this.node.dataset.answerId = result.answerId;
+      if (noKey(result)) {
+        setNotice("warn", "No model key is configured (AI_API_KEY), so this is a local answer built from the sources found.");
+      } else if (result.context !== undefined) {
+        setNotice("info", "Answered without the model: these are the sources and context szrag found.");
+      }
+    }
+  }
+
+  // --- helpers --------------------------------------------------------------------------
+
+  function span(cls, text) {
+    const element = document.createElement("span");
+    element.className = cls;
+    element.textContent = text;
+    return element;
+  }
+
+  // The lines a citation named (`path:6-15`), marked in its source.
+  function markLines(item) {
+    const [first, last] = (item.dataset.marked || "").split("-").map(Number);
+    for (const line of item.querySelectorAll(".line")) {
+      const number = Number(line.querySelector(".number").textContent);
+      line.classList.toggle("marked", Boolean(first) && number >= first && number <= last);
+    }
+  }
+
+  // `path:1-5` written as code: the link holds the code element.
+  function wrap(anchor, code) {
+    anchor.textContent = "";
+    anchor.appendChild(code.cloneNode(true));
+    return anchor;
+  }
+
+  // The repository browser's address (SZRAG_REPO_URL), at the commit that runs when the
+  // answer named one: `.../blob/main` becomes `.../blob/<commit>`.
+  function repoUrl(commit) {
+    const base = String(info.repoUrl || "").replace(/\/+$/, "");
+    if (!commit) return base;
+    return base.replace(/(\/(?:-\/)?(?:blob|tree|src)\/)[^/]+/, (match, prefix) => prefix + commit);
+  }
+
+  // Lines numbered from `first`: the plain text, or the server's highlighted HTML (escaped
+  // there) for the same lines; the copy button copies the text.
+  function numberedLines(text, first, htmlLines) {
+    const lines = htmlLines || String(text).replace(/\n$/, "").split("\n");
+    const pre = document.createElement("pre");
+    pre.className = "lines hl";
+    const code = document.createElement("code");
+    lines.forEach((line, offset) => {
+      const row = document.createElement("span");
+      row.className = "line";
+      const number = document.createElement("span");
+      number.className = "number";
+      number.textContent = String(first + offset);
+      number.setAttribute("aria-hidden", "true");
+      const content = document.createElement("span");
+      content.className = "content";
+      if (htmlLines) content.innerHTML = line;
+      else content.textContent = line;
+      row.append(number, content, document.createTextNode("\n"));
+      code.appendChild(row);
     });
+    pre.appendChild(code);
+    const box = document.createElement("div");
+    box.className = "code-box";
+    box.appendChild(pre);
+    box.appendChild(copyButton(() => String(text)));
+    return box;
   }
 
-  function showAnswer(text) {
-    answerText = text;
-    els.answerSection.hidden = false;
-    els.answer.innerHTML = window.SzragMarkdown.render(answerText);
+  function copyButton(textOf) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy secondary";
+    button.textContent = "Copy";
+    button.title = "Copy";
+    button.addEventListener("click", (event) => copy(textOf(), event.target));
+    return button;
+  }
+
+  function addCopyButtons(container) {
+    for (const pre of container.querySelectorAll("pre")) {
+      if (pre.parentElement.classList.contains("code-box")) continue;
+      const box = document.createElement("div");
+      box.className = "code-box";
+      pre.replaceWith(box);
+      box.append(pre, copyButton(() => pre.textContent));
+    }
+  }
+
+  async function copy(text, button) {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch (_) {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
   }
 
   function formatMs(ms) {
@@ -99,81 +454,7 @@
     return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
   }
 
-  function durationOf(activity) {
-    const meta = activity.metadata || {};
-    return typeof meta.durationMs === "number" ? meta.durationMs : null;
-  }
-
-  function addActivity(activity) {
-    els.activitySection.hidden = false;
-    if (activityStart === null) activityStart = activity.timestamp;
-    const row = document.createElement("li");
-    row.className = `activity stage-${activity.stage}`;
-    row.dataset.stage = activity.stage;
-    row.dataset.status = activity.status;
-    const cells = [
-      ["offset", `+${formatMs(activity.timestamp - activityStart)}`],
-      ["stage", activity.stage],
-      [`status status-${activity.status}`, activity.status],
-      ["message", activity.message],
-      ["duration", formatMs(durationOf(activity))],
-    ];
-    for (const [cls, text] of cells) {
-      const cell = document.createElement("span");
-      cell.className = cls;
-      cell.textContent = text;
-      row.appendChild(cell);
-    }
-    els.activities.appendChild(row);
-    // A step that reports start and end under one activity id: the start row shows the span.
-    const key = activity.activityId;
-    if (key) {
-      const first = activityRows.get(key);
-      if (first && activity.status !== "started") {
-        const span = first.querySelector(".duration");
-        if (!span.textContent) span.textContent = formatMs(activity.timestamp - Number(first.dataset.timestamp));
-      } else if (!first) {
-        row.dataset.timestamp = String(activity.timestamp);
-        activityRows.set(key, row);
-      }
-    }
-  }
-
-  function addSources(sources) {
-    if (!sources || !sources.length) return;
-    els.sourcesSection.hidden = false;
-    for (const source of sources) {
-      const item = document.createElement("li");
-      item.className = "source";
-      const details = document.createElement("details");
-      const summary = document.createElement("summary");
-      const location = document.createElement("span");
-      location.className = "location";
-      location.textContent = `${source.path}:${source.start}-${source.end}`;
-      summary.appendChild(location);
-      if (source.heading) {
-        const heading = document.createElement("span");
-        heading.className = "heading";
-        heading.textContent = source.heading;
-        summary.appendChild(heading);
-      }
-      if (typeof source.score === "number") {
-        const score = document.createElement("span");
-        score.className = "score";
-        score.textContent = `score ${source.score}`;
-        summary.appendChild(score);
-      }
-      const pre = document.createElement("pre");
-      const code = document.createElement("code");
-      code.textContent = source.text || "";
-      pre.appendChild(code);
-      details.append(summary, pre);
-      item.appendChild(details);
-      els.sources.appendChild(item);
-    }
-  }
-
-  async function imageSource(url) {
+  async function imageSource(url, blobUrls) {
     const headers = authHeaders();
     if (!headers.Authorization) return url;
     const response = await fetch(url, { headers });
@@ -183,46 +464,8 @@
     return blobUrl;
   }
 
-  function addImages(images) {
-    if (!images || !images.length) return;
-    els.imagesSection.hidden = false;
-    for (const image of images) {
-      const figure = document.createElement("figure");
-      const img = document.createElement("img");
-      img.alt = image.path;
-      img.loading = "lazy";
-      imageSource(image.url).then((src) => { img.src = src; }, () => { img.alt = `${image.path} (unavailable)`; });
-      const caption = document.createElement("figcaption");
-      caption.textContent = image.path;
-      figure.append(img, caption);
-      els.images.appendChild(figure);
-    }
-  }
-
-  function showUsage(result) {
-    const usage = result.usage;
-    if (!usage) return;
-    const parts = [`${usage.input ?? 0} in`, `${usage.output ?? 0} out`, `${usage.total ?? 0} total`];
-    const rounds = result.responseRounds ? ` · ${result.responseRounds} model round(s)` : "";
-    const estimated = usage.estimated ? " (estimated)" : "";
-    els.usage.textContent = `Tokens: ${parts.join(" · ")}${estimated}${rounds}`;
-    els.usage.hidden = false;
-  }
-
   function noKey(result) {
     return !result.usage && (result.activities || []).some((a) => a.stage === "ai" && a.status === "failed");
-  }
-
-  function showResult(result) {
-    showAnswer(result.answer || answerText);
-    addSources(result.sources);
-    addImages(result.images);
-    showUsage(result);
-    if (noKey(result)) {
-      setNotice("warn", "No model key is configured (AI_API_KEY), so this is a local answer built from the sources found.");
-    } else if (result.context !== undefined) {
-      setNotice("info", "Answered without the model: these are the sources and context szrag found.");
-    }
   }
 
   function showFailure(status, body, retryAfter) {
@@ -255,18 +498,16 @@
     return { name, data: JSON.parse(data.join("\n")) };
   }
 
-  function handleEvent(event) {
+  function handleEvent(turn, event) {
     switch (event.name) {
       case "activity":
-        addActivity(event.data);
+        turn.addActivity(event.data);
         break;
       case "token":
-        els.answerSection.hidden = false;
-        answerText += event.data.text;
-        scheduleRender();
+        turn.addToken(event.data.text);
         break;
       case "result":
-        showResult(event.data);
+        turn.showResult(event.data);
         break;
       case "error":
         setNotice("error", `The answer failed: ${event.data.error}`);
@@ -276,7 +517,7 @@
     }
   }
 
-  async function readStream(response) {
+  async function readStream(turn, response) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -289,35 +530,44 @@
         const block = buffer.slice(0, boundary);
         buffer = buffer.slice(boundary + 2);
         const event = parseEvent(block);
-        if (event) handleEvent(event);
+        if (event) handleEvent(turn, event);
       }
     }
   }
 
   async function ask(question) {
-    reset();
-    setBusy(true);
+    setNotice(null);
+    const turn = new Turn(question);
+    els.ask.disabled = true;
+    els.stop.hidden = false;
+    turn.setBusy(true);
     controller = new AbortController();
+    const body = { question, withAi: els.withAi.checked };
+    if (conversationId) body.conversationId = conversationId;
     try {
       const response = await fetch("/api/ask", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream", ...authHeaders() },
-        body: JSON.stringify({ question, withAi: els.withAi.checked }),
+        body: JSON.stringify(body),
         signal: controller.signal,
       });
       if (!response.ok) {
-        let body = null;
-        try { body = await response.json(); } catch (_) { body = null; }
-        showFailure(response.status, body, response.headers.get("Retry-After"));
+        let failure = null;
+        try { failure = await response.json(); } catch (_) { failure = null; }
+        showFailure(response.status, failure, response.headers.get("Retry-After"));
+        turn.node.remove();
         return;
       }
-      await readStream(response);
+      els.question.value = "";
+      await readStream(turn, response);
     } catch (error) {
       if (error.name === "AbortError") setNotice("info", "Stopped.");
       else setNotice("error", `Could not reach the server: ${error.message}`);
     } finally {
       controller = null;
-      setBusy(false);
+      turn.setBusy(false);
+      els.ask.disabled = false;
+      els.stop.hidden = true;
     }
   }
 
@@ -334,4 +584,12 @@
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) els.form.requestSubmit();
   });
   els.stop.addEventListener("click", () => controller && controller.abort());
+  els.fresh.addEventListener("click", () => {
+    conversationId = null;
+    els.thread.replaceChildren();
+    els.fresh.hidden = true;
+    setNotice(null);
+    els.question.focus();
+  });
+  loadInfo();
 })();

@@ -35,7 +35,8 @@
   function emphasis(text) {
     return text
       .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, "<strong>$1</strong>")
-      .replace(/__(?=\S)([\s\S]*?\S)__/g, "<strong>$1</strong>")
+      // a dunder name (`__init__.py`, `__name__`) is a name, not bold
+      .replace(/__(?=\S)([\s\S]*?\S)__/g, (whole, inner) => (/^\w+$/.test(inner) ? whole : `<strong>${inner}</strong>`))
       .replace(/(^|[^*\w])\*(?=\S)([^*]*?\S)\*(?!\*)/g, "$1<em>$2</em>")
       .replace(/(^|[^_\w])_(?=\S)([^_]*?\S)_(?![_\w])/g, "$1<em>$2</em>")
       .replace(/~~(?=\S)([\s\S]*?\S)~~/g, "<del>$1</del>");
