@@ -195,6 +195,12 @@ class SymbolMatch:
     line: int
     end_line: int
     score: int
+    container: str | None = None  # the enclosing class of a method or field
+
+    @property
+    def qualified_name(self) -> str:
+        """``Class.method`` for a method, the bare name otherwise."""
+        return f"{self.container}.{self.name}" if self.container else self.name
 
     def to_dict(self) -> dict[str, Any]:
         """The public form: ``path`` is the file."""
@@ -202,6 +208,7 @@ class SymbolMatch:
             "path": self.file,
             "name": self.name,
             "kind": self.kind,
+            "container": self.container,
             "line": self.line,
             "endLine": self.end_line,
             "score": self.score,
