@@ -287,8 +287,9 @@ def test_python_routes(python_app: Index) -> None:
     assert {
         ("app/main.py", "GET", "/health", "health"),
         ("app/main.py", "USE", "/items", "items.router"),
-        ("app/routers/items.py", "DELETE", "/{item_id}", "delete_item"),
-        ("app/routers/webhooks.py", "POST", "/github", "github_webhook"),
+        # the routers are mounted in app/main.py: include_router(items.router, prefix="/items")
+        ("app/routers/items.py", "DELETE", "/items/{item_id}", "delete_item"),
+        ("app/routers/webhooks.py", "POST", "/webhooks/github", "github_webhook"),
         ("app/admin.py", "POST", "/reseed", "reseed"),
     } <= routes
 

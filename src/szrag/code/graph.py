@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+from szrag.code.model import CodeRecord, EnvReference, Route, RouteMatch, SymbolMatch
+from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
 from szrag.text import stem, tokens
 
@@ -198,13 +199,24 @@ def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
 
 
+def routes_by_path(index: Index) -> dict[str, tuple[Route, ...]]:
+    """Each file's routes under the prefixes their routers are mounted at in other files
+    (``code.mounts``), kept until the index changes."""
+    return index.derived(
+        "code.routes.mounted",
+        lambda: mounted_routes(
+            records_by_path(index), frozenset(entry.path for entry in index.file_entries())
+        ),
+    )
+
+
 def find_routes(question: str, index: Index) -> list[RouteMatch]:
     """Routes the question points at, best first."""
     lowered, query = question.lower(), tokens(question)
     matches = [
         RouteMatch(path, item.method, item.path, item.line, item.handler, score)
-        for path, record in code_records(index)
-        for item in record.routes
+        for path, routes in routes_by_path(index).items()
+        for item in routes
         if (score := route_score(lowered, query, item.method, item.path)) > 0
     ]
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
@@ -214,8 +226,8 @@ def all_routes(index: Index) -> list[RouteMatch]:
     """Every route in the index (score 0), by file and line."""
     return [
         RouteMatch(path, item.method, item.path, item.line, item.handler, 0)
-        for path, record in code_records(index)
-        for item in record.routes
+        for path, routes in sorted(routes_by_path(index).items())
+        for item in routes
     ]
 
 
@@ -355,7 +367,13 @@ def get_code_context(
         _section(
             "FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)
         ),
-        _section("ROUTES", (f"{item.method} {item.path} ({item.line})" for item in record.routes)),
+        _section(
+            "ROUTES",
+            (
+                f"{item.method} {item.path} ({item.line})"
+                for item in routes_by_path(index).get(relative, record.routes)
+            ),
+        ),
         _section(
             "ENVIRONMENT VARIABLES",
             (f"{item.name} ({item.line})" for item in record.environment_variables),
