@@ -23,7 +23,6 @@ from dataclasses import replace
 
 from szrag.code.model import CodeRecord, Route
 from szrag.code.resolve import python_module_file, resolve_python_import
-from szrag.code.routes import join_prefix
 
 # Mounts whose prefix takes the place of the mounted router's own prefix.
 REPLACES_OWN_PREFIX = frozenset({"register_blueprint"})
@@ -32,6 +31,15 @@ MAX_MOUNTED_PATHS = 32  # one route under this many mounts at most: a bound, not
 # (file, the name of the object routes are declared on, the line of the function that
 # declares it or 0 for the module)
 Declared = tuple[str, str, int]
+
+
+def join_prefix(prefix: str, path: str) -> str:
+    """A router's prefix and a route's path as the frameworks join them: ``/auth`` and
+    ``/login`` give ``/auth/login``, ``/auth`` and ``/`` give ``/auth``. (Here, not in
+    ``code.routes``, so that reading routes never loads the parser.)"""
+    if not prefix:
+        return path
+    return prefix.rstrip("/") + ("/" + path.lstrip("/") if path.strip("/") else "") or "/"
 
 
 def resolve_target(path: str, target: str, known: Set[str]) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from tree_sitter import Node
 from szrag.code import pathname
 from szrag.code.model import Route
 from szrag.code.modules import python_binding
+from szrag.code.mounts import join_prefix
 from szrag.code.syntax import (
     arguments_of,
     callee_name,
@@ -162,14 +163,6 @@ def _decorated(captures: Captures) -> list[Route]:
         Route(item, joined, at, handler_text, dotted_name(owner), prefix, scope=scope)
         for item in methods
     ]
-
-
-def join_prefix(prefix: str, path: str) -> str:
-    """A router's prefix and a route's path as the frameworks join them: ``/auth`` and
-    ``/login`` give ``/auth/login``, ``/auth`` and ``/`` give ``/auth``."""
-    if not prefix:
-        return path
-    return prefix.rstrip("/") + ("/" + path.lstrip("/") if path.strip("/") else "") or "/"
 
 
 def scope_of(node: Node) -> int:
