@@ -9,6 +9,7 @@ from szrag.text import (
     heading_before,
     normalise_path,
     split_lines,
+    stem,
     tokens,
     words,
 )
@@ -28,6 +29,36 @@ from szrag.text import (
 )
 def test_tokens(value: str, expected: set[str]) -> None:
     assert tokens(value) == expected
+
+
+@pytest.mark.parametrize(
+    "inflections",
+    [
+        ("register", "registered", "registers", "registering"),
+        ("blueprint", "blueprints"),
+        ("parse", "parsed", "parses", "parsing"),
+        ("map", "mapped", "mapping", "maps"),
+        ("set", "settings", "setting"),
+        ("entry", "entries"),
+        ("apply", "applied", "applies"),
+        ("class", "classes"),
+        ("match", "matches", "matched"),
+        ("add", "added", "adds"),
+    ],
+)
+def test_stem_joins_inflections(inflections: tuple[str, ...]) -> None:
+    assert len({stem(word) for word in inflections}) == 1
+
+
+@pytest.mark.parametrize(
+    "word", ["status", "analysis", "class", "string", "need", "use", "of", "v2", "router"]
+)
+def test_stem_leaves_words_without_an_inflection_whole(word: str) -> None:
+    assert stem(word) == word
+
+
+def test_a_derived_word_keeps_a_stem_of_its_own() -> None:
+    assert stem("registration") != stem("register") and stem("router") != stem("route")
 
 
 def test_words_are_distinct_lowercase_runs_in_order() -> None:

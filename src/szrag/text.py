@@ -180,6 +180,37 @@ def words(value: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(value.lower())))
 
 
+_VOWEL = re.compile(r"[aeiouy]")
+_KEPT_DOUBLES = frozenset("lsz")  # "call", "pass", "buzz" end doubled in their own right
+MIN_STEM = 3  # shorter words ("use", "add", "of") are left whole: too little left to compare
+
+
+def stem(word: str) -> str:
+    """``word`` (lowercase) without its English inflection, so that ``registered``,
+    ``registers``, ``registering`` and ``register`` share one stem, as ``blueprints`` and
+    ``blueprint`` do. Deliberately light: plurals, third person, past and ``-ing`` forms only;
+    a derived word (``registration``, ``router``) keeps a stem of its own."""
+    if len(word) <= MIN_STEM or not word.isalpha():
+        return word
+    base = word
+    if word.endswith(("ies", "ied")) and len(word) > MIN_STEM + 2:
+        base = word[:-3] + "y"  # entries, applied
+    elif word.endswith("sses"):
+        base = word[:-2]  # classes
+    else:
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            base = word[:-1]  # blueprints, caches, settings; not class, status, analysis
+        if base.endswith(("ing", "ed")):
+            rest = base[: -3 if base.endswith("ing") else -2]
+            if len(rest) >= MIN_STEM and _VOWEL.search(rest):  # not "string" or "need"
+                base = rest
+    if len(base) > MIN_STEM and base[-1] == base[-2] and base[-1] not in _KEPT_DOUBLES:
+        base = base[:-1]  # mapped, running
+    if base.endswith("e") and len(base) > MIN_STEM:
+        base = base[:-1]  # parse / parsed / parsing
+    return base
+
+
 def file_type(path: str) -> str:
     """The detected type of a file from its extension or well-known name ("text" if unknown)."""
     pure = PurePosixPath(path)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.table import Table
 
 from szrag.cli import main
+from szrag.cli.common import SafeConsole
 
 
 def test_questions_need_no_quotes(retrieval_repo: Path) -> None:
@@ -43,6 +46,76 @@ def test_output_for_a_pipe_is_never_wrapped(retrieval_repo: Path) -> None:
     )  # fmt: skip
     wide = [line for line in completed.stdout.splitlines() if len(line) > 80]
     assert wide, "a long line was wrapped at 80 columns"
+
+
+LONG_PACKAGE = "services/payments_gateway_integration/webhook_signature_verification"
+
+
+def _repository_with_long_paths(root: Path) -> Path:
+    package = root / LONG_PACKAGE
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "signature_helpers.py").write_text(
+        "def compute_expected_provider_signature(secret, body):\n    return secret + body\n"
+    )
+    (package / "provider_callback_handlers.py").write_text(
+        "from flask import Flask\n"
+        "from .signature_helpers import compute_expected_provider_signature\n\n"
+        "app = Flask(__name__)\n\n\n"
+        '@app.route("/webhooks/payments/provider-callback/<callback_identifier>")\n'
+        "def receive_provider_callback_and_verify_signature(callback_identifier):\n"
+        '    return compute_expected_provider_signature("secret", callback_identifier)\n'
+    )
+    return root
+
+
+def test_tables_for_a_pipe_keep_every_cell_on_one_line(tmp_path: Path) -> None:
+    root = str(_repository_with_long_paths(tmp_path / "repository-with-a-rather-long-name"))
+    handlers = f"{LONG_PACKAGE}/provider_callback_handlers.py"
+    handler = "receive_provider_callback_and_verify_signature"
+    expected = {
+        ("symbols", "verify", "provider", "callback", "signature"): [f"{handlers}:7-9", handler],
+        ("routes",): [
+            "/webhooks/payments/provider-callback/<callback_identifier>",
+            f"{handlers}:7",
+        ],
+        ("retrieve", "provider", "callback", "signature"): [f"{handlers}:1-10"],
+        ("deps", handlers): [f"{LONG_PACKAGE}/signature_helpers.py"],
+        ("stats",): [f"{root}/.rag/index.db"],
+        ("commands",): ["Answer a question about the repository and the running application."],
+    }
+    # Rich would fall back to COLUMNS (or 80) for a stream that is no terminal.
+    for arguments, cells in expected.items():
+        result = CliRunner().invoke(main, [*arguments, "--root", root], env={"COLUMNS": "40"})
+        assert result.exit_code == 0, (arguments, result.output)
+        lines = result.stdout.splitlines()
+        for cell in cells:
+            assert any(cell in line for line in lines), (arguments, cell, result.stdout)
+        assert "…" not in result.stdout, arguments
+
+
+def test_a_terminal_keeps_its_width() -> None:
+    class Terminal(StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    cell = f"{LONG_PACKAGE}/provider_callback_handlers.py:7-9"
+    shown: dict[bool, list[str]] = {}
+    for stream in (Terminal(), StringIO()):
+        table = Table()
+        table.add_column("where", overflow="fold")
+        table.add_row(cell)
+        # as the CLI's console is made: soft wrapping for anything but a terminal
+        SafeConsole(
+            file=stream,
+            _environ={"COLUMNS": "40"},
+            soft_wrap=not stream.isatty(),
+            color_system=None,
+        ).print(table)
+        shown[stream.isatty()] = stream.getvalue().splitlines()
+    assert max(len(line) for line in shown[True]) == 40
+    assert not any(cell in line for line in shown[True])
+    assert any(cell in line for line in shown[False])
 
 
 def test_stats_is_a_table_of_counts(retrieval_repo: Path) -> None:

@@ -45,6 +45,7 @@ def test_symbols_json_and_table(app_root: Path) -> None:
         "path": "server/lib/github.js",
         "name": "verifyGithubSignature",
         "kind": "function",
+        "container": None,
         "line": 9,
         "endLine": 18,
         "score": 160,

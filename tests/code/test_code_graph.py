@@ -8,6 +8,10 @@ from pathlib import Path
 import pytest
 
 from szrag.code.graph import (
+    FULL_NAME,
+    NAME_TOKEN,
+    WHOLE_NAME,
+    SymbolQuestion,
     all_routes,
     extract_environment_variables,
     find_environment_variable,
@@ -46,20 +50,59 @@ def python_app(copy_fixture: CopyFixture) -> Iterator[Index]:
 
 
 @pytest.mark.parametrize(
-    ("question", "name", "expected"),
+    ("question", "name", "container", "expected"),
     [
-        ("how does verifyGithubSignature work", "verifyGithubSignature", 160),
-        ("how is the github signature verified", "verifyGithubSignature", 40),
-        ("what calls createApp?", "createApp", 140),
-        ("what calls createapp", "createApp", 100),  # no camel case left to split
-        ("where is the target", "get", 0),
-        ("get the queue", "get", 120),
-        ("nothing related", "verifyGithubSignature", 0),
-        ("the #flush method", "#flush", 120),
+        ("how does verifyGithubSignature work", "verifyGithubSignature", None, 160),
+        ("how is the github signature verified", "verifyGithubSignature", None, 65),
+        ("what calls createApp?", "createApp", None, 140),
+        ("what calls createapp", "createApp", None, 100),  # no camel case left to split
+        ("where is the target", "get", None, 0),
+        ("nothing related", "verifyGithubSignature", None, 0),
+        ("the #flush method", "#flush", None, 120),
+        # a one-word name is named only when written as code; as a plain word it is one word
+        ("get the queue", "get", None, 25),
+        ("what does `get` return?", "get", None, 120),
+        ("what does queue.get() return?", "get", "Queue", 130),
+        # inflections match; the class counts for words the name has not matched already
+        ("how are blueprints registered?", "register", "Blueprint", 35),
+        ("how are blueprints registered?", "blueprints", "Request", 25),
+        ("how are blueprints registered?", "register_blueprint", "App", 45),
+        ("how are blueprints registered?", "register_blueprint", "Blueprint", 45),
+        ("how are blueprints registered?", "__init__", "Blueprint", 0),  # the class alone
+        # words written as code match as written
+        ("how does select_sources use it", "source", None, 0),
+        ("how does select_sources use it", "sources_block", None, 20),
     ],
 )
-def test_symbol_score(question: str, name: str, expected: int) -> None:
-    assert symbol_score(question.lower(), tokens(question), name) == expected
+def test_symbol_score(question: str, name: str, container: str | None, expected: int) -> None:
+    assert symbol_score(SymbolQuestion.of(question), name, container) == expected
+
+
+def test_a_name_and_its_class_outrank_a_one_word_name_and_a_named_symbol_comes_first(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "shop"
+    package.mkdir()
+    (package / "carts.py").write_text(
+        "class Cart:\n"
+        "    def check(self):\n        return self.total()\n\n"
+        "    def total(self):\n        return 0\n\n\n"
+        "def check_cart(cart):\n    return cart.check()\n"
+    )
+    (package / "orders.py").write_text(
+        "class Order:\n"
+        "    @property\n    def carts(self):\n        return []\n\n"
+        "    def checked(self):\n        return True\n"
+    )
+    with build_index(tmp_path) as index:
+        ranked = [match.qualified_name for match in find_symbols("how are carts checked?", index)]
+        # two words of the name, then a word of the name and one of its class, then one word
+        assert ranked[:2] == ["check_cart", "Cart.check"]
+        assert set(ranked[2:]) == {"Cart", "Order.carts", "Order.checked"}
+        named = find_symbols("what does `carts` return?", index)
+        assert named[0].qualified_name == "Order.carts" and named[0].score > FULL_NAME
+        assert find_symbols("when is Cart.check called?", index)[0].qualified_name == "Cart.check"
+        assert find_symbols("who calls check_cart?", index)[0].name == "check_cart"
 
 
 @pytest.mark.parametrize(
@@ -208,7 +251,8 @@ def test_find_symbols_breaks_ties_by_file_and_line(python_app: Index) -> None:
     matches = find_symbols("item", python_app)
     tied = [(match.file, match.line) for match in matches if match.score == matches[0].score]
     assert tied == sorted(tied)
-    assert matches[0].name == "Item" and matches[0].score == 120
+    # the question is the whole name, in a word
+    assert matches[0].name == "Item" and matches[0].score == NAME_TOKEN + WHOLE_NAME
 
 
 def test_find_routes_scores_exact_paths_and_tokens(express: Index) -> None:
@@ -243,8 +287,9 @@ def test_python_routes(python_app: Index) -> None:
     assert {
         ("app/main.py", "GET", "/health", "health"),
         ("app/main.py", "USE", "/items", "items.router"),
-        ("app/routers/items.py", "DELETE", "/{item_id}", "delete_item"),
-        ("app/routers/webhooks.py", "POST", "/github", "github_webhook"),
+        # the routers are mounted in app/main.py: include_router(items.router, prefix="/items")
+        ("app/routers/items.py", "DELETE", "/items/{item_id}", "delete_item"),
+        ("app/routers/webhooks.py", "POST", "/webhooks/github", "github_webhook"),
         ("app/admin.py", "POST", "/reseed", "reseed"),
     } <= routes
 

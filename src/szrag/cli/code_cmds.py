@@ -65,7 +65,10 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
     table.add_column("where", overflow="fold")
     for match in matches:
         table.add_row(
-            str(match.score), match.name, match.kind, f"{match.file}:{match.line}-{match.end_line}"
+            str(match.score),
+            match.qualified_name,
+            match.kind,
+            f"{match.file}:{match.line}-{match.end_line}",
         )
     console.print(table)
 

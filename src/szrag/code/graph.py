@@ -1,8 +1,15 @@
 """The structure graph over an open index: symbols, routes, dependencies, environment variables.
 
-Scores follow the original service: a symbol earns 100 when the question names it in full
-and 20 for each question token among the tokens of its name; a route earns 100 when the
-question contains its path and 20 for each question token among its method and path tokens.
+Scores follow the original service, with three departures for symbols. A symbol earns 20
+for each question word among the words of its name, and a prose word matches in any
+inflection (``registered`` is ``register``, ``blueprints`` is ``Blueprint``); a word written as
+code (``select_sources``) matches only as written. It earns 100 when the question names it,
+but a one-word name such as ``blueprints`` is named only when written as code: as a plain word
+of a sentence it is one matching word (5 more when the question holds the whole name). A
+method also earns 10 for each further question word in its class's name, so one word of the
+name and one of its class (``Blueprint.register``) outrank a name that is one word of the
+question. A route earns 100 when the question contains its path and 20 for each question
+token among its method and path tokens.
 Dependencies and dependants come from the index's stored edges, never from a rescan.
 """
 
@@ -13,18 +20,26 @@ import functools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+from szrag.code.model import CodeRecord, EnvReference, Route, RouteMatch, SymbolMatch
+from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
-from szrag.text import tokens
+from szrag.text import stem, tokens
 
 if TYPE_CHECKING:  # szrag.index imports szrag.code while it loads
     from szrag.index import Index
 
 FULL_NAME = 100
 NAME_TOKEN = 20
+# A word of the definition's own name says more than a word of its class, and either says
+# more than a name the question happens to cover whole: so one word of the name and one of
+# its class outrank a name that is one word of the question, and two words of the name
+# outrank one word of the name and one of its class.
+CONTAINER_TOKEN = NAME_TOKEN // 2
+WHOLE_NAME = NAME_TOKEN // 4
 ROUTE_PATH = 100
 ROUTE_TOKEN = 20
 
@@ -47,10 +62,94 @@ def names_in(question_lower: str, name: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(lowered)}(?![\w$])", question_lower) is not None
 
 
-def symbol_score(question_lower: str, question_tokens: set[str], name: str) -> int:
-    """100 for the full name in the question plus 20 per question token in the name."""
-    full = FULL_NAME if name and names_in(question_lower, name) else 0
-    return full + NAME_TOKEN * len(name_tokens(name) & question_tokens)
+@functools.lru_cache(maxsize=65536)
+def name_words(name: str) -> tuple[tuple[str, str], ...]:
+    """Each token of a name with its stem (``register_blueprints``: register, blueprint)."""
+    return tuple((token, stem(token)) for token in sorted(name_tokens(name)))
+
+
+@functools.lru_cache(maxsize=65536)
+def name_keys(name: str) -> frozenset[str]:
+    """Every token and stem of a name: a question sharing none of them matches no word."""
+    return frozenset(key for pair in name_words(name) for key in pair)
+
+
+# A word of the question written as code: an identifier, a call, a path, a sigil, a number.
+_CODE_WORD = re.compile(r"[_`#$/\\\d]|\(\)|\w\.\w|[a-z][A-Z]|::|->")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolQuestion:
+    """A question as symbol scoring reads it: lowercased, the tokens of the words it writes as
+    code (matched as written: ``select_sources`` is no ``source``), and the stems of its
+    prose words (matched in any inflection: ``registered`` is ``register``)."""
+
+    lowered: str
+    exact: frozenset[str]
+    stems: frozenset[str]
+    keys: frozenset[str]  # both, to pass over the names that match no word at once
+
+    @classmethod
+    def of(cls, question: str) -> SymbolQuestion:
+        """The question read once, for scoring every definition against it."""
+        exact: set[str] = set()
+        stems: set[str] = set()
+        for word in question.split():
+            if _CODE_WORD.search(word):
+                exact |= tokens(word)
+            else:
+                stems |= {stem(token) for token in tokens(word)}
+        return cls(question.lower(), frozenset(exact), frozenset(stems), frozenset(exact | stems))
+
+    def words_in(self, name: str) -> tuple[frozenset[str], bool]:
+        """The question's words that ``name`` holds (each once, however many of the name's
+        tokens it matches), and whether they cover every token of the name."""
+        found: set[str] = set()
+        whole = True
+        for token, token_stem in name_words(name):
+            if token in self.exact:
+                found.add(token)
+            elif token_stem in self.stems:
+                found.add(token_stem)
+            else:
+                whole = False
+        return frozenset(found), whole
+
+
+def names_symbol(question_lower: str, name: str) -> bool:
+    """True when the question names the definition itself: its whole name stands there as a
+    word and could not be an ordinary word of the sentence, because it has several words
+    (``register_blueprint``, ``createApp``) or characters no word has (``#flush``), or it is
+    written as code (`` `blueprints` ``, ``blueprints()``, ``request.blueprints``)."""
+    if not name or not names_in(question_lower, name):
+        return False
+    if len(name_tokens(name)) > 1 or not name.isalpha():
+        return True
+    lowered = re.escape(name.lower())
+    as_code = rf"`{lowered}`|(?<![\w$]){lowered}\(|[\w)\]]\.{lowered}(?![\w$])"
+    return re.search(as_code, question_lower) is not None
+
+
+def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None) -> int:
+    """20 per question word in the name; 100 when the question names the definition, else 5
+    when its words cover the whole name; and, once the name matches, 10 per further question
+    word in the enclosing class's name."""
+    if asked.keys.isdisjoint(name_keys(name)):  # most names: no word, and seldom named
+        if name.lower() not in asked.lowered:
+            return 0
+        return FULL_NAME if names_symbol(asked.lowered, name) else 0
+    own, whole = asked.words_in(name)
+    named = names_symbol(asked.lowered, name)
+    if not own:
+        return FULL_NAME if named else 0
+    score = NAME_TOKEN * len(own)
+    if named:
+        score += FULL_NAME
+    elif whole:
+        score += WHOLE_NAME
+    if container:
+        score += CONTAINER_TOKEN * len(asked.words_in(container)[0] - own)
+    return score
 
 
 def path_in(question_lower: str, path: str) -> bool:
@@ -90,14 +189,25 @@ def records_by_path(index: Index) -> dict[str, CodeRecord]:
 
 def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     """Functions, classes and methods the question points at, best first."""
-    lowered, query = question.lower(), tokens(question)
+    asked = SymbolQuestion.of(question)
     matches = [
-        SymbolMatch(path, item.name, item.kind, item.line, item.end_line, score)
+        SymbolMatch(path, item.name, item.kind, item.line, item.end_line, score, item.container)
         for path, record in code_records(index)
         for item in record.functions
-        if (score := symbol_score(lowered, query, item.name)) > 0
+        if (score := symbol_score(asked, item.name, item.container)) > 0
     ]
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+
+
+def routes_by_path(index: Index) -> dict[str, tuple[Route, ...]]:
+    """Each file's routes under the prefixes their routers are mounted at in other files
+    (``code.mounts``), kept until the index changes."""
+    return index.derived(
+        "code.routes.mounted",
+        lambda: mounted_routes(
+            records_by_path(index), frozenset(entry.path for entry in index.file_entries())
+        ),
+    )
 
 
 def find_routes(question: str, index: Index) -> list[RouteMatch]:
@@ -105,8 +215,8 @@ def find_routes(question: str, index: Index) -> list[RouteMatch]:
     lowered, query = question.lower(), tokens(question)
     matches = [
         RouteMatch(path, item.method, item.path, item.line, item.handler, score)
-        for path, record in code_records(index)
-        for item in record.routes
+        for path, routes in routes_by_path(index).items()
+        for item in routes
         if (score := route_score(lowered, query, item.method, item.path)) > 0
     ]
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
@@ -116,8 +226,8 @@ def all_routes(index: Index) -> list[RouteMatch]:
     """Every route in the index (score 0), by file and line."""
     return [
         RouteMatch(path, item.method, item.path, item.line, item.handler, 0)
-        for path, record in code_records(index)
-        for item in record.routes
+        for path, routes in sorted(routes_by_path(index).items())
+        for item in routes
     ]
 
 
@@ -257,7 +367,13 @@ def get_code_context(
         _section(
             "FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)
         ),
-        _section("ROUTES", (f"{item.method} {item.path} ({item.line})" for item in record.routes)),
+        _section(
+            "ROUTES",
+            (
+                f"{item.method} {item.path} ({item.line})"
+                for item in routes_by_path(index).get(relative, record.routes)
+            ),
+        ),
         _section(
             "ENVIRONMENT VARIABLES",
             (f"{item.name} ({item.line})" for item in record.environment_variables),

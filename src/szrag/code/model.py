@@ -66,12 +66,46 @@ class EnvironmentVariable:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """An HTTP route: method (GET ... ALL, USE for mounts), path, line and handler name."""
+    """An HTTP route: method (GET ... ALL, USE for mounts), path, line and handler name.
+
+    A Python route also says which object it is declared on (``owner``: ``bp``, ``app``),
+    which part of ``path`` that object's own prefix gave (``router_prefix``) and the line of
+    the function it is declared in (``scope``, 0 at the top of the module: a test's local
+    ``bp`` is not another test's); a mount says what it mounts (``target``: ``module:name``,
+    the module empty for the file itself) and with which call (``mounted_with``), so that
+    ``code.mounts`` can put a router's routes under the prefix it is mounted at elsewhere.
+    """
 
     method: str
     path: str
     line: int
     handler: str | None = None
+    owner: str | None = None
+    router_prefix: str = ""
+    target: str | None = None
+    mounted_with: str | None = None
+    scope: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form; what a mount knows is written only when known, so the routes of
+        languages without mounts keep their shape."""
+        stored: dict[str, Any] = {
+            "method": self.method,
+            "path": self.path,
+            "line": self.line,
+            "handler": self.handler,
+        }
+        if self.owner is not None:
+            stored["owner"] = self.owner
+        if self.router_prefix:
+            stored["router_prefix"] = self.router_prefix
+        if self.target is not None:
+            stored["target"] = self.target
+        if self.mounted_with is not None:
+            stored["mounted_with"] = self.mounted_with
+        if self.scope:
+            stored["scope"] = self.scope
+        return stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +176,7 @@ class CodeRecord:
             "environment_variables": [
                 {"name": item.name, "line": item.line} for item in self.environment_variables
             ],
-            "routes": [
-                {
-                    "method": item.method,
-                    "path": item.path,
-                    "line": item.line,
-                    "handler": item.handler,
-                }
-                for item in self.routes
-            ],
+            "routes": [item.to_dict() for item in self.routes],
             "path_references": [
                 {"path": item.path, "line": item.line} for item in self.path_references
             ],
@@ -195,6 +221,12 @@ class SymbolMatch:
     line: int
     end_line: int
     score: int
+    container: str | None = None  # the enclosing class of a method or field
+
+    @property
+    def qualified_name(self) -> str:
+        """``Class.method`` for a method, the bare name otherwise."""
+        return f"{self.container}.{self.name}" if self.container else self.name
 
     def to_dict(self) -> dict[str, Any]:
         """The public form: ``path`` is the file."""
@@ -202,6 +234,7 @@ class SymbolMatch:
             "path": self.file,
             "name": self.name,
             "kind": self.kind,
+            "container": self.container,
             "line": self.line,
             "endLine": self.end_line,
             "score": self.score,

@@ -107,6 +107,29 @@ def _from_names(statement: Node) -> tuple[str, ...]:
     return tuple(names)
 
 
+def python_binding(statement: Node, local: str) -> tuple[str, str] | None:
+    """``(module, name)`` when a Python import statement binds ``local``: ``from .a import b
+    as c`` binds ``c`` to ``(".a", "b")``, ``import a.b`` binds ``a`` to ``("a", "")``,
+    ``import a.b as c`` binds ``c`` to ``("a.b", "")``; None when it binds no such name."""
+    for child in statement.children_by_field_name("name"):
+        aliased = child.type == "aliased_import"
+        name_node = child.child_by_field_name("name") if aliased else child
+        alias = child.child_by_field_name("alias") if aliased else None
+        if name_node is None:
+            continue
+        name = text(name_node)
+        if statement.type == "import_from_statement":
+            module_node = statement.child_by_field_name("module_name")
+            if module_node is not None and text(alias or name_node) == local:
+                return "".join(text(module_node).split()), name
+        elif alias is not None:
+            if text(alias) == local:
+                return name, ""
+        elif name.split(".")[0] == local:
+            return local, ""
+    return None
+
+
 def _bound_names(call: Node) -> tuple[str, ...]:
     """Names a require() or import() result is bound to: ``const x = ...``, ``const {a} = ...``."""
     holder = call.parent

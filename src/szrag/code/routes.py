@@ -14,6 +14,8 @@ from tree_sitter import Node
 
 from szrag.code import pathname
 from szrag.code.model import Route
+from szrag.code.modules import python_binding
+from szrag.code.mounts import join_prefix
 from szrag.code.syntax import (
     arguments_of,
     callee_name,
@@ -154,11 +156,29 @@ def _decorated(captures: Captures) -> list[Route]:
     )
     owner = first_capture(captures, "route.object")
     prefix = router_prefix(owner) if owner is not None else ""
-    if prefix:
-        path = prefix.rstrip("/") + ("/" + path.lstrip("/") if path.strip("/") else "")
     at = line(method)
     handler_text = text(handler) if handler is not None else None
-    return [Route(item, path, at, handler_text) for item in methods]
+    joined, scope = join_prefix(prefix, path), scope_of(method)
+    return [
+        Route(item, joined, at, handler_text, dotted_name(owner), prefix, scope=scope)
+        for item in methods
+    ]
+
+
+def scope_of(node: Node) -> int:
+    """The line of the function ``node`` stands in, 0 at the top of the module."""
+    current = node.parent
+    while current is not None:
+        if current.type == "function_definition":
+            return line(current)
+        current = current.parent
+    return 0
+
+
+def call_owner(call: Node) -> Node | None:
+    """The object a method is called on: ``app`` of ``app.register_blueprint(...)``."""
+    function = call.child_by_field_name("function")
+    return function.child_by_field_name("object") if function is not None else None
 
 
 _ROUTER_FACTORIES = frozenset({"Blueprint", "APIRouter"})
@@ -205,7 +225,20 @@ def _url_rule(call: Node) -> list[Route]:
     endpoint = string_value(given[1]) if len(given) > 1 else None
     handler = handler_name(view) or endpoint
     methods = _string_list(keyword_argument(args, "methods")) or ["GET"]
-    return [Route(method, path, line(call), handler) for method in methods]
+    owner = call_owner(call)
+    prefix = router_prefix(owner) if owner is not None else ""
+    return [
+        Route(
+            method,
+            join_prefix(prefix, path),
+            line(call),
+            handler,
+            dotted_name(owner),
+            prefix,
+            scope=scope_of(call),
+        )
+        for method in methods
+    ]
 
 
 def _mount(call: Node, captures: Captures) -> list[Route]:
@@ -225,7 +258,45 @@ def _mount(call: Node, captures: Captures) -> list[Route]:
     if not is_route_path(path):
         return []
     assert path is not None
-    return [Route("USE", path, line(call), handler_name(target))]
+    owner = call_owner(call)
+    prefix = router_prefix(owner) if owner is not None else ""  # a blueprint in a blueprint
+    return [
+        Route(
+            "USE",
+            join_prefix(prefix, path),
+            line(call),
+            handler_name(target),
+            dotted_name(owner),
+            prefix,
+            target=mount_target(call, target),
+            mounted_with=kind,
+            scope=scope_of(call),
+        )
+    ]
+
+
+def mount_target(call: Node, target: Node | None) -> str | None:
+    """Where a mounted router or application is defined, as ``module:name`` read through the
+    imports in scope: ``auth.bp`` after ``from . import auth`` is ``.:auth.bp``, ``router``
+    after ``from .api import router`` is ``.api:router``, a name no import binds is the
+    file's own (``:bp``). None for anything but a name (``StaticFiles(...)``)."""
+    if target is None or target.type not in ("identifier", "attribute"):
+        return None
+    written = dotted_name(target)
+    if written is None:
+        return None
+    head, _, rest = written.partition(".")
+    scope = call.parent
+    while scope is not None:
+        for statement in scope.named_children:
+            if statement.type in ("import_statement", "import_from_statement"):
+                bound = python_binding(statement, head)
+                if bound is not None:
+                    module, name = bound
+                    attribute = ".".join(part for part in (name, rest) if part)
+                    return f"{module}:{attribute}" if attribute else None
+        scope = scope.parent
+    return f":{written}"
 
 
 def _django(call: Node, captures: Captures) -> list[Route]:

@@ -19,7 +19,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 9  # 9: Go, Rust, Java, Ruby, PHP and C# sources carry their structure
+SCHEMA_VERSION = 10  # 10: Python routes say what they are declared on and what they mount
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
