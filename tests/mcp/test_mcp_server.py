@@ -150,14 +150,14 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
     assert "app/routers/webhooks.py" in context["files"]
     assert symbols["symbols"][0]["name"] == "require_token"
     assert symbols["symbols"][0]["endLine"] >= symbols["symbols"][0]["line"]
-    assert [(route["method"], route["path"]) for route in routes["routes"]] == [
-        ("DELETE", "app/routers/items.py")
+    assert [(route["method"], route["route"], route["path"]) for route in routes["routes"]] == [
+        ("DELETE", "/items/{item_id}", "app/routers/items.py")  # under the include_router prefix
     ]
     assert "app/routers/items.py" in deps["dependencies"]
     assert "app/main.py" in dependants["dependants"] or dependants["dependants"]
     assert {reference["path"] for reference in env["references"]} == {"app/settings.py"}
     assert live["getStatus"]["service"] == "szrag"
-    assert any(route["route"].endswith("/{item_id}") for route in live["getRoutes"]["routes"])
+    assert any(route["route"] == "/items/{item_id}" for route in live["getRoutes"]["routes"])
     assert live["getLogs"]["entries"], live["getLogs"]
     assert "ping" in live["getCommands"]["commands"]
     assert "pong" in json.dumps(ping).lower()

@@ -62,24 +62,26 @@ def _number(value: Any) -> int | None:
         return None
 
 
-def _routes_of(path: str, code: Any) -> Iterator[dict[str, Any]]:
-    if not isinstance(code, dict):
-        return
-    for route in code.get("routes") or []:
-        if not isinstance(route, dict) or not isinstance(route.get("path"), str):
-            continue
-        yield {
-            "method": str(route.get("method") or "ANY").upper(),
-            "route": route["path"],
-            "path": path,
-            "line": route.get("line") if isinstance(route.get("line"), int) else None,
-            "handler": route.get("handler") if isinstance(route.get("handler"), str) else None,
-        }
-
-
 def read_routes(root: Path) -> list[dict[str, Any]]:
     """Every route the index detected (``route`` the URL path, ``path`` the file), by route,
-    method and file."""
+    method and file: a router's routes under the prefixes it is mounted at in other files, as
+    ``szrag routes`` lists them."""
+    from szrag.code.model import CodeRecord
+    from szrag.code.mounts import mounted_routes
+
     with open_read_only(root) as conn:
-        routes = [route for f in store.iter_files(conn) for route in _routes_of(f.path, f.code)]
+        files = list(store.iter_files(conn))
+    known = frozenset(f.path for f in files)
+    records = {f.path: CodeRecord.from_dict(f.code) for f in files if isinstance(f.code, dict)}
+    routes = [
+        {
+            "method": (route.method or "ANY").upper(),
+            "route": route.path,
+            "path": path,
+            "line": route.line,
+            "handler": route.handler,
+        }
+        for path, mounted in mounted_routes(records, known).items()
+        for route in mounted
+    ]
     return sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))
