@@ -130,19 +130,6 @@ async def test_an_unknown_conversation_is_refused_before_anything_runs(
     assert audit[-1]["outcome"] == "failed" and [r["event"] for r in audit] == ["ask"]
 
 
-async def test_another_identity_cannot_continue_an_owned_conversation(host: Host) -> None:
-    first = await answer_question_async(FIRST, host, with_ai=False, remember=True, identity=ANN)
-
-    with pytest.raises(UnknownConversation):
-        await answer_question_async(
-            FOLLOW_UP,
-            host,
-            with_ai=False,
-            conversation_id=first.conversation_id,
-            identity=Identity(user_id="bob", user_name="bob"),
-        )
-
-
 async def test_nothing_is_kept_unless_asked(host: Host) -> None:
     result = await answer_question_async(FIRST, host, with_ai=False)
 
