@@ -14,6 +14,7 @@ from szrag.version import __version__
 if TYPE_CHECKING:
     from szrag.activity import Activity
     from szrag.answer import answer_question, answer_question_async, debug_question
+    from szrag.conversations import ConversationStore, Feedback, Turn
     from szrag.errors import (
         CommandError,
         ConfigError,
@@ -23,7 +24,10 @@ if TYPE_CHECKING:
         QuestionError,
         SzragError,
         ToolError,
+        UnknownAnswer,
+        UnknownConversation,
     )
+    from szrag.feedback import give_feedback
     from szrag.host import Host
     from szrag.index import Index, build_index, load_index, refresh_index
     from szrag.results import Answer, DebugReport, Outcome
@@ -34,6 +38,9 @@ _HOMES = {
     "answer_question": "szrag.answer",
     "answer_question_async": "szrag.answer",
     "debug_question": "szrag.answer",
+    "ConversationStore": "szrag.conversations",
+    "Feedback": "szrag.conversations",
+    "Turn": "szrag.conversations",
     "CommandError": "szrag.errors",
     "ConfigError": "szrag.errors",
     "IndexStoreError": "szrag.errors",
@@ -42,6 +49,9 @@ _HOMES = {
     "QuestionError": "szrag.errors",
     "SzragError": "szrag.errors",
     "ToolError": "szrag.errors",
+    "UnknownAnswer": "szrag.errors",
+    "UnknownConversation": "szrag.errors",
+    "give_feedback": "szrag.feedback",
     "Host": "szrag.host",
     "Index": "szrag.index",
     "build_index": "szrag.index",
@@ -71,7 +81,9 @@ __all__ = [
     "Answer",
     "CommandError",
     "ConfigError",
+    "ConversationStore",
     "DebugReport",
+    "Feedback",
     "Host",
     "Image",
     "Index",
@@ -83,11 +95,15 @@ __all__ = [
     "Source",
     "SzragError",
     "ToolError",
+    "Turn",
+    "UnknownAnswer",
+    "UnknownConversation",
     "__version__",
     "answer_question",
     "answer_question_async",
     "build_index",
     "debug_question",
+    "give_feedback",
     "load_index",
     "refresh_index",
     "retrieve",

@@ -20,6 +20,12 @@ Everything comes from the :class:`~szrag.host.Host` given (a path stands for the
 repository with default settings: no environment variable is read here).
 
 ``command`` is ``None`` or ``{id, command, responses}`` (plus ``error`` when it failed).
+A conversation (``conversation_id``, or ``remember=True`` to start one): the kept turns are
+read first (an unknown id is an UnknownConversation error, before anything runs), a follow-up is
+searched with the questions it follows, the model gets the earlier turns as messages (within
+the conversation token bound, oldest dropped first), and the new turn is kept; the result then
+carries ``answer_id`` and ``conversation_id`` (see :mod:`szrag.conversations`).
+
 ``on_activity`` receives each :class:`~szrag.activity.Activity` as it is created.
 ``on_token(text, round)`` receives model text as it streams, with the 1-based number of the
 model request it belongs to; a round that ends in tool calls is followed by a ``reasoning``
@@ -33,6 +39,7 @@ import asyncio
 import dataclasses
 import functools
 import json
+import logging
 import os
 import re
 import time
@@ -61,6 +68,7 @@ from szrag.commands import (
     is_command_oriented,
     redact_invocation_secrets,
 )
+from szrag.commands.inference import redact_password_phrases
 from szrag.context import (
     CodebaseContext,
     PackedContext,
@@ -68,7 +76,15 @@ from szrag.context import (
     pack_repository_context,
 )
 from szrag.context.plan import ContextPlan
-from szrag.errors import CommandError, ProviderError, SzragError, ToolError
+from szrag.conversations import (
+    History,
+    ShownSource,
+    Turn,
+    followed_questions,
+    history_messages,
+    new_id,
+)
+from szrag.errors import CommandError, ConversationError, ProviderError, SzragError, ToolError
 from szrag.host import Host
 from szrag.index import Index
 from szrag.llm.client import ChatClient
@@ -99,6 +115,7 @@ from szrag.retrieve import (
     retrieve,
     retrieve_images,
 )
+from szrag.runtime.git import read_git_head
 from szrag.runtime.sources import (
     ApplicationRuntime,
     changed_since,
@@ -116,6 +133,8 @@ from szrag.tools.sanitise import sanitise_text
 
 T = TypeVar("T")
 
+log = logging.getLogger("szrag.answer")
+
 KEY_HELP = (
     "Set AI_API_KEY to a key for an OpenAI-compatible provider to get a written answer "
     f"(AI_URL and AI_MODEL choose the provider and model; the defaults are {DEFAULT_AI_URL} "
@@ -128,6 +147,7 @@ SECRET_OUTPUT_NOTE = (
     "given to you; do not guess it."
 )
 CUT_MARK = "answer cut"
+SECRET_ANSWER_KEPT = "(The answer showed a secret command output; it is not kept.)"
 LENGTH_NOTE = "the model stopped at its output limit; the answer may be incomplete"
 
 
@@ -245,16 +265,30 @@ async def gather_evidence(
     expand: bool = True,
     plan: ContextPlan | None = None,
     budget_for: BudgetFor | None = None,
+    earlier: int = 0,
 ) -> Evidence:
     """Retrieval, images, codebase context (when ``expand``) and packing, with activities,
     all from one snapshot of the index.
 
     The context follows ``plan`` (default: the repository's, with ``budget`` if given);
     ``budget_for``, given the images found, says how many tokens are left for the context
-    once the rest of the request is counted."""
+    once the rest of the request is counted. ``earlier``: how many earlier questions of a
+    conversation ``question`` carries (a follow-up searched with them)."""
     plan = plan or ContextPlan.of(index.config, {}, budget=budget)
     pair = new_activity_id()
-    await recorder.record("retrieval", STARTED, "Searching the repository index", activity_id=pair)
+    if earlier:
+        await recorder.record(
+            "retrieval",
+            STARTED,
+            f"Searching the repository index with the follow-up and "
+            f"{_plural(earlier, 'earlier question')}",
+            activity_id=pair,
+            metadata={"earlierQuestions": earlier},
+        )
+    else:
+        await recorder.record(
+            "retrieval", STARTED, "Searching the repository index", activity_id=pair
+        )
 
     def find() -> Evidence:
         with index.reading():
@@ -481,6 +515,8 @@ async def answer_question_async(
     limit: int = DEFAULT_LIMIT,
     budget: int | None = None,
     http_client: httpx.AsyncClient | None = None,
+    conversation_id: str | None = None,
+    remember: bool = False,
 ) -> Answer:
     """Answer ``question`` about the repository of ``host`` (see the module for result shapes).
 
@@ -488,7 +524,11 @@ async def answer_question_async(
     ``slack``): the ask is recorded in the host's audit log under it whatever happens, and a
     command the caller names runs for it under the host's policy. ``tools`` (default: the
     host's setting) offers the model the live tools, the admin-only ones when
-    ``privileged``."""
+    ``privileged``.
+
+    ``conversation_id`` continues that conversation of the host's store; the turn is kept in
+    it. ``remember`` keeps the turn in a new conversation (owned by ``identity``, of the face
+    ``source``) when no id is given."""
     host = as_host(host)
     identity = identity or Identity.local()
     started = time.perf_counter()
@@ -509,6 +549,8 @@ async def answer_question_async(
             limit=limit,
             budget=budget,
             http_client=http_client,
+            conversation_id=conversation_id,
+            remember=remember,
         )
     except asyncio.CancelledError:
         outcome, message = "cancelled", "the caller went away"
@@ -546,8 +588,112 @@ async def _answer(
     limit: int,
     budget: int | None,
     http_client: httpx.AsyncClient | None,
+    conversation_id: str | None,
+    remember: bool,
 ) -> Answer:
     clean = require_question(question)
+    earlier: tuple[Turn, ...] = ()
+    store = host.conversations
+    if conversation_id is not None:  # refused before anything runs
+        # a library caller is trusted with any id: a face serving several people (the API)
+        # checks that the conversation is the caller's before it asks
+        conversation = await asyncio.to_thread(store.get, conversation_id)
+        conversation_id = conversation.id
+        earlier = await asyncio.to_thread(store.turns, conversation.id)
+    result, shown, secret = await _answer_turn(
+        clean,
+        host,
+        earlier,
+        with_ai=with_ai,
+        command_id=command_id,
+        command_text=command_text,
+        source=source,
+        identity=identity,
+        tools=tools,
+        privileged=privileged,
+        on_activity=on_activity,
+        on_token=on_token,
+        limit=limit,
+        budget=budget,
+        http_client=http_client,
+    )
+    if conversation_id is None and not remember:
+        return result
+    return await _keep(
+        result,
+        host,
+        conversation_id=conversation_id,
+        question=shown,
+        secret=secret,
+        face=source,
+        owner=identity.user_id,
+    )
+
+
+async def _keep(
+    result: Answer,
+    host: Host,
+    *,
+    conversation_id: str | None,
+    question: str,
+    secret: bool,
+    face: str,
+    owner: str,
+) -> Answer:
+    """``result`` kept as a turn of the conversation (a new one when no id is given), with
+    its ids; when the store cannot keep it the answer is still returned, without ids."""
+    store = host.conversations
+    sources = tuple(ShownSource(item.path, item.start, item.end) for item in result.sources)
+    commit = result.running_commit or await asyncio.to_thread(checkout_commit, host.root)
+    try:
+        if conversation_id is None:
+            started = await asyncio.to_thread(store.start, face=face, owner=owner)
+            conversation_id = started.id
+        turn = Turn(
+            answer_id=new_id(),
+            conversation_id=conversation_id,
+            question=redact_password_phrases(question),
+            answer=SECRET_ANSWER_KEPT if secret else result.answer,
+            outcome=result.outcome.value,
+            sources=sources,
+            commit=commit,
+            asked_at=store.clock(),
+        )
+        await asyncio.to_thread(store.append, turn)
+    except ConversationError as error:
+        log.warning("the answer was given but could not be kept: %s", error.message)
+        return result
+    return dataclasses.replace(
+        result, answer_id=turn.answer_id, conversation_id=turn.conversation_id
+    )
+
+
+def checkout_commit(root: Path | str) -> str | None:
+    """The commit the checkout at ``root`` is at (its git HEAD), or None."""
+    head = read_git_head(Path(root))
+    return head.commit if head is not None else None
+
+
+async def _answer_turn(
+    clean: str,
+    host: Host,
+    earlier: Sequence[Turn],
+    *,
+    with_ai: bool,
+    command_id: str | None,
+    command_text: str | None,
+    source: str,
+    identity: Identity,
+    tools: bool | None,
+    privileged: bool,
+    on_activity: OnActivity | None,
+    on_token: OnToken | None,
+    limit: int,
+    budget: int | None,
+    http_client: httpx.AsyncClient | None,
+) -> tuple[Answer, str, bool]:
+    """The answer to ``clean`` after the ``earlier`` turns, the question as the model may
+    see it, and whether the answer shows a secret command output."""
     recorder = ActivityRecorder(on_activity)
     run = await run_question_command(
         clean,
@@ -562,24 +708,31 @@ async def _answer(
     asks_model = with_ai and settings.has_key
     # the model never sees a password the question carried for a command
     shown = run.shown_question if run and run.shown_question else clean
+    secret = run is not None and run.secret_output
     adapter = _tools_for(host, tools, privileged, recorder) if asks_model else None
+    followed = followed_questions(clean, earlier)
+    query = "\n".join((clean, *followed))
     with host.opened_index() as opened:
         plan = host.plan(opened.config, budget=budget)
+        history = History.empty()
+        if asks_model and earlier:
+            history = await _history(earlier, host, plan, recorder)
 
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
                 return plan.budget
-            bare = _messages(shown, "", images, run, host.root)
+            bare = _messages(shown, "", images, run, host.root, prior=history.messages)
             return plan.fitted(bare, adapter.definitions() if adapter else None)
 
         evidence = await gather_evidence(
-            clean,
+            query,
             opened,
             recorder,
             limit=limit,
             plan=plan,
             budget_for=budget_for,
             expand=not is_command_oriented(clean),
+            earlier=len(followed),
         )
     if asks_model and isinstance(host.live, ApplicationRuntime):
         evidence = await _join_live(clean, evidence, host.live, recorder)
@@ -590,19 +743,21 @@ async def _answer(
     )
     if not with_ai:
         intro = "The model was not asked (AI disabled); this is what the repository index found."
-        return found.answer(
+        answer = found.answer(
             Outcome.NOT_ASKED,
             local_answer(intro, evidence, found.command, shown),
             recorder,
             context=evidence.packed,
         )
+        return answer, shown, secret
     if not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
         intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
-        return found.answer(
+        answer = found.answer(
             Outcome.NO_MODEL, local_answer(intro, evidence, found.command, shown), recorder
         )
-    return await _answer_with_model(
+        return answer, shown, secret
+    answer = await _answer_with_model(
         shown,
         evidence,
         run,
@@ -615,7 +770,40 @@ async def _answer(
         settings=settings,
         http_client=http_client,
         plan=plan,
+        prior=history.messages,
     )
+    return answer, shown, secret
+
+
+HISTORY_WINDOW_SHARE = 4  # with a known window, earlier turns take at most a quarter of it
+
+
+async def _history(
+    earlier: Sequence[Turn], host: Host, plan: ContextPlan, recorder: ActivityRecorder
+) -> History:
+    """The earlier turns as messages within the conversation token bound, with an activity."""
+    budget = host.conversations.limits.tokens
+    if plan.window is not None:
+        budget = min(budget, plan.window // HISTORY_WINDOW_SHARE)
+    history = history_messages(earlier, plan.counter(), budget)
+    message = (
+        f"Conversation: {_plural(history.turns, 'earlier turn')} given to the model "
+        f"({history.tokens} tokens)"
+    )
+    if history.dropped:
+        message += f"; {_plural(history.dropped, 'older turn')} left out to stay in {budget}"
+    await recorder.record(
+        "context",
+        COMPLETED,
+        message,
+        metadata={
+            "turns": history.turns,
+            "droppedTurns": history.dropped,
+            "tokens": history.tokens,
+            "budget": budget,
+        },
+    )
+    return history
 
 
 async def _join_live(
@@ -753,10 +941,14 @@ def _messages(
     run: CommandRun | None,
     root: Path | str,
     live: str = "",
+    *,
+    prior: Sequence[Mapping[str, str]] = (),
 ) -> list[dict[str, Any]]:
-    """The first request's messages: the system prompt and the user message."""
+    """The first request's messages: the system prompt, the earlier turns of a conversation
+    (``prior``) and the user message."""
     return [
         {"role": "system", "content": load_prompt(SYSTEM_PROMPT, root)},
+        *(dict(message) for message in prior),
         {
             "role": "user",
             "content": build_user_message(
@@ -785,8 +977,11 @@ async def _answer_with_model(
     settings: Settings,
     http_client: httpx.AsyncClient | None,
     plan: ContextPlan,
+    prior: Sequence[Mapping[str, str]] = (),
 ) -> Answer:
-    messages = _messages(question, evidence.packed.text, found.images, run, root, evidence.live)
+    messages = _messages(
+        question, evidence.packed.text, found.images, run, root, evidence.live, prior=prior
+    )
     loop = ToolLoop(
         ChatClient(settings, http_client=http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, root),
@@ -821,7 +1016,13 @@ async def _answer_with_model(
                 metadata={"budget": budget, "tokens": evidence.packed.tokens},
             )
             messages = _messages(
-                question, evidence.packed.text, found.images, run, root, evidence.live
+                question,
+                evidence.packed.text,
+                found.images,
+                run,
+                root,
+                evidence.live,
+                prior=prior,
             )
             result = await loop.run(messages)
     except ProviderError as error:

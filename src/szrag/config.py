@@ -19,6 +19,11 @@ when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
     context_budget = 12000         # tokens of repository context given to the model
     context_window = 32768         # the model's window: the whole request is kept inside it
     tools = false                  # never offer the model the live tools (SZRAG_TOOLS wins)
+
+    [conversations]                # what a conversation remembers (SZRAG_CONVERSATION_* win)
+    turns = 10                     # the last turns kept per conversation
+    max_age_hours = 168            # turns older than this are forgotten
+    tokens = 4000                  # at most this many tokens of earlier turns go to the model
 """
 
 from __future__ import annotations
@@ -187,6 +192,7 @@ class RepoConfig:
     context_window: int | None = None  # the model's whole context window, when known
     tools: bool | None = None  # offer the model the live tools (None: the default, on)
     runtime: RuntimeConfig = field(default_factory=lambda: RuntimeConfig())
+    conversations: ConversationConfig = field(default_factory=lambda: ConversationConfig())
 
     @property
     def extensions(self) -> frozenset[str]:
@@ -225,6 +231,36 @@ class RuntimeConfig:
     # path, or None to leave that read to the next source
     paths: tuple[tuple[str, str | None], ...] = ()
     allow_public: bool = False  # a URL outside loopback and private networks
+
+
+@dataclass(frozen=True)
+class ConversationConfig:
+    """What the repository asks of conversation memory (``[conversations]``); None: the
+    default (see :mod:`szrag.conversations`)."""
+
+    turns: int | None = None
+    max_age_hours: float | None = None
+    tokens: int | None = None
+
+
+def _conversations(raw: dict[str, Any], where: str) -> ConversationConfig:
+    table = raw.get("conversations", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [conversations] must be a table")
+    unknown = set(table) - {"turns", "max_age_hours", "tokens"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown [conversations] keys {', '.join(sorted(unknown))}")
+    hours = table.get("max_age_hours")
+    if hours is not None and (
+        not isinstance(hours, int | float) or isinstance(hours, bool) or not 0 < hours < 1e6
+    ):
+        raise ConfigError(f"{where}: conversations.max_age_hours must be a positive number")
+    inner = f"{where} [conversations]"
+    return ConversationConfig(
+        turns=_optional_count(table, "turns", inner, unit="turns"),
+        max_age_hours=float(hours) if hours is not None else None,
+        tokens=_optional_count(table, "tokens", inner),
+    )
 
 
 _RUNTIME_KEYS = {
@@ -272,6 +308,7 @@ def _runtime(raw: dict[str, Any], where: str) -> RuntimeConfig:
 
 _KNOWN_KEYS = {
     "runtime",
+    "conversations",
     "profile",
     "extra_extensions",
     "extra_ignores",
@@ -344,6 +381,7 @@ def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
         context_window=_optional_count(raw, "context_window", where),
         tools=_optional_flag(raw, "tools", where),
         runtime=_runtime(raw, where),
+        conversations=_conversations(raw, where),
     )
 
 
@@ -354,10 +392,12 @@ def _optional_flag(raw: dict[str, Any], key: str, where: str) -> bool | None:
     return value
 
 
-def _optional_count(raw: dict[str, Any], key: str, where: str) -> int | None:
+def _optional_count(
+    raw: dict[str, Any], key: str, where: str, *, unit: str = "tokens"
+) -> int | None:
     value = raw.get(key)
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{where}: {key} must be a positive whole number of tokens")
+        raise ConfigError(f"{where}: {key} must be a positive whole number of {unit}")
     return value

@@ -21,6 +21,11 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     │   ├── NoResponse              no_response        502
     │   ├── CommandTimeout          timeout            504
     │   └── ContextClosed           context_closed     500  a response after the command ended
+    ├── ConversationError           conversation_error 400  a conversation or feedback cannot be used
+    │   ├── UnknownConversation     unknown_conversation 404  no such conversation (or expired)
+    │   ├── UnknownAnswer           unknown_answer     404  no such answer (or no longer kept)
+    │   ├── FeedbackError           bad_feedback       400  a rating, right file or comment refused
+    │   └── ConversationStoreError  conversations_unavailable 503  the store cannot be read or written
     ├── ToolError                   tool_error         400  unknown tool, bad arguments
     ├── ProviderError               provider           502  the model provider failed
     │   ├── ProviderAuthError       auth                    401 / 403: the key
@@ -173,6 +178,47 @@ class ContextClosed(CommandError):
 
     code = "context_closed"
     http_status = 500
+
+
+# --- conversations and feedback --------------------------------------------------------------
+
+
+class ConversationError(SzragError):
+    """A conversation, an answer or feedback that cannot be used."""
+
+    code = "conversation_error"
+    http_status = 400
+    exit_code = 2
+
+
+class UnknownConversation(ConversationError):
+    """No conversation has this id (never started, or older than conversations are kept)."""
+
+    code = "unknown_conversation"
+    http_status = 404
+
+
+class UnknownAnswer(ConversationError):
+    """No kept answer has this id (never given, or no longer kept)."""
+
+    code = "unknown_answer"
+    http_status = 404
+
+
+class FeedbackError(ConversationError):
+    """Feedback that is refused: a rating other than up or down, a right file that is not
+    indexed (the message suggests near misses), a comment that is too long."""
+
+    code = "bad_feedback"
+
+
+class ConversationStoreError(ConversationError):
+    """The conversation store (``.rag/conversations.db``) cannot be opened, read or written;
+    it is never replaced: the message names the file."""
+
+    code = "conversations_unavailable"
+    http_status = 503
+    exit_code = 1
 
 
 # --- tools and the model provider ------------------------------------------------------------

@@ -7,8 +7,9 @@ call; nothing below it reads the process environment::
     result = await answer_question_async("how is the index refreshed?", host)
 
 It owns the repository configuration, the provider settings, the command policy (registry and
-allowlist), the audit log, the runtime the live tools read, the one command runner (reporting
-to the audit log and the runtime's metrics) and the tool adapters built over that runner. An
+allowlist), the audit log, the conversation store (``.rag/conversations.db``, with the
+configured bounds), the runtime the live tools read, the one command runner (reporting to the
+audit log and the runtime's metrics) and the tool adapters built over that runner. An
 index given to the host (the server's shared one) is used as is; without one, each call opens
 the repository's index for itself.
 """
@@ -27,6 +28,7 @@ from szrag.commands import Allowlist, CommandRegistry, CommandRunner, default_re
 from szrag.commands.policy import CommandPolicy
 from szrag.config import RepoConfig, load_repo_config
 from szrag.context.plan import ContextPlan
+from szrag.conversations import ConversationLimits, ConversationStore
 from szrag.index import Index, load_index
 from szrag.runtime import ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
@@ -52,12 +54,20 @@ class Host:
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
     live: Runtime | None = None
+    # conversations, their turns and feedback (default: the repository's, with the bounds
+    # of its [conversations] table and SZRAG_CONVERSATION_*)
+    conversation_store: ConversationStore | None = None
     _adapter: ToolAdapter = field(init=False, repr=False, compare=False)
+    _conversations: ConversationStore = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         live = self.live if self.live is not None else self.runtime
         adapter = ToolAdapter(self.runner, live, self.root, privileged=True)
         object.__setattr__(self, "_adapter", adapter)
+        store = self.conversation_store or ConversationStore.for_root(
+            self.root, ConversationLimits.of(self.config.conversations, self.environ)
+        )
+        object.__setattr__(self, "_conversations", store)
 
     @classmethod
     def from_env(
@@ -72,12 +82,14 @@ class Host:
         runtime: ProcessRuntime | None = None,
         live_tools: bool | None = None,
         index: Index | None = None,
+        conversations: ConversationStore | None = None,
     ) -> Host:
         """The host of the repository at ``root`` as ``environ`` describes it (no mapping: the
         defaults, as if no variable were set); each part given wins over the environment.
 
         ``environ`` is copied: later changes to the caller's mapping do not reach the host.
-        Bad settings raise ConfigError here, before anything runs."""
+        Bad settings raise ConfigError here, before anything runs (the conversation store is
+        opened when first used)."""
         environ = MappingProxyType(dict(environ or {}))
         root = Path(root)
         config = index.config if index is not None else load_repo_config(root.resolve())
@@ -109,7 +121,16 @@ class Host:
             live_tools=offer_tools,
             index=index,
             live=live,
+            conversation_store=conversations
+            or ConversationStore.for_root(
+                root, ConversationLimits.of(config.conversations, environ)
+            ),
         )
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """Conversations, their kept turns and the feedback on answers."""
+        return self._conversations
 
     @property
     def registry(self) -> CommandRegistry:

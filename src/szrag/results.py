@@ -10,6 +10,9 @@ shapes, camelCase) through :mod:`szrag.public`, the one serialisation boundary:
   activities, context}``;
 * ``no_model`` (no provider key): ``{answer, sources, images, command, activities}``.
 
+An answer kept in a conversation adds ``answerId`` (what feedback refers to) and
+``conversationId`` (what a follow-up continues), whatever its outcome.
+
 Sources and code texts in a result are redacted already: a result is what a caller may show.
 """
 
@@ -90,6 +93,8 @@ class Answer:
     context: PackedContext | None = None  # the packed context, when the model was not asked
     error: ModelFailure | None = None
     running_commit: str | None = None  # the commit the running application was built from
+    answer_id: str | None = None  # set when the answer is kept in a conversation
+    conversation_id: str | None = None
 
     @property
     def asked_model(self) -> bool:
@@ -98,6 +103,14 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         """The public JSON in the shape of the outcome (see the module)."""
+        record = self._outcome_dict()
+        if self.answer_id is not None:
+            record["answerId"] = self.answer_id
+        if self.conversation_id is not None:
+            record["conversationId"] = self.conversation_id
+        return record
+
+    def _outcome_dict(self) -> dict[str, Any]:
         activities = [activity.to_dict() for activity in self.activities]
         evidence = {
             "sources": public(self.sources),

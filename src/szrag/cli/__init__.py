@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "ask": "ask_cmds",
     "debug": "ask_cmds",
     "doctor": "ask_cmds",
+    "chat": "chat_cmds",
+    "feedback": "feedback_cmds",
     "commands": "tool_cmds",
     "run": "tool_cmds",
     "tool": "tool_cmds",

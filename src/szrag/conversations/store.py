@@ -1,0 +1,465 @@
+"""The conversation store: ``<root>/.rag/conversations.db``, SQLite in WAL mode.
+
+Conversations, their turns and the feedback on answers live in a database of their own, apart
+from the index: rebuilding the index (a damaged file, a new schema) never touches them. Unlike
+the index this is not derived data, so nothing here is ever set aside or rebuilt: a file that
+cannot be used is a :class:`~szrag.errors.ConversationStoreError` naming it.
+
+The schema is versioned by ordered, named migrations (``MIGRATIONS``), each applied once in
+the transaction that records it in ``migrations``; a database that records a migration this
+version does not know was written by a newer szrag and is refused, not altered.
+
+Every operation opens its own connection and closes it, so any thread (a server's workers,
+the event loop) may use one store. Writes prune as they go: turns older than the age bound,
+all but the last ``turns`` of the conversation written to, and the conversations used least
+recently beyond ``conversations``. Feedback is kept until removed by hand: it is the
+benchmark's source. The file is created readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from szrag.conversations.model import (
+    Conversation,
+    ConversationLimits,
+    Feedback,
+    Rating,
+    ShownSource,
+    Turn,
+    checked_id,
+    new_id,
+)
+from szrag.errors import (
+    ConversationError,
+    ConversationStoreError,
+    UnknownAnswer,
+    UnknownConversation,
+)
+
+APPLICATION = "szrag-conversations"
+DIRECTORY = ".rag"
+FILENAME = "conversations.db"
+BUSY_TIMEOUT_MS = 10_000
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_conversations_turns_feedback",
+        """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            face TEXT NOT NULL,
+            owner TEXT,
+            started_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX conversations_used ON conversations(updated_at);
+        CREATE INDEX conversations_face ON conversations(face, updated_at);
+        CREATE TABLE turns (
+            answer_id TEXT PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            asked_at REAL NOT NULL,
+            question TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            sources TEXT NOT NULL,  -- JSON: [[path, start, end], ...]
+            commit_id TEXT
+        );
+        CREATE INDEX turns_conversation ON turns(conversation_id);
+        CREATE INDEX turns_asked ON turns(asked_at);
+        CREATE TABLE feedback (
+            answer_id TEXT NOT NULL,
+            given_by TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+            right_files TEXT NOT NULL,  -- JSON: [path, ...]
+            comment TEXT,
+            question TEXT NOT NULL,
+            sources TEXT NOT NULL,
+            cited_files TEXT NOT NULL,
+            commit_id TEXT,
+            given_at REAL NOT NULL,
+            PRIMARY KEY (answer_id, given_by)
+        );
+        """,
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def store_path(root: Path | str) -> Path:
+    """Where the conversations of the repository at ``root`` are kept."""
+    return Path(root) / DIRECTORY / FILENAME
+
+
+class ConversationStore:
+    """Conversations, their last turns and the feedback on answers of one repository.
+
+    ``clock`` (epoch seconds) is the store's notion of now: every age is judged by it."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        limits: ConversationLimits | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.limits = limits or ConversationLimits()
+        self.clock = clock
+        self._ready = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_root(
+        cls, root: Path | str, limits: ConversationLimits | None = None
+    ) -> ConversationStore:
+        """The store of the repository at ``root`` (``.rag/conversations.db``)."""
+        return cls(store_path(root), limits)
+
+    # --- conversations -------------------------------------------------------------------
+
+    def start(
+        self,
+        conversation_id: str | None = None,
+        *,
+        face: str = "library",
+        owner: str | None = None,
+    ) -> Conversation:
+        """A new conversation with a random id; or, with a caller-chosen ``conversation_id``
+        (a Slack thread's ``slack:CHANNEL:THREAD_TS``), the conversation of that id, started
+        on first use. ``owner``: only that identity may continue it (None: anyone)."""
+        chosen = checked_id(conversation_id) if conversation_id is not None else new_id()
+        now = self.clock()
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO conversations (id, face, owner, started_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (chosen, face, owner, now, now),
+            )
+            # starting counts as using: an expired thread starts afresh (its old turns go)
+            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
+            self._prune(conn, now)
+            row = conn.execute("SELECT * FROM conversations WHERE id = ?", (chosen,)).fetchone()
+        return _conversation(row)
+
+    def get(self, conversation_id: str, *, owner: str | None = None) -> Conversation:
+        """The conversation of ``conversation_id``; UnknownConversation when there is none, it
+        is older than the age bound, or (``owner`` given) another identity owns it."""
+        chosen = checked_id(conversation_id)
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM conversations WHERE id = ? AND updated_at >= ?",
+                (chosen, self._cutoff()),
+            ).fetchone()
+        if row is None or (owner is not None and row["owner"] not in (None, owner)):
+            raise UnknownConversation(
+                f"no conversation {chosen}: it was never started here, or it is older than the"
+                f" {self.limits.max_age_hours:g} hours conversations are kept"
+            )
+        return _conversation(row)
+
+    def latest(self, face: str, *, owner: str | None = None) -> Conversation | None:
+        """The conversation of ``face`` (``cli``) used last, when one is still kept."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM conversations WHERE face = ? AND updated_at >= ?"
+                " ORDER BY updated_at DESC, rowid DESC",
+                (face, self._cutoff()),
+            ).fetchall()
+        for row in rows:
+            if owner is None or row["owner"] in (None, owner):
+                return _conversation(row)
+        return None
+
+    # --- turns -----------------------------------------------------------------------------
+
+    def append(self, turn: Turn) -> Turn:
+        """Keep ``turn`` in its conversation (which must exist), then forget what the bounds
+        no longer keep."""
+        with self._writing() as conn:
+            found = conn.execute(
+                "SELECT 1 FROM conversations WHERE id = ? AND updated_at >= ?",
+                (turn.conversation_id, self._cutoff()),
+            ).fetchone()
+            if found is None:
+                raise UnknownConversation(
+                    f"no conversation {turn.conversation_id} to add the answer to: it was "
+                    "never started here, or it is no longer kept"
+                )
+            try:
+                conn.execute(
+                    "INSERT INTO turns (answer_id, conversation_id, asked_at, question, answer,"
+                    " outcome, sources, commit_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        turn.answer_id,
+                        turn.conversation_id,
+                        turn.asked_at,
+                        turn.question,
+                        turn.answer,
+                        turn.outcome,
+                        _sources_json(turn.sources),
+                        turn.commit,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                raise ConversationError(f"answer id {turn.answer_id} is taken") from None
+            conn.execute(
+                "UPDATE conversations SET updated_at = MAX(updated_at, ?) WHERE id = ?",
+                (turn.asked_at, turn.conversation_id),
+            )
+            conn.execute(
+                "DELETE FROM turns WHERE conversation_id = ? AND rowid NOT IN (SELECT rowid"
+                " FROM turns WHERE conversation_id = ? ORDER BY rowid DESC LIMIT ?)",
+                (turn.conversation_id, turn.conversation_id, self.limits.turns),
+            )
+            self._prune(conn, self.clock())
+        return turn
+
+    def turns(self, conversation_id: str) -> tuple[Turn, ...]:
+        """The turns of a conversation that are kept, oldest first (none for an unknown id)."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM (SELECT rowid AS seq, * FROM turns WHERE conversation_id = ?"
+                " AND asked_at >= ? ORDER BY rowid DESC LIMIT ?) ORDER BY seq",
+                (checked_id(conversation_id), self._cutoff(), self.limits.turns),
+            ).fetchall()
+        return tuple(_turn(row) for row in rows)
+
+    def turn(self, answer_id: str, *, owner: str | None = None) -> Turn:
+        """The kept turn whose answer is ``answer_id``; UnknownAnswer when there is none (or,
+        with ``owner``, another identity owns its conversation)."""
+        chosen = checked_id(answer_id, "answer")
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT turns.*, conversations.owner AS owner FROM turns JOIN conversations"
+                " ON conversations.id = turns.conversation_id"
+                " WHERE answer_id = ? AND asked_at >= ?",
+                (chosen, self._cutoff()),
+            ).fetchone()
+        if row is None or (owner is not None and row["owner"] not in (None, owner)):
+            raise UnknownAnswer(
+                f"no answer {chosen}: it was never given here, or it is no longer kept (a"
+                f" conversation keeps its last {self.limits.turns} answers, for"
+                f" {self.limits.max_age_hours:g} hours)"
+            )
+        return _turn(row)
+
+    # --- feedback --------------------------------------------------------------------------
+
+    def add_feedback(self, feedback: Feedback) -> Feedback:
+        """Keep ``feedback``; it replaces what the same identity said of the same answer."""
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO feedback (answer_id, given_by, conversation_id, rating,"
+                " right_files, comment, question, sources, cited_files, commit_id, given_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    feedback.answer_id,
+                    feedback.given_by,
+                    feedback.conversation_id,
+                    feedback.rating.value,
+                    json.dumps(list(feedback.right_files)),
+                    feedback.comment,
+                    feedback.question,
+                    _sources_json(feedback.sources),
+                    json.dumps(list(feedback.cited_files)),
+                    feedback.commit,
+                    feedback.given_at,
+                ),
+            )
+        return feedback
+
+    def feedback(self) -> list[Feedback]:
+        """Every feedback kept, oldest first."""
+        with self._reading() as conn:
+            rows = conn.execute("SELECT * FROM feedback ORDER BY given_at, rowid").fetchall()
+        return [_feedback(row) for row in rows]
+
+    # --- the database ----------------------------------------------------------------------
+
+    def _cutoff(self) -> float:
+        return self.clock() - self.limits.max_age_seconds
+
+    def _prune(self, conn: sqlite3.Connection, now: float) -> None:
+        cutoff = now - self.limits.max_age_seconds
+        conn.execute("DELETE FROM turns WHERE asked_at < ?", (cutoff,))
+        conn.execute("DELETE FROM conversations WHERE updated_at < ?", (cutoff,))
+        conn.execute(
+            "DELETE FROM conversations WHERE id IN (SELECT id FROM conversations"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            (self.limits.conversations,),
+        )
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+            else:
+                conn.commit()
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = self._open()
+        except (sqlite3.Error, OSError) as error:
+            raise self._unusable(error) from error
+        try:
+            yield conn
+        except sqlite3.Error as error:
+            raise self._unusable(error) from error
+        finally:
+            conn.close()
+
+    def _unusable(self, error: sqlite3.Error | OSError) -> ConversationStoreError:
+        return ConversationStoreError(
+            f"the conversation store {self.path} cannot be used ({error}); nothing in it was"
+            " changed: move it aside to start afresh"
+        )
+
+    def _open(self) -> sqlite3.Connection:
+        if not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):  # private: it holds people's questions
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if not self._ready:
+                with self._lock:
+                    if not self._ready:
+                        migrate(conn, self.path)  # first: a foreign file stays as it was
+                        conn.execute("PRAGMA journal_mode = WAL")
+                        self._ready = True
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path | str = "the database") -> list[str]:
+    """Apply the migrations ``conn``'s database lacks, in order, each in the transaction that
+    records it; the names applied. A database of another application, or one that records a
+    migration this version does not know, is refused unchanged (ConversationStoreError)."""
+    applied: list[str] = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if tables and "migrations" not in tables:
+            raise ConversationStoreError(
+                f"{path} is not a szrag conversation store (it holds other tables); move it"
+                " aside or remove it"
+            )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        known = {name for name, _ in MIGRATIONS}
+        if done - known:
+            newest = max(done - known)
+            raise ConversationStoreError(
+                f"{path} was written by a newer szrag (migration {newest}); this version"
+                " leaves it untouched: upgrade szrag to use it"
+            )
+        conn.commit()
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
+    for name, script in MIGRATIONS:
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                conn.rollback()  # another process applied it meanwhile
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+            conn.commit()
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        applied.append(name)
+    return applied
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a migration script (none of ours holds a ``;`` inside a literal)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+
+
+def _sources_json(sources: tuple[ShownSource, ...]) -> str:
+    return json.dumps([[source.path, source.start, source.end] for source in sources])
+
+
+def _sources(text: str) -> tuple[ShownSource, ...]:
+    return tuple(
+        ShownSource(str(path), int(start), int(end)) for path, start, end in json.loads(text)
+    )
+
+
+def _conversation(row: Any) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        face=row["face"],
+        owner=row["owner"],
+        started_at=row["started_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _turn(row: Any) -> Turn:
+    return Turn(
+        answer_id=row["answer_id"],
+        conversation_id=row["conversation_id"],
+        question=row["question"],
+        answer=row["answer"],
+        outcome=row["outcome"],
+        sources=_sources(row["sources"]),
+        commit=row["commit_id"],
+        asked_at=row["asked_at"],
+    )
+
+
+def _feedback(row: Any) -> Feedback:
+    return Feedback(
+        answer_id=row["answer_id"],
+        conversation_id=row["conversation_id"],
+        rating=Rating(row["rating"]),
+        right_files=tuple(json.loads(row["right_files"])),
+        comment=row["comment"],
+        question=row["question"],
+        sources=_sources(row["sources"]),
+        cited_files=tuple(json.loads(row["cited_files"])),
+        commit=row["commit_id"],
+        given_at=row["given_at"],
+        given_by=row["given_by"],
+    )
