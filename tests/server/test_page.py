@@ -545,3 +545,61 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
         screenshot(browser, f"page-{width}-source-open.png")
     finally:
         set_width(browser, 1200)
+
+
+def test_a_follow_up_is_answered_in_the_same_conversation_and_feedback_is_kept(
+    browser: Session, start_server: StartServer, provider: ScriptedProvider, web_repo: Path
+) -> None:
+    from szrag.conversations import ConversationStore
+
+    base = start_server()
+    browser.open(f"{base}/")
+    provider.script(text_reply("Tokens are refilled in `src/gateway.js:6-15`.", pieces=2))
+    ask_with_keyboard(browser, "How does the gateway refill its token bucket?")
+    first = "#thread .turn:nth-child(1)"
+    browser.wait(
+        lambda: browser.script(f"return document.querySelector('{first}').dataset.answerId"),
+        what="the first answer",
+    )
+    assert browser.script("return document.getElementById('new-conversation').hidden") is False
+
+    provider.script(text_reply("It is called from the `/api/items` handler.", pieces=2))
+    ask_with_keyboard(browser, "and where is that called from?")
+    second = "#thread .turn:nth-child(2)"
+    browser.wait(
+        lambda: browser.script(f"return document.querySelector('{second}')?.dataset.answerId"),
+        what="the follow-up's answer",
+    )
+    assert len(browser.find_all("#thread .turn")) == 2
+    follow_up = provider.requests[-1].json["messages"]
+    earlier = [message["content"] for message in follow_up if message["role"] != "system"]
+    assert any("How does the gateway refill its token bucket?" in str(text) for text in earlier)
+    assert any("src/gateway.js:6-15" in str(text) for text in earlier)  # the earlier answer
+
+    browser.find(f'{second} button.rate[data-rating="down"]').click()
+    browser.find(f"{second} .right-file").send_keys("gateway.js")
+    browser.find(f"{second} button.send").click()
+    state = browser.wait(
+        lambda: browser.script(
+            f"return document.querySelector('{second} .feedback').dataset.state"
+        ),
+        what="the feedback kept",
+    )
+    assert state == "failed"  # not an indexed path: the server says which one was meant
+    assert "src/gateway.js" in browser.find(f"{second} .feedback-state").text
+    field = browser.find(f"{second} .right-file")
+    field.clear()
+    field.send_keys("src/gateway.js")
+    browser.find(f"{second} button.send").click()
+    browser.wait(
+        lambda: browser.script(
+            f"return document.querySelector('{second} .feedback').dataset.state === 'kept'"
+        ),
+        what="the feedback kept",
+    )
+    kept = ConversationStore.for_root(web_repo).feedback()
+    assert [(item.rating.value, item.right_files) for item in kept] == [
+        ("down", ("src/gateway.js",))
+    ]
+    assert kept[0].question == "and where is that called from?"
+    screenshot(browser, "page-1200-conversation.png")

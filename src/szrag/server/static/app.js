@@ -348,7 +348,10 @@
         conversationId = result.conversationId;
         els.fresh.hidden = false;
       }
-      if (result.answerId) this.node.dataset.answerId = result.answerId;
+      if (result.answerId) {
+        this.node.dataset.answerId = result.answerId;
+        this.offerFeedback(result.answerId);
+      }
       if (noKey(result)) {
         setNotice("warn", "No model key is configured (AI_API_KEY), so this is a local answer built from the sources found.");
       } else if (result.context !== undefined) {
@@ -356,6 +359,53 @@
       }
     }
   }
+
+  // --- feedback: a thumb, and for a wrong answer the file that was right ------------------
+
+  Turn.prototype.offerFeedback = function (answerId) {
+    const form = this.node.querySelector(".feedback");
+    const state = form.querySelector(".feedback-state");
+    const rightFiles = form.querySelector(".right-files");
+    form.hidden = false;
+    const send = async (rating) => {
+      const files = form.querySelector(".right-file").value.split(/[\s,]+/).filter(Boolean);
+      state.textContent = "Sending…";
+      try {
+        const response = await fetch("/api/feedback", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", ...authHeaders() },
+          body: JSON.stringify({ answerId, rating, rightFiles: files }),
+        });
+        const body = await response.json().catch(() => null);
+        if (!response.ok) {
+          state.textContent = (body && body.error) || `Not kept (${response.status})`;
+          form.dataset.state = "failed";
+          return;
+        }
+        state.textContent = rating === "up" ? "Thanks: kept." : "Thanks: kept for the evaluation set.";
+        form.dataset.state = "kept";
+        form.dataset.rating = rating;
+      } catch (error) {
+        state.textContent = `Not kept: ${error.message}`;
+        form.dataset.state = "failed";
+      }
+    };
+    for (const button of form.querySelectorAll(".rate")) {
+      button.addEventListener("click", () => {
+        if (button.dataset.rating === "down") {
+          rightFiles.hidden = false;
+          form.querySelector(".right-file").focus();
+          state.textContent = "Which file answers it? (optional)";
+          return;
+        }
+        send("up");
+      });
+    }
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      send("down");
+    });
+  };
 
   // --- helpers --------------------------------------------------------------------------
 
