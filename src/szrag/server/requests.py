@@ -40,6 +40,8 @@ class AskRequest:
     identity: Identity = field(default_factory=Identity)
     admin: bool = False
     budget: int | None = None  # tokens of repository context; None: the configured budget
+    conversation_id: str | None = None  # continue this conversation; None: start one
+    remember: bool = False  # without a conversation id, keep the answer in a new one
 
 
 BODY_READ_TIMEOUT = 30.0  # seconds a client may leave the next piece of its body unsent

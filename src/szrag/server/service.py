@@ -117,7 +117,8 @@ class AskService:
         on_activity: OnActivity | None = None,
         on_token: OnToken | None = None,
     ) -> Answer:
-        """Answer ``request`` (the library audits the ask whatever happens)."""
+        """Answer ``request`` in its conversation, or in a new one when it asks to be
+        remembered (the library audits the ask whatever happens)."""
         command_id = request.command_id
         if command_id is not None:
             command_id = self.check_command(command_id, request.identity, source=source).id
@@ -135,6 +136,8 @@ class AskService:
                 on_token=on_token,
                 budget=request.budget,
                 http_client=self.http_client,
+                conversation_id=request.conversation_id,
+                remember=request.remember,
             )
         except asyncio.CancelledError:
             raise
