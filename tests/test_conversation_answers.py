@@ -130,19 +130,6 @@ async def test_an_unknown_conversation_is_refused_before_anything_runs(
     assert audit[-1]["outcome"] == "failed" and [r["event"] for r in audit] == ["ask"]
 
 
-async def test_another_identity_cannot_continue_an_owned_conversation(host: Host) -> None:
-    first = await answer_question_async(FIRST, host, with_ai=False, remember=True, identity=ANN)
-
-    with pytest.raises(UnknownConversation):
-        await answer_question_async(
-            FOLLOW_UP,
-            host,
-            with_ai=False,
-            conversation_id=first.conversation_id,
-            identity=Identity(user_id="bob", user_name="bob"),
-        )
-
-
 async def test_nothing_is_kept_unless_asked(host: Host) -> None:
     result = await answer_question_async(FIRST, host, with_ai=False)
 
@@ -193,3 +180,24 @@ async def test_an_answer_is_still_given_when_the_store_cannot_keep_it(
     assert result.sources and result.answer_id is None
     assert "could not be kept" in caplog.text
     assert path.read_bytes().startswith(b"this is not a database")
+
+
+async def test_with_a_known_window_the_history_and_the_context_fit_together(
+    retrieval_repo: Path, provider_settings: Callable[..., Settings], provider: ScriptedProvider
+) -> None:
+    from szrag.context.tokens import load_counter
+
+    environ = {"SZRAG_CONTEXT_WINDOW": "3000", "SZRAG_ANSWER_TOKENS": "600"}
+    host = Host.from_env(retrieval_repo, environ, settings=provider_settings())
+    provider.script(text_reply("The webhook " + "deploys and verifies " * 300), text_reply("ok"))
+    first = await answer_question_async(FIRST, host, remember=True, tools=False)
+
+    await answer_question_async(FOLLOW_UP, host, conversation_id=first.conversation_id, tools=False)
+
+    count = load_counter("cl100k_base")
+    messages = messages_sent(provider, 1)
+    sent = sum(4 + count(message["content"]) for message in messages)
+    assert sent + 600 <= 3000  # history, context and question leave the answer its room
+    assert count(messages[2]["content"]) <= 3000 // 4  # the long answer was cut to its share
+    assert messages[2]["content"].endswith("[...]")
+    assert "FILE: " in messages[3]["content"]  # and some evidence still fits

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from szrag.activity import Activity
 from szrag.answer import answer_question, answer_question_async, debug_question
+from szrag.conversations import ConversationStore, Feedback, Turn
 from szrag.errors import (
     CommandError,
     ConfigError,
@@ -13,7 +14,10 @@ from szrag.errors import (
     QuestionError,
     SzragError,
     ToolError,
+    UnknownAnswer,
+    UnknownConversation,
 )
+from szrag.feedback import give_feedback
 from szrag.host import Host
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.results import Answer, DebugReport, Outcome
@@ -25,7 +29,9 @@ __all__ = [
     "Answer",
     "CommandError",
     "ConfigError",
+    "ConversationStore",
     "DebugReport",
+    "Feedback",
     "Host",
     "Image",
     "Index",
@@ -37,11 +43,15 @@ __all__ = [
     "Source",
     "SzragError",
     "ToolError",
+    "Turn",
+    "UnknownAnswer",
+    "UnknownConversation",
     "__version__",
     "answer_question",
     "answer_question_async",
     "build_index",
     "debug_question",
+    "give_feedback",
     "load_index",
     "refresh_index",
     "retrieve",

@@ -6,7 +6,8 @@ A case file is JSON lines, one case per line::
      "class": "identifier", "dataset": "slackbot", "revision": "<commit>"}
 
 ``root`` is relative to the case file (default: the evaluation's root). ``class`` is one of
-the query classes. A ``nomatch`` case has no files and succeeds when nothing is returned.
+the query classes. Other keys (``commit``, ``rating`` of a case made from feedback) are kept
+for the reader and ignored. A ``nomatch`` case has no files and succeeds when nothing is returned.
 ``revision`` (optional) is a commit of the git work tree at ``root``: the tree is checked
 out there and the index refreshed before the case is asked, so a question from a
 repository's history is asked against the code as it stood. ``dataset`` groups the figures
@@ -40,7 +41,9 @@ from szrag.index import Index, load_index, refresh_index
 from szrag.retrieve import DEFAULT_LIMIT, retrieve
 from szrag.text import code_terms
 
-QUERY_CLASSES = ("exact", "identifier", "conceptual", "docs", "nomatch", "history")
+# "history": questions from repositories' history (eval/prepare_history.py); "feedback": questions
+# people asked, with the files their feedback says answer them (szrag feedback export)
+QUERY_CLASSES = ("exact", "identifier", "conceptual", "docs", "nomatch", "history", "feedback")
 BASELINE = "files"  # the whole-file BM25 baseline, known to the harness only
 EVAL_RANKERS = (*RANKER_NAMES, BASELINE)
 

@@ -96,7 +96,16 @@ def test_ask_no_ai_json(retrieval_repo: Path, provider: ScriptedProvider) -> Non
 
     assert code == 0
     result = json.loads(out)
-    assert list(result) == ["answer", "sources", "images", "command", "activities", "context"]
+    assert list(result) == [
+        "answer",
+        "sources",
+        "images",
+        "command",
+        "activities",
+        "context",
+        "answerId",
+        "conversationId",
+    ]
     assert provider.requests == []
 
 

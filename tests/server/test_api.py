@@ -24,6 +24,7 @@ StartServer = Callable[..., str]
 
 QUESTION = "How does the gateway rate limiting token bucket work?"
 EVENT_BLOCK = re.compile(r"event: (activity|token|result|error)\ndata: [^\n]+\n\n")
+IDS = {"answerId", "conversationId"}  # every API answer is kept in a conversation
 
 
 def audit_records(root: Path) -> list[dict[str, object]]:
@@ -51,7 +52,7 @@ def test_json_mode_without_ai_returns_the_local_shape(client: httpx.Client) -> N
     body = response.json()
     assert body["ok"] is True
     data = body["data"]
-    assert set(data) == {"answer", "sources", "images", "command", "activities", "context"}
+    assert set(data) == {"answer", "sources", "images", "command", "activities", "context"} | IDS
     assert any(source["path"] == "README.md" for source in data["sources"])
     assert data["activities"][0]["stage"] == "retrieval"
 
@@ -86,7 +87,7 @@ def test_missing_key_gives_the_no_key_shape(start_server: StartServer) -> None:
     base = start_server(answer_settings=Settings(ai_api_key=None))
     data = httpx.post(f"{base}/api/ask", json={"question": QUESTION}).json()["data"]
 
-    assert set(data) == {"answer", "sources", "images", "command", "activities"}
+    assert set(data) == {"answer", "sources", "images", "command", "activities"} | IDS
     assert data["activities"][-1]["stage"] == "ai" and data["activities"][-1]["status"] == "failed"
     assert "AI_API_KEY" in data["answer"]
 

@@ -68,15 +68,22 @@ def problems(
         yield from problems(item, root, here, documented)
 
 
+def takes_json(command: click.Command) -> bool:
+    return any(
+        "--json" in option.opts for option in command.params if isinstance(option, click.Option)
+    )
+
+
 def json_commands() -> dict[str, click.Command]:
+    """Every command with --json, a group's as ``group command`` (``feedback list``)."""
     assert isinstance(main, click.Group)
-    return {
-        name: command
-        for name, command in main.commands.items()
-        if any(
-            "--json" in option.opts for option in command.params if isinstance(option, click.Option)
-        )
-    }
+    found: dict[str, click.Command] = {}
+    for name, command in main.commands.items():
+        inner = command.commands if isinstance(command, click.Group) else {"": command}
+        for sub, each in inner.items():
+            if takes_json(each):
+                found[f"{name} {sub}".strip()] = each
+    return found
 
 
 # How each --json command is asked (arguments after the command name); every command with
@@ -100,8 +107,11 @@ INVOCATIONS: dict[str, list[str]] = {
     "use-tool": ["--getRoutes"],
     "eval": [],
     "doctor": [],
+    "feedback give": [],
+    "feedback list": [],
 }
 NOT_RUN_HERE = {
+    "feedback give": "needs an answer id: test_conversation_and_feedback_json_follow_them",
     "eval": "needs a case file; its JSON is checked in tests/test_evaluate.py",
     "doctor": "needs a provider; its JSON is checked in tests/llm/test_doctor.py",
 }
@@ -119,10 +129,32 @@ def test_json_commands_follow_the_public_conventions(
     monkeypatch.delenv("AI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = CliRunner().invoke(
-        main, [name, *INVOCATIONS[name], "--root", str(retrieval_repo), "--json"]
+        main, [*name.split(), *INVOCATIONS[name], "--root", str(retrieval_repo), "--json"]
     )
     assert result.exit_code == 0, result.output
     found = list(problems(json.loads(result.stdout), retrieval_repo))
+    assert found == [], "\n".join(found)
+
+
+def test_conversation_and_feedback_json_follow_them(retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    root = ["--root", str(retrieval_repo), "--json"]
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(main, [*args, *root])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    first = run("ask", "--no-ai", "how", "is", "the", "webhook", "verified")
+    followed = run("ask", "--no-ai", "--continue", "and", "where", "is", "that", "called")
+    given = run("feedback", first["answerId"], "down", "--right-file", "server/auth.js")
+    listed = run("feedback", "list")
+    assert followed["conversationId"] == first["conversationId"] and listed == [given]
+    found = [
+        *problems(followed, retrieval_repo, "ask --continue"),
+        *problems(given, retrieval_repo, "feedback give"),
+        *problems(listed, retrieval_repo, "feedback list"),
+    ]
     assert found == [], "\n".join(found)
 
 
@@ -166,6 +198,7 @@ def test_api_routes_and_sse_events_follow_the_public_conventions(
     provider.script(
         tool_reply(("getRoutes", "{}"), text="Looking."),
         text_reply("Done."),
+        text_reply("Followed up."),
         text_reply("Done again."),
     )
     found: list[str] = []
@@ -177,6 +210,28 @@ def test_api_routes_and_sse_events_follow_the_public_conventions(
         answered = client.post("/api/ask", json={"question": "which routes exist?"}, headers=ADMIN)
         assert answered.status_code == 200
         found += problems(answered.json(), web_repo, "POST /api/ask")
+        followed = client.post(
+            "/api/ask",
+            json={
+                "question": "and where is that?",
+                "conversationId": answered.json()["data"]["conversationId"],
+            },
+            headers=ADMIN,
+        )
+        assert followed.status_code == 200, followed.text
+        found += problems(followed.json(), web_repo, "POST /api/ask in a conversation")
+        rated = client.post(
+            "/api/feedback",
+            json={
+                "answerId": followed.json()["data"]["answerId"],
+                "rating": "down",
+                "rightFiles": ["src/gateway.js"],
+                "comment": "the routes are in the gateway",
+            },
+            headers=ADMIN,
+        )
+        assert rated.status_code == 200, rated.text
+        found += problems(rated.json(), web_repo, "POST /api/feedback")
         with client.stream(
             "POST",
             "/api/ask",

@@ -8,9 +8,11 @@ import click
 
 from szrag.cli import (
     ask_cmds,
+    chat_cmds,
     code_cmds,
     context_cmds,
     eval_cmds,
+    feedback_cmds,
     index_cmds,
     mcp_cmds,
     serve_cmds,
@@ -36,6 +38,8 @@ for _module in (
     code_cmds,
     context_cmds,
     ask_cmds,
+    chat_cmds,
+    feedback_cmds,
     tool_cmds,
     serve_cmds,
     mcp_cmds,

@@ -1,4 +1,5 @@
-"""``szrag ask`` (a streamed answer) and ``szrag debug`` (what the model would be given)."""
+"""``szrag ask`` (a streamed answer, kept in a conversation) and ``szrag debug`` (what the model
+would be given)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -24,10 +25,14 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
+from szrag.commands import Identity
 from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.results import Answer, Outcome
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source
 from szrag.settings import Settings
+
+if TYPE_CHECKING:
+    from szrag.host import Host
 
 limit_option = click.option(
     "--limit",
@@ -43,6 +48,35 @@ budget_option = click.option(
     help="Token budget of the repository context given to the model (default: configured,"
     " else 12000; 4000 in the slackzilla profile).",
 )
+continue_option = click.option(
+    "--continue",
+    "continue_last",
+    is_flag=True,
+    help="Follow up in the last conversation of `szrag ask` or `szrag chat` in this repository.",
+)
+conversation_option = click.option(
+    "--conversation",
+    "conversation",
+    metavar="ID",
+    help="Follow up in the conversation ID (a conversationId from --json, the API or Slack).",
+)
+CLI_FACE = "cli"
+
+
+def conversation_for(host: Host, continue_last: bool, conversation: str | None) -> str | None:
+    """The conversation a CLI question continues: ``--conversation ID``, the last one of the
+    CLI with ``--continue`` (a note and a new one when there is none), else None (new)."""
+    if continue_last and conversation:
+        raise click.UsageError("give --continue or --conversation ID, not both")
+    if conversation:
+        return host.conversations.get(conversation).id  # an unknown id stops here
+    if not continue_last:
+        return None
+    latest = host.conversations.latest(CLI_FACE, owner=Identity.local().user_id)
+    if latest is None:
+        err_console.print("note: no earlier conversation to continue; starting a new one")
+        return None
+    return latest.id
 
 
 class AnswerView:
@@ -79,8 +113,9 @@ class AnswerView:
             self._close_line()
             self.err.print(f"[dim]… consulting live data: {', '.join(map(str, tools))}[/]")
 
-    def finish(self, result: Answer) -> None:
-        """The answer (unless it streamed in full), then sources, images and usage."""
+    def finish(self, result: Answer, *, follow_up_hint: bool = True) -> None:
+        """The answer (unless it streamed in full), then sources, images, usage and the ids
+        to rate it by and follow up with."""
         answer = result.answer
         last = self.streamed.get(result.response_rounds, "")
         self._close_line()
@@ -99,6 +134,13 @@ class AnswerView:
             self.out.print(
                 f"\n[dim]usage: {usage.input_tokens} input + {usage.output_tokens} output = "
                 f"{usage.total_tokens} tokens{guess}[/]"
+            )
+        if result.answer_id is not None:
+            hint = "; follow up: szrag ask --continue ..." if follow_up_hint else ""
+            self.out.print(
+                f"[dim]answer {result.answer_id} (rate it: szrag feedback {result.answer_id}"
+                f" up|down){hint}[/]",
+                highlight=False,
             )
         if result.error is not None:
             self.err.print(
@@ -144,6 +186,8 @@ def _escape(text: str) -> str:
 )
 @click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
 @click.option("--model", "-m", help="The model to ask (default: AI_MODEL).")
+@continue_option
+@conversation_option
 @limit_option
 @budget_option
 @root_option
@@ -155,6 +199,8 @@ def ask(
     tools: bool | None,
     verbose: bool,
     model: str | None,
+    continue_last: bool,
+    conversation: str | None,
     limit: int,
     budget: int | None,
     root: Path,
@@ -163,7 +209,9 @@ def ask(
     """Answer QUESTION about the repository, streaming the model's answer.
 
     Without AI_API_KEY the answer comes from retrieval alone; set AI_API_KEY (and AI_URL,
-    AI_MODEL for another OpenAI-compatible provider or model) for a written answer.
+    AI_MODEL for another OpenAI-compatible provider or model) for a written answer. Every
+    answer is kept with an id to rate it by (`szrag feedback ID up|down`) in a conversation
+    that --continue follows up.
     """
     view = AnswerView(console, err_console, verbose=verbose)
     with open_index(root) as index:
@@ -173,12 +221,14 @@ def ask(
         result = answer_question(
             " ".join(question),
             host,
-            source="cli",
+            source=CLI_FACE,
             with_ai=not no_ai,
             on_activity=view.on_activity if verbose or not as_json else None,
             on_token=None if as_json else view.on_token,
             limit=limit,
             budget=budget,
+            conversation_id=conversation_for(host, continue_last, conversation),
+            remember=True,
         )
     if as_json:
         print_json(result)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from szrag.context.plan import MESSAGE_OVERHEAD
 from szrag.conversations.model import Turn
 from szrag.rank.words import query_terms
 
@@ -27,7 +28,6 @@ SHORT_TERMS = 2  # a question with at most this many content terms is a follow-u
 BRIEF_TERMS = 3  # ... and one with at most this many that points back ("that", "it")
 MAX_QUERY_QUESTIONS = 3  # the follow-up and at most two questions before it
 MAX_QUERY_CHARS = 8000
-MESSAGE_OVERHEAD = 4  # tokens a chat template adds around each message (as context.plan)
 ANAPHORA = frozenset(
     {"it", "its", "it's", "itself", "that", "this", "these", "those", "them", "they"}
     | {"their", "there", "here", "one", "ones", "same", "above", "previous", "earlier"}

@@ -1,5 +1,5 @@
-"""The HTTP API: ``POST /api/ask`` (JSON or server-sent events), the runtime reads, and
-``/healthz``.
+"""The HTTP API: ``POST /api/ask`` (JSON or server-sent events, in a conversation),
+``POST /api/feedback``, the runtime reads, and ``/healthz``.
 
 Every ``/api`` route authenticates its caller (hosts and cross-origin browsers were already
 refused by the application's guard, see :mod:`szrag.server.origin`) and spends from the
@@ -29,7 +29,13 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.requests import AskRequest, parse_ask, parse_json_body, read_body
+from szrag.server.requests import (
+    AskRequest,
+    parse_ask,
+    parse_feedback,
+    parse_json_body,
+    read_body,
+)
 from szrag.server.service import error_status
 from szrag.server.sse import OnActivity, OnToken, answer_events
 from szrag.server.state import ServerState, server_state
@@ -131,6 +137,8 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     question = parse_ask(parse_json_body(body), caller)
     if question.command_id is not None:  # refused before the stream starts: a real 403
         state.service.check_command(question.command_id, question.identity, source="api")
+    if question.conversation_id is not None:  # and an unknown conversation a real 404
+        await state.service.check_conversation(question.conversation_id, question.identity)
     if wants_events(request):
         return _stream(question, state)
     try:
@@ -142,6 +150,14 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
         status, code, message = error_status(error)
         return failure(status, code, message)
     return ok(result)
+
+
+@router.post("/api/feedback")
+async def feedback(request: Request, caller: AskCaller, state: State) -> JSONResponse:
+    """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?}``."""
+    body = await read_body(request, state.settings.max_body_bytes)
+    given = parse_feedback(parse_json_body(body), caller)
+    return ok(await state.service.feedback(given))
 
 
 def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:

@@ -1,4 +1,5 @@
-"""The ask request as the HTTP API receives it: parsed and checked before anything runs.
+"""The ask and feedback requests as the HTTP API receives them: parsed and checked before
+anything runs.
 
 The identity that asks is the authenticated caller. The body's ``userId``, ``username``,
 ``channelId`` and ``teamId`` are claims anyone could make, so they are honoured only from the
@@ -17,13 +18,16 @@ from starlette.requests import ClientDisconnect, Request
 
 from szrag.commands.model import Identity
 from szrag.context.plan import MAX_BUDGET
-from szrag.errors import ClientGone
+from szrag.conversations import checked_id
+from szrag.errors import ClientGone, ConversationError
+from szrag.feedback import MAX_COMMENT_CHARS, MAX_RIGHT_FILES
 from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 
 MAX_COMMAND_TEXT_CHARS = 4000
 MAX_FIELD_CHARS = 200
+MAX_PATH_CHARS = 1000
 
 _IDENTITY_FIELDS = ("userId", "username", "channelId", "teamId")
 
@@ -41,7 +45,17 @@ class AskRequest:
     admin: bool = False
     budget: int | None = None  # tokens of repository context; None: the configured budget
     conversation_id: str | None = None  # continue this conversation; None: start one
-    remember: bool = False  # without a conversation id, keep the answer in a new one
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackRequest:
+    """Feedback on one answer from the identity that asks."""
+
+    answer_id: str
+    rating: str
+    right_files: tuple[str, ...] = ()
+    comment: str | None = None
+    identity: Identity = field(default_factory=Identity)
 
 
 BODY_READ_TIMEOUT = 30.0  # seconds a client may leave the next piece of its body unsent
@@ -125,24 +139,66 @@ def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
         raise ApiError(
             400, "invalid_request", f"budget must be a whole number of tokens, 0 to {MAX_BUDGET}"
         )
-    user_id, user_name, channel_id, team_id = (
-        _optional_text(payload, key, MAX_FIELD_CHARS) for key in _IDENTITY_FIELDS
-    )
-    if caller.admin:
-        identity = Identity(
-            user_id=user_id or caller.user_id,
-            user_name=user_name or user_id or caller.user_id,
-            channel_id=channel_id or "api",
-            team_id=team_id or "api",
-        )
-    else:
-        identity = Identity(caller.user_id, caller.user_id, "api", "api")
+    conversation_id = _optional_id(payload, "conversationId", "conversation")
     return AskRequest(
         question=question,
         command_id=_optional_text(payload, "commandId", MAX_FIELD_CHARS),
         command_text=_optional_text(payload, "commandText", MAX_COMMAND_TEXT_CHARS),
         with_ai=with_ai,
-        identity=identity,
+        identity=identity_of(payload, caller),
         admin=caller.admin,
         budget=budget,
+        conversation_id=conversation_id,
+    )
+
+
+def identity_of(payload: dict[str, Any], caller: Caller) -> Identity:
+    """Who asks: the caller, or for the admin token the identity the body names."""
+    user_id, user_name, channel_id, team_id = (
+        _optional_text(payload, key, MAX_FIELD_CHARS) for key in _IDENTITY_FIELDS
+    )
+    if caller.admin:
+        return Identity(
+            user_id=user_id or caller.user_id,
+            user_name=user_name or user_id or caller.user_id,
+            channel_id=channel_id or "api",
+            team_id=team_id or "api",
+        )
+    return Identity(caller.user_id, caller.user_id, "api", "api")
+
+
+def _optional_id(payload: dict[str, Any], key: str, what: str) -> str | None:
+    value = payload.get(key)
+    if value is None:
+        return None
+    try:
+        return checked_id(value, what)
+    except ConversationError as error:
+        raise ApiError(400, "invalid_request", f"{key}: {error.message}") from None
+
+
+def parse_feedback(payload: dict[str, Any], caller: Caller) -> FeedbackRequest:
+    """Check the fields of a feedback payload (``answerId``, ``rating``, ``rightFiles``,
+    ``comment``); the library checks the files against the index."""
+    answer_id = _optional_id(payload, "answerId", "answer")
+    if answer_id is None:
+        raise ApiError(400, "invalid_request", "answerId is required: the id of an answer")
+    rating = payload.get("rating")
+    if rating not in ("up", "down"):
+        raise ApiError(400, "invalid_request", "rating must be up or down")
+    files = payload.get("rightFiles", [])
+    if files is None:
+        files = []
+    if not isinstance(files, list) or not all(
+        isinstance(path, str) and 0 < len(path.strip()) <= MAX_PATH_CHARS for path in files
+    ):
+        raise ApiError(400, "invalid_request", "rightFiles must be a list of repository paths")
+    if len(files) > MAX_RIGHT_FILES:
+        raise ApiError(400, "invalid_request", f"rightFiles names at most {MAX_RIGHT_FILES} files")
+    return FeedbackRequest(
+        answer_id=answer_id,
+        rating=rating,
+        right_files=tuple(path.strip() for path in files),
+        comment=_optional_text(payload, "comment", MAX_COMMENT_CHARS),
+        identity=identity_of(payload, caller),
     )

@@ -1,5 +1,5 @@
-"""What the faces share: answering a question and running a command for an identity, with
-the allowlist checked first and every ask audited.
+"""What the faces share: answering a question (in a conversation) and running a command for
+an identity, with the allowlist checked first and every ask audited; feedback on answers.
 
 One :class:`AskService` lives per server, over the server's :class:`~szrag.host.Host` (the
 shared index, the process runtime that both the live tools and the HTTP routes read, the
@@ -27,14 +27,16 @@ from szrag.commands import (
     UnknownCommand,
 )
 from szrag.commands.policy import CommandPolicy
+from szrag.conversations import Conversation, Feedback
 from szrag.errors import SzragError
+from szrag.feedback import give_feedback
 from szrag.host import Host
 from szrag.index import Index
 from szrag.index.build import is_damage
 from szrag.results import Answer
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
-from szrag.server.requests import AskRequest
+from szrag.server.requests import AskRequest, FeedbackRequest
 
 log = logging.getLogger("szrag.server")
 
@@ -109,6 +111,26 @@ class AskService:
         except CommandError as error:  # registered without a handler
             raise ApiError(*error_status(error)) from None
 
+    async def check_conversation(self, conversation_id: str, identity: Identity) -> Conversation:
+        """The conversation a caller continues, if it is kept and theirs (or shared); else
+        UnknownConversation (404), before an answer starts."""
+        store = self.host.conversations
+        return await asyncio.to_thread(store.get, conversation_id, owner=identity.user_id)
+
+    async def feedback(self, request: FeedbackRequest) -> Feedback:
+        """Keep a caller's feedback on one of their answers (right files checked against the
+        shared index)."""
+        return await asyncio.to_thread(
+            give_feedback,
+            self.host,
+            request.answer_id,
+            request.rating,
+            right_files=request.right_files,
+            comment=request.comment,
+            identity=request.identity,
+            owner=request.identity.user_id,
+        )
+
     async def ask(
         self,
         request: AskRequest,
@@ -117,11 +139,13 @@ class AskService:
         on_activity: OnActivity | None = None,
         on_token: OnToken | None = None,
     ) -> Answer:
-        """Answer ``request`` in its conversation, or in a new one when it asks to be
-        remembered (the library audits the ask whatever happens)."""
+        """Answer ``request`` in its conversation, or in a new one (the library audits the ask
+        whatever happens)."""
         command_id = request.command_id
         if command_id is not None:
             command_id = self.check_command(command_id, request.identity, source=source).id
+        if request.conversation_id is not None:  # only the caller's own, or a shared one
+            await self.check_conversation(request.conversation_id, request.identity)
         try:
             result = await answer_question_async(
                 request.question,
@@ -137,7 +161,7 @@ class AskService:
                 budget=request.budget,
                 http_client=self.http_client,
                 conversation_id=request.conversation_id,
-                remember=request.remember,
+                remember=True,
             )
         except asyncio.CancelledError:
             raise

@@ -274,8 +274,8 @@ class SlackFace:
         return help_blocks(commands)
 
     def _request(self, question: str, identity: Identity) -> AskRequest:
-        """The ask of ``question``, with the command it names explicitly; kept in a
-        conversation (its thread's, else a new one) so its feedback buttons name an answer."""
+        """The ask of ``question``, with the command it names explicitly (the service keeps
+        every answer, in its thread's conversation or a new one, so its buttons name it)."""
         command_id, command_text = None, None
         explicit = explicit_command(question, self.service.registry)
         if explicit is not None:
@@ -285,7 +285,6 @@ class SlackFace:
             command_id=command_id,
             command_text=command_text,
             identity=identity,
-            remember=True,
         )
 
     def _ask(self, ack: Say, respond: Say, text: str, identity: Identity) -> None:
@@ -529,7 +528,7 @@ class SlackFace:
         identity = _actor(body)
         given = right_files_from(view)
         try:
-            keep_feedback(
+            kept = keep_feedback(
                 self.service.host,
                 given.answer_id,
                 "down",
@@ -546,7 +545,7 @@ class SlackFace:
                 given.channel,
                 identity.user_id,
                 given.thread_ts,
-                text=feedback_thanks("down", given.right_files),
+                text=feedback_thanks("down", kept.right_files),
             )
 
     def _tell(

@@ -1,0 +1,132 @@
+"""``szrag chat``: a conversation with the repository at the terminal.
+
+Each line is a question answered as ``szrag ask`` answers it (streamed, then sources, usage and
+the answer's id), in one conversation, so a follow-up ("and where is that called from?") is
+understood. An empty line, ``/exit`` or the end of input (Ctrl-D) ends it; Ctrl-C stops the
+answer being written and returns to the prompt. With readline available the line can be
+edited and earlier lines recalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+
+import click
+
+from szrag.answer import answer_question
+from szrag.cli.ask_cmds import (
+    CLI_FACE,
+    AnswerView,
+    budget_option,
+    continue_option,
+    conversation_for,
+    conversation_option,
+    limit_option,
+)
+from szrag.cli.common import console, err_console, handle_errors, host_for, open_index, root_option
+from szrag.errors import SzragError
+from szrag.index import refresh_index
+
+PROMPT = "> "
+ENDINGS = frozenset({"/exit", "/quit", "/bye"})
+REFRESH_LOCK_WAIT = 2.0  # seconds: a busy index answers as it is rather than keep you waiting
+
+
+def _line_editing() -> None:
+    """Arrow keys, editing and recall for ``input()`` where the platform has readline."""
+    with contextlib.suppress(ImportError):  # Windows without it: plain input still works
+        import readline  # noqa: F401 - importing it is what turns line editing on
+
+
+@click.command("chat")
+@click.option("--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model.")
+@click.option(
+    "--tools/--no-tools",
+    default=None,
+    help="Let the model call live tools (status, logs, commands...); default: SZRAG_TOOLS, on.",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
+@click.option("--model", "-m", help="The model to ask (default: AI_MODEL).")
+@continue_option
+@conversation_option
+@limit_option
+@budget_option
+@root_option
+@handle_errors
+def chat(
+    no_ai: bool,
+    tools: bool | None,
+    verbose: bool,
+    model: str | None,
+    continue_last: bool,
+    conversation: str | None,
+    limit: int,
+    budget: int | None,
+    root: Path,
+) -> None:
+    """Ask, then follow up: one conversation, each answer streamed as `szrag ask` does.
+
+    An empty line, /exit or Ctrl-D ends it; Ctrl-C stops the current answer.
+    """
+    _line_editing()
+    with open_index(root) as index:
+        host = host_for(root, index, live_tools=tools)
+        if model:
+            host = host.replace(settings=dataclasses.replace(host.settings, ai_model=model))
+        current = conversation_for(host, continue_last, conversation)
+        if current is not None:
+            kept = len(host.conversations.turns(current))
+            err_console.print(
+                f"[dim]continuing conversation {current} ({kept} earlier turns kept)[/]",
+                highlight=False,
+            )
+        else:
+            err_console.print("[dim]ask about the repository; an empty line ends[/]")
+        asked = 0
+        while True:
+            try:
+                line = input(PROMPT)
+            except (EOFError, KeyboardInterrupt):
+                err_console.print()
+                break
+            question = line.strip()
+            if not question or question.lower() in ENDINGS:
+                break
+            if asked:  # files may have changed since the last answer
+                refresh_index(index, lock_wait=REFRESH_LOCK_WAIT)
+            asked += 1
+            view = AnswerView(console, err_console, verbose=verbose)
+            try:
+                result = answer_question(
+                    question,
+                    host,
+                    source=CLI_FACE,
+                    with_ai=not no_ai,
+                    on_activity=view.on_activity,
+                    on_token=view.on_token,
+                    limit=limit,
+                    budget=budget,
+                    conversation_id=current,
+                    remember=True,
+                )
+            except KeyboardInterrupt:
+                err_console.print("\n[dim]interrupted[/]")
+                continue
+            except SzragError as error:  # one failed question does not end the conversation
+                err_console.print(f"[bold red]error:[/] {error.message}", highlight=False)
+                continue
+            view.finish(result, follow_up_hint=False)
+            console.print()
+            current = result.conversation_id or current
+    if current is not None:
+        err_console.print(
+            f"[dim]conversation {current}: `szrag chat --continue` picks it up again[/]",
+            highlight=False,
+        )
+
+
+def register(group: click.Group) -> None:
+    """Add ``chat`` to the ``szrag`` command."""
+    group.add_command(chat)
