@@ -612,6 +612,34 @@ def test_thumbs_down_asks_which_file_was_right(
     assert calls[-1].arguments["thread_ts"] == "1700.0070"
 
 
+def test_a_right_file_the_index_does_not_hold_is_shown_in_the_form(
+    base: str, slack_api: tuple[SlackApiServer, str], provider: ScriptedProvider, web_repo: Path
+) -> None:
+    api, _ = slack_api
+    provider.script(text_reply("Look in the README."))
+    send_event(base, mention("where is the bucket refilled?", "1700.0075"), "EvU")
+    [*_, answered] = answers(api, 1)
+    click(base, action_payload(answered, FEEDBACK_DOWN, thread_ts="1700.0075"))
+    view = api.wait_until(lambda calls: calls[-1].method == "views.open")[-1].arguments["view"]
+    values = {"right_files": {"paths": {"type": "plain_text_input", "value": "src/gatway.js"}}}
+    submitted = {
+        "type": "view_submission",
+        "team": {"id": "T1"},
+        "user": {"id": "U42", "username": "grace", "team_id": "T1"},
+        "api_app_id": "A1",
+        "token": "unused",
+        "view": {**view, "id": "V1", "state": {"values": values}},
+    }
+
+    refused = click(base, submitted).json()
+
+    assert refused["response_action"] == "errors"
+    assert "src/gatway.js" in refused["errors"]["right_files"]
+    assert "src/gateway.js" in refused["errors"]["right_files"]  # the path it may mean
+    [kept] = store(web_repo).feedback()
+    assert kept.right_files == ()  # the thumbs down stands as it was
+
+
 def test_feedback_on_an_unknown_answer_says_so(
     base: str, slack_api: tuple[SlackApiServer, str]
 ) -> None:

@@ -4,7 +4,9 @@ A click on ``szrag_feedback_up`` or ``szrag_feedback_down`` (the answer id as th
 value) keeps the clicker's rating of that answer in the conversation store; a thumbs down
 then opens a form (``views.open``) where the files that would have answered the question can
 be named, one per line, with a comment. Its submission replaces the rating with one that
-carries those files; a path the index does not hold is shown in the form as an error.
+carries those files; a path the index does not hold is shown in the form as an error, with
+the indexed paths it may mean. The feedback is the same as ``POST /api/feedback`` and
+``szrag feedback`` keep (:func:`szrag.feedback.give_feedback`).
 
 Anyone who can see an answer may rate it (Slack signed the click); each person's rating of an
 answer replaces what they said before.
@@ -19,15 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from szrag.commands import Identity
-from szrag.conversations import Feedback, Rating
-from szrag.errors import FeedbackError
+from szrag.conversations import Feedback
+from szrag.feedback import MAX_COMMENT_CHARS, give_feedback
 from szrag.host import Host
 
 RIGHT_FILES_VIEW = "szrag_right_files"
 FILES_BLOCK, FILES_INPUT = "right_files", "paths"
 COMMENT_BLOCK, COMMENT_INPUT = "comment", "text"
-MAX_RIGHT_FILES = 20
-MAX_COMMENT_CHARS = 2000
 _SEPARATORS = re.compile(r"[\s,]+")
 
 
@@ -40,32 +40,11 @@ def keep_feedback(
     comment: str | None = None,
     identity: Identity,
 ) -> Feedback:
-    """Keep ``identity``'s rating of the answer ``answer_id``; ConversationError when the
-    answer is not kept (any longer) or the rating is not one."""
-    try:
-        chosen = Rating(rating)
-    except ValueError:
-        raise FeedbackError(f"the rating must be up or down, not {rating[:40]!r}") from None
-    if len(right_files) > MAX_RIGHT_FILES:
-        raise FeedbackError(f"name at most {MAX_RIGHT_FILES} files, not {len(right_files)}")
-    store = host.conversations
-    turn = store.turn(answer_id)
-    shown = list(dict.fromkeys(source.path for source in turn.sources))
-    cited = tuple(path for path in shown if path in turn.answer) or tuple(shown)
-    return store.add_feedback(
-        Feedback(
-            answer_id=turn.answer_id,
-            conversation_id=turn.conversation_id,
-            rating=chosen,
-            right_files=tuple(dict.fromkeys(right_files)),
-            comment=(comment or "").strip()[:MAX_COMMENT_CHARS] or None,
-            question=turn.question,
-            sources=turn.sources,
-            cited_files=cited,
-            commit=turn.commit,
-            given_at=store.clock(),
-            given_by=identity.user_id,
-        )
+    """Keep ``identity``'s rating of the answer ``answer_id`` (whoever asked it: the click
+    came signed from a person who sees the answer); ConversationError when the answer is no
+    longer kept, the rating is not one or a right file is not indexed."""
+    return give_feedback(
+        host, answer_id, rating, right_files=right_files, comment=comment, identity=identity
     )
 
 
