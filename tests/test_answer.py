@@ -20,6 +20,7 @@ from szrag.answer import (
 )
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
+from szrag.conversations import ConversationStore
 from szrag.errors import CommandError, ConfigError, QuestionError
 from szrag.host import Host
 from szrag.index import load_index
@@ -458,6 +459,27 @@ async def test_a_password_in_a_hash_question_never_reaches_the_model(
     assert "hunter2" not in sent and "[REDACTED:password]" in sent
     assert "hunter2" not in json.dumps(result["activities"])
     assert "hunter2" not in json.dumps(await debug_json(question, retrieval_repo))
+
+
+async def test_the_input_of_a_sensitive_command_named_explicitly_never_reaches_the_model(
+    retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(text_reply("Here is the digest."))
+    # Slack's `/sz-ask run /sz-hash sha256 hunter2`: the command is named, its input is also
+    # in the question
+    result = await answer_json(
+        "run /sz-hash sha256 hunter2",
+        Host.from_env(retrieval_repo, settings=settings),
+        command_id="hash",
+        command_text="sha256 hunter2",
+        remember=True,
+    )
+
+    assert result["command"]["id"] == "hash" and "error" not in result["command"]
+    sent = json.dumps(provider.requests[0].json)
+    assert "hunter2" not in sent and "[REDACTED:command input]" in sent
+    [turn] = ConversationStore.for_root(retrieval_repo).turns(result["conversationId"])
+    assert turn.question == "run /sz-hash [REDACTED:command input]"
 
 
 @pytest.mark.parametrize(

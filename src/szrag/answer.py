@@ -68,7 +68,7 @@ from szrag.commands import (
     is_command_oriented,
     redact_invocation_secrets,
 )
-from szrag.commands.inference import redact_password_phrases
+from szrag.commands.inference import redact_password_phrases, withhold_named_input
 from szrag.context import (
     CodebaseContext,
     PackedContext,
@@ -206,17 +206,19 @@ async def run_question_command(
     is refused or fails while running becomes a failed activity and a record with ``error``.
     """
     text = command_text or ""
+    named = command_id is not None
+    shown = question
     if command_id is None:
         invocation = infer_command_invocation(question, runner.registry)
         if invocation is None:
             return None
         command_id, text, source = invocation.id, invocation.text, "inference"
         shown = redact_invocation_secrets(question, invocation)
-    else:
-        shown = question
     spec = runner.registry.get(command_id)
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
+    if named:  # the caller's input for a sensitive command may sit in the question too
+        shown = withhold_named_input(question, text, sensitive=spec.sensitive)
     pair = new_activity_id()
     # The input stays out of activity metadata: it may hold a secret (hash passwords).
     details = {"id": spec.id, "command": spec.name, "inferred": source == "inference"}

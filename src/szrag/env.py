@@ -51,3 +51,14 @@ def number(
         bound = "greater than 0" if positive else "0 or more"
         raise ConfigError(f"{name} must be {bound}, not {raw!r}")
     return value
+
+
+def choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (case-insensitive); the first when unset."""
+    raw = text(env, name).lower()
+    if not raw:
+        return choices[0]
+    if raw not in choices:
+        allowed = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+        raise ConfigError(f"{name} must be {allowed}, not {raw!r}")
+    return raw

@@ -39,6 +39,7 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     │   ├── MalformedResponseError  malformed               not the JSON it should be
     │   └── ReplyTooLargeError      too_large               past SZRAG_AI_MAX_REPLY_CHARS
     ├── ServerClosing               server_closing     503  the server is shutting down
+    ├── SlackApiFailed              slack_api          502  a call to Slack's Web API was refused
     └── ClientGone                  client_closed      499  the HTTP client went away
 
 ``szrag.server.errors.ApiError`` (a face's own refusals: auth, limits, bad bodies) is a
@@ -316,6 +317,18 @@ class ServerClosing(SzragError):
 
     code = "server_closing"
     http_status = 503
+
+
+class SlackApiFailed(SzragError):
+    """Slack's Web API refused a call or could not be reached; ``error`` is Slack's own code
+    (``not_in_channel``, ``channel_not_found``...) or ``unreachable``."""
+
+    code = "slack_api"
+    http_status = 502
+
+    def __init__(self, message: str, *, error: str) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 class ClientGone(SzragError):

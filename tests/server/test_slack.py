@@ -70,7 +70,8 @@ def texts(blocks: list[dict[str, Any]]) -> str:
         if "text" in block:
             found.append(block["text"]["text"])
         for element in block.get("elements", []):
-            found.append(element.get("text", ""))
+            text = element.get("text", "")
+            found.append(text["text"] if isinstance(text, dict) else text)  # a button's label
     return "\n".join(found)
 
 

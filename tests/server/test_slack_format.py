@@ -9,9 +9,18 @@ import pytest
 from szrag.server.mrkdwn import escape, inline, to_mrkdwn
 from szrag.server.slack_blocks import (
     CONTEXT_ELEMENTS,
+    CUT_NOTE,
+    FEEDBACK_BLOCK,
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
     MAX_BLOCKS,
+    MAX_MESSAGES,
+    MESSAGE_CHARS,
+    QUESTION_LIMIT,
     SECTION_LIMIT,
     answer_blocks,
+    answer_messages,
+    block_chars,
     command_blocks,
     fallback_text,
     help_blocks,
@@ -93,7 +102,9 @@ def test_long_text_splits_at_lines_and_keeps_code_fences_balanced() -> None:
         assert fences % 2 == 0
     joined = "\n".join(pieces)
     assert all(f"line {n} " in joined for n in range(120)) and pieces[-1].endswith("after")
-    assert split_text("y" * (SECTION_LIMIT * 2))[0] == "y" * (SECTION_LIMIT - 5)
+    # a single word longer than a section is the one thing cut inside a word (room is kept to
+    # reopen and close a code fence around a piece)
+    assert split_text("y" * (SECTION_LIMIT * 2))[0] == "y" * (SECTION_LIMIT - 8)
 
 
 RESULT: dict[str, Any] = {
@@ -176,3 +187,79 @@ def test_help_and_command_blocks() -> None:
     given = [{"type": "section", "text": {"type": "mrkdwn", "text": "own"}}]
     assert command_blocks([{"text": "x", "blocks": given}]) == given
     assert command_blocks([{"text": "<!here> hi"}])[0]["text"]["text"] == "&lt;!here&gt; hi"
+
+
+def test_a_long_line_splits_between_words_and_keeps_links_whole() -> None:
+    link = "<https://example.com/a|a label with spaces>"
+    line = " ".join(f"{link} word{n}" if n % 50 == 0 else f"word{n}" for n in range(2000))
+
+    pieces = split_text(line)
+
+    assert len(pieces) > 3 and all(len(piece) <= SECTION_LIMIT for piece in pieces)
+    assert " ".join(pieces).split() == line.split()  # nothing cut inside a word or lost
+    assert all(piece.count("<") == piece.count(">") for piece in pieces)  # links whole
+
+
+def test_a_piece_ends_at_a_paragraph_in_its_second_half() -> None:
+    first = ("a " * 800).strip()  # a paragraph of 1,599 characters: over half a section
+    second = ("b " * 250).strip()  # the next paragraph begins with a short line...
+    third = ("c " * 750).strip()  # ...and goes on past the section's end
+
+    pieces = split_text(f"{first}\n\n{second}\n{third}")
+
+    # lines alone would end the first piece after `second`; the paragraph keeps it together
+    assert pieces == [first, f"{second}\n{third}"]
+    # a paragraph break early in a piece is no place to end it: lines fill the piece
+    early = split_text("x\n\n" + "\n".join(["y" * 100] * 40))
+    assert early[0].startswith("x\n\nyyyy") and len(early[0]) > SECTION_LIMIT - 200
+
+
+def test_a_long_answer_becomes_several_messages_within_slacks_bounds() -> None:
+    answer = "\n\n".join(f"paragraph {n} " + "word " * 500 for n in range(40))  # ~100,000
+    result = {**RESULT, "answer": answer, "answerId": "00112233aabbccdd"}
+
+    messages = answer_messages(result, question="why?")
+
+    assert 5 < len(messages) <= MAX_MESSAGES
+    assert all(len(blocks) <= MAX_BLOCKS for blocks in messages)
+    assert all(block_chars(blocks) <= MESSAGE_CHARS for blocks in messages)
+    assert messages[0][0]["type"] == "context" and "*Q:* why?" in str(messages[0][0])
+    assert messages[-1][-1]["block_id"] == FEEDBACK_BLOCK
+    assert [block["type"] for block in messages[-1][-4:-1]] == ["context"] * 3  # sources...
+    shown = " ".join(
+        block["text"]["text"]
+        for blocks in messages
+        for block in blocks
+        if block["type"] == "section"
+    )
+    assert shown.split() == answer.split()
+
+
+def test_an_answer_beyond_the_messages_allowed_is_cut_with_a_note() -> None:
+    answer = "\n\n".join("word " * 500 for _ in range(200))  # ~500,000 characters
+
+    messages = answer_messages({"answer": answer, "answerId": "00112233aabbccdd"}, question=None)
+
+    assert len(messages) == MAX_MESSAGES
+    assert all(block_chars(blocks) <= MESSAGE_CHARS for blocks in messages)
+    assert messages[-1][-2]["text"]["text"] == CUT_NOTE
+    assert messages[-1][-1]["block_id"] == FEEDBACK_BLOCK
+
+
+def test_feedback_buttons_carry_the_answer_id() -> None:
+    blocks = answer_blocks({"answer": "done", "answerId": "00112233aabbccdd"}, question=None)
+
+    [actions] = [block for block in blocks if block["type"] == "actions"]
+    assert [(e["action_id"], e["value"]) for e in actions["elements"]] == [
+        (FEEDBACK_UP, "00112233aabbccdd"),
+        (FEEDBACK_DOWN, "00112233aabbccdd"),
+    ]
+    assert answer_blocks({"answer": "done"}, question=None)[-1]["type"] == "section"
+
+
+def test_a_long_question_is_echoed_cut_between_words() -> None:
+    question = "why " * 1000
+
+    echoed = answer_blocks({"answer": "x"}, question=question)[0]["elements"][0]["text"]
+
+    assert len(echoed) <= QUESTION_LIMIT + len("*Q:* ") and echoed.endswith("why…")

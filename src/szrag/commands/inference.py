@@ -148,6 +148,15 @@ def redact_invocation_secrets(question: str, invocation: Invocation | None) -> s
     return question
 
 
+def withhold_named_input(question: str, text: str, *, sensitive: bool) -> str:
+    """``question`` with the input ``text`` a caller gave a command it named explicitly
+    (``run /sz-hash sha256 hunter2``) replaced by ``[REDACTED:command input]`` when the
+    command's input is ``sensitive``; unchanged otherwise."""
+    if not sensitive:
+        return question
+    return _replace_literal(question, text.strip(), INPUT_MARKER)
+
+
 def redact_password_phrases(text: str) -> str:
     """``text`` with the value of every ``password hunter2`` / ``passphrase is "x y"`` phrase
     replaced by ``[REDACTED:password]``.

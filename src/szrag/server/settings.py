@@ -15,21 +15,30 @@
 * ``SZRAG_REPO_URL``: repository browser base (``https://github.com/o/r/blob/main``) for links;
 * ``SZRAG_WATCH``: ``0`` turns the file watcher off (on by default);
 * ``SZRAG_WATCH_DEBOUNCE_MS``: how long changes are gathered before a refresh (400);
-* ``SLACK_SIGNING_SECRET``, ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN`` (Socket Mode).
+* ``SLACK_SIGNING_SECRET``, ``SLACK_BOT_TOKEN``, ``SLACK_APP_TOKEN`` (Socket Mode);
+* ``SZRAG_SLACK_API_URL``: the base URL of Slack's Web API (``https://slack.com/api/``), for a
+  proxy or an Enterprise Grid gateway;
+* ``SZRAG_SLACK_THREAD_REPLIES``: which replies in a thread the bot started it answers: ``all``
+  (the default) or only those that ``mention`` it (``mentions``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
+from szrag.env import choice as env_choice
 from szrag.env import flag as env_flag
 from szrag.env import number as env_number
 from szrag.env import text as env_text
 from szrag.env import text_list as env_list
+from szrag.errors import ConfigError
 from szrag.settings import live_tools_enabled
 
 MAX_BODY_BYTES = 1024 * 1024
+SLACK_API_URL = "https://slack.com/api/"
+THREAD_REPLIES = ("all", "mentions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +69,8 @@ class ServerSettings:
     slack_signing_secret: str | None = None
     slack_bot_token: str | None = None
     slack_app_token: str | None = None
+    slack_api_url: str = SLACK_API_URL  # the Web API base, always ending in "/"
+    slack_thread_replies: str = "all"  # "all" replies in the bot's threads, or "mentions"
     watch: bool = True
     watch_debounce_ms: int = 400
     sse_ping_seconds: float = 15.0
@@ -91,7 +102,21 @@ class ServerSettings:
             slack_signing_secret=env_text(env, "SLACK_SIGNING_SECRET") or None,
             slack_bot_token=env_text(env, "SLACK_BOT_TOKEN") or None,
             slack_app_token=env_text(env, "SLACK_APP_TOKEN") or None,
+            slack_api_url=slack_api_url(env),
+            slack_thread_replies=env_choice(env, "SZRAG_SLACK_THREAD_REPLIES", THREAD_REPLIES),
             watch=env_flag(env, "SZRAG_WATCH", True),
             live_tools=live_tools_enabled(env) if env_text(env, "SZRAG_TOOLS") else None,
             watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
         )
+
+
+def slack_api_url(env: Mapping[str, str]) -> str:
+    """``SZRAG_SLACK_API_URL`` as the Web API client wants it (an http(s) URL ending in "/"),
+    else Slack's own."""
+    value = env_text(env, "SZRAG_SLACK_API_URL")
+    if not value:
+        return SLACK_API_URL
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"SZRAG_SLACK_API_URL must be an http(s) URL, not {value!r}")
+    return value.rstrip("/") + "/"

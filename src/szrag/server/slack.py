@@ -1,19 +1,34 @@
-"""Slack: ``/sz-ask`` and the other ``/sz-*`` commands through one slack-bolt app.
+"""Slack: ``/sz-ask``, the other ``/sz-*`` commands, threads and feedback through one
+slack-bolt app.
 
 Requests arrive at ``POST /slack/events`` (signature and timestamp verified by Bolt; a request
 older than five minutes is refused) or, when ``SLACK_APP_TOKEN`` is set, over Socket Mode.
 Bolt's listener threads acknowledge at once (well inside Slack's three seconds) and then wait
-for the server's event loop to produce the answer, which goes back through ``response_url``:
+for the server's event loop to produce the answer:
 
-* ``/sz-ask`` with no text or ``help``: usage and examples;
-* ``/sz-ask <question>``: a "thinking" reply, then the answer as Block Kit (mrkdwn answer,
-  sources linked to ``SZRAG_REPO_URL`` when set), or a friendly failure;
+* ``/sz-ask`` with no text or ``help``: usage and examples, to the asker only;
+* ``/sz-ask <question>``: with a bot token (``SLACK_BOT_TOKEN``) the question goes into the
+  channel with ``chat.postMessage`` as a "thinking" message that ``chat.update`` turns into the
+  answer, and that message starts a thread (see below). Where the bot cannot post
+  (``not_in_channel``, ``channel_not_found``: it was never invited, or a direct message) and
+  without a bot token, the thinking reply and the answer go through ``response_url`` instead;
 * ``/sz-ask run /sz-<cmd> args`` or ``execute <cmd> args``: the command is passed explicitly;
-* ``/sz-<name>``: the registered command ``name`` runs for the Slack user.
+* ``/sz-<name>``: the registered command ``name`` runs for the Slack user;
+* Events API (``app_mention``, and ``message`` for replies in threads): ``@szrag question``
+  starts a thread under the message, and a reply in a thread the bot started is answered in
+  it (``SZRAG_SLACK_THREAD_REPLIES=mentions``: only replies that mention the bot), with the
+  thread's earlier questions and answers as the conversation (the thread's key in the
+  conversation store: see :mod:`szrag.server.slack_threads`, which also says what is never
+  answered and how redelivered events are answered once);
+* every answer carries thumbs up and down buttons (``szrag_feedback_up`` and ``_down``, the
+  answer id as value): a click keeps the feedback in the conversation store and thanks the
+  clicker privately; thumbs down offers a form asking which files were right.
 
 Answers and command output go to the channel, except where a command declares its input
 (``sensitive``) or its output (``secret_output``: ``hash``, ``token``) a secret: then only the
-asker sees the reply, and the question (which may hold the secret) is not echoed.
+asker sees the reply (``response_url`` or ``chat.postEphemeral``), and the question (which may
+hold the secret) is not echoed. Which command a question runs is known before it is answered
+(the same inference the answer uses), so such a question is never posted to the channel.
 
 The Slack user, channel and team become the identity the command runner and the audit log see.
 """
@@ -22,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import logging
 import re
 import threading
@@ -31,12 +47,13 @@ from typing import Any, TypeVar
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from slack_bolt import App, BoltRequest
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
+from slack_sdk import WebClient
 
-from szrag.commands import CommandError, CommandRegistry, Identity
+from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
-from szrag.errors import ServerClosing
+from szrag.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
 from szrag.results import Answer
 from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
@@ -45,14 +62,31 @@ from szrag.server.requests import AskRequest, read_body
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.slack_blocks import (
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
+    THINKING,
+    Block,
     answer_blocks,
+    answer_messages,
     command_blocks,
     failure_blocks,
     fallback_text,
     help_blocks,
+    private_notice,
+    question_block,
     section,
+    thinking_blocks,
     thinking_text,
 )
+from szrag.server.slack_feedback import (
+    RIGHT_FILES_VIEW,
+    feedback_thanks,
+    keep_feedback,
+    right_files_from,
+    right_files_view,
+)
+from szrag.server.slack_threads import KeyedLocks, SeenEvents, ThreadAsk, screen, thread_key
+from szrag.server.slack_web import NOT_THERE, SlackWeb
 from szrag.server.state import server_state
 from szrag.server.threads import DaemonThreadPool
 
@@ -99,6 +133,16 @@ def answered_privately(result: Answer, policy: CommandPolicy) -> bool:
     return result.command is not None and policy.is_private(result.command.id)
 
 
+def runs_privately(question: str, command_id: str | None, service: AskService) -> bool:
+    """Whether the answer to ``question`` will run a command whose input or output is a
+    secret: the one named, else the one the question asks for (the answer's own inference),
+    so the question and its answer must stay with the asker from the start."""
+    if command_id is None:
+        invocation = infer_command_invocation(question, service.registry)
+        command_id = invocation.id if invocation is not None else None
+    return service.policy.is_private(command_id)
+
+
 def is_help(text: str) -> bool:
     """Whether ``/sz-ask`` was given nothing to answer."""
     return text.strip().lower() in ("", "help", "-h", "--help", "?")
@@ -133,6 +177,10 @@ class SlackFace:
         self.limiter = limiter
         self.loop = loop
         self.answer_timeout = answer_timeout
+        token = settings.slack_bot_token
+        self.web = SlackWeb(token, settings.slack_api_url) if token else None
+        self._seen = SeenEvents()
+        self._threads = KeyedLocks()
         # Daemon threads: a listener still waiting when the process exits does not hold it open.
         self._executor = DaemonThreadPool(LISTENER_THREADS, thread_name_prefix="szrag-slack")
         self._pending: set[concurrent.futures.Future[Any]] = set()
@@ -140,12 +188,18 @@ class SlackFace:
         self._closed = False
         self.app = App(
             signing_secret=settings.slack_signing_secret,
-            authorize=_authorizer(settings.slack_bot_token),
+            authorize=_authorizer(token),
+            client=WebClient(base_url=settings.slack_api_url),
             request_verification_enabled=bool(settings.slack_signing_secret),
             listener_executor=self._executor,
             logger=log,
         )
         self.app.command(SLASH_COMMAND)(self._on_command)
+        self.app.event("app_mention", middleware=[self._screen])(self._on_thread_ask)
+        self.app.event("message", middleware=[self._screen])(self._on_thread_ask)
+        self.app.action(FEEDBACK_UP)(self._on_feedback)
+        self.app.action(FEEDBACK_DOWN)(self._on_feedback)
+        self.app.view(RIGHT_FILES_VIEW)(self._on_right_files)
         self._socket_mode: Any = None
 
     # HTTP and Socket Mode -------------------------------------------------------------
@@ -196,7 +250,7 @@ class SlackFace:
                 log.exception("closing Socket Mode failed")
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    # Listeners ----------------------------------------------------------------------
+    # Slash commands -------------------------------------------------------------------
 
     def _on_command(self, ack: Say, command: dict[str, Any], respond: Say) -> None:
         name = str(command.get("command", "")).lower()
@@ -204,43 +258,70 @@ class SlackFace:
         identity = slack_identity(command)
         decision = self.limiter.take(f"slack:{identity.team_id}:{identity.user_id}")
         if not decision.allowed:
-            ack(
-                text=f":hourglass: You are asking faster than this bot allows; try again in "
-                f"{decision.retry_after_header} s.",
-                response_type="ephemeral",
-            )
+            ack(text=_too_fast(decision.retry_after_header), response_type="ephemeral")
             return
         if name == ASK_COMMAND:
             self._ask(ack, respond, text, identity)
         else:
             self._command(ack, respond, name, text, identity)
 
-    def _ask(self, ack: Say, respond: Say, text: str, identity: Identity) -> None:
-        if is_help(text):
-            commands = [
-                (spec.name, spec.description)
-                for spec in self.service.registry.specs()
-                if self.service.allows(spec, "slack")
-            ]
-            blocks = help_blocks(commands)
-            ack(text="How to use /sz-ask", blocks=blocks, response_type="ephemeral")
-            return
-        question = text.strip()[:MAX_QUESTION_CHARS]
+    def _help_blocks(self) -> list[Block]:
+        commands = [
+            (spec.name, spec.description)
+            for spec in self.service.registry.specs()
+            if self.service.allows(spec, "slack")
+        ]
+        return help_blocks(commands)
+
+    def _request(self, question: str, identity: Identity) -> AskRequest:
+        """The ask of ``question``, with the command it names explicitly (the service keeps
+        every answer, in its thread's conversation or a new one, so its buttons name it)."""
         command_id, command_text = None, None
         explicit = explicit_command(question, self.service.registry)
         if explicit is not None:
             command_id, command_text = explicit
-        ack(text=thinking_text(question), response_type="ephemeral")
-        request = AskRequest(
-            question=question, command_id=command_id, command_text=command_text, identity=identity
+        return AskRequest(
+            question=question,
+            command_id=command_id,
+            command_text=command_text,
+            identity=identity,
         )
+
+    def _ask(self, ack: Say, respond: Say, text: str, identity: Identity) -> None:
+        if is_help(text):
+            ack(text="How to use /sz-ask", blocks=self._help_blocks(), response_type="ephemeral")
+            return
+        question = text.strip()[:MAX_QUESTION_CHARS]
+        request = self._request(question, identity)
+        if self.web is None or runs_privately(question, request.command_id, self.service):
+            ack(text=thinking_text(question), response_type="ephemeral")
+        else:
+            ack()
+            try:
+                parent = self.web.post(
+                    identity.channel_id,
+                    text=thinking_text(question),
+                    blocks=thinking_blocks(question),
+                )
+            except SlackApiFailed as error:
+                if error.error not in NOT_THERE:
+                    log.warning("%s; answering through response_url", error.message)
+                self._post(respond, text=thinking_text(question), response_type="ephemeral")
+            else:
+                key = thread_key(identity.team_id, identity.channel_id, parent)
+                with self._threads.hold(key):
+                    self._answer_in_channel(request, key, parent, shown=question)
+                return
+        self._answer_by_response_url(respond, request)
+
+    def _answer_by_response_url(self, respond: Say, request: AskRequest) -> None:
         try:
             result = self._on_loop(self.service.ask(request, source="slack"))
         except Exception as error:
             self._fail(respond, error)
             return
         private = answered_privately(result, self.service.policy)
-        shown = None if private else question
+        shown = None if private else request.question
         self._post(
             respond,
             text=fallback_text(result.answer),
@@ -274,6 +355,215 @@ class SlackFace:
             else "in_channel",
         )
 
+    # Threads ------------------------------------------------------------------------
+
+    def _screen(
+        self, body: dict[str, Any], context: BoltContext, next_: Callable[[], None]
+    ) -> BoltResponse | None:
+        """Before the acknowledgement: what an event asks, or an acknowledgement alone."""
+        if self.web is None:
+            log.warning("a Slack event arrived, but without SLACK_BOT_TOKEN nothing can answer it")
+            return BoltResponse(status=200, body="")
+        ask = screen(
+            body,
+            replies=self.settings.slack_thread_replies,
+            is_known=self._thread_known,
+            seen=self._seen,
+        )
+        if ask is None:
+            return BoltResponse(status=200, body="")
+        context["szrag_ask"] = ask
+        next_()
+        return None
+
+    def _thread_known(self, key: str) -> bool:
+        try:
+            self.service.host.conversations.get(key)
+        except UnknownConversation:
+            return False
+        except ConversationError as error:
+            log.warning("a Slack thread was not answered: %s", error.message)
+            return False
+        return True
+
+    def _on_thread_ask(self, context: BoltContext) -> None:
+        ask: ThreadAsk = context["szrag_ask"]
+        identity = ask.identity
+        decision = self.limiter.take(f"slack:{identity.team_id}:{identity.user_id}")
+        if not decision.allowed:
+            self._whisper(ask, text=_too_fast(decision.retry_after_header))
+            return
+        if is_help(ask.question):
+            self._whisper(ask, text="How to ask szrag", blocks=self._help_blocks())
+            return
+        request = self._request(ask.question, identity)
+        with self._threads.hold(ask.key):
+            if runs_privately(ask.question, request.command_id, self.service):
+                self._whisper(ask, text=thinking_text(ask.question))
+                self._answer_privately(request, ask.key, ask.thread_ts)
+                return
+            assert self.web is not None
+            try:
+                thinking = self.web.post(
+                    ask.channel,
+                    text=THINKING,
+                    blocks=thinking_blocks(None),
+                    thread_ts=ask.thread_ts,
+                )
+            except SlackApiFailed as error:
+                log.warning("a Slack question was not answered: %s", error.message)
+                return
+            self._answer_in_channel(request, ask.key, thinking, thread_ts=ask.thread_ts)
+
+    def _start(self, key: str) -> str | None:
+        """The thread's conversation, started on first use; None when the store cannot keep
+        it (the question is then answered without the thread's earlier turns)."""
+        try:
+            return self.service.host.conversations.start(key, face="slack").id
+        except ConversationError as error:
+            log.warning("the Slack thread %s is answered without its history: %s", key, error)
+            return None
+
+    def _answer_in_channel(
+        self,
+        request: AskRequest,
+        key: str,
+        thinking: str,
+        *,
+        thread_ts: str | None = None,
+        shown: str | None = None,
+    ) -> None:
+        """Answer ``request`` in the thread ``key``: the message ``thinking`` becomes the
+        answer (the rest of a long one follows in the thread), or, when the answer turns out
+        to show a secret, a notice while the answer goes to the asker alone."""
+        assert self.web is not None
+        channel, user = request.identity.channel_id, request.identity.user_id
+        request = dataclasses.replace(request, conversation_id=self._start(key))
+        try:
+            result = self._on_loop(self.service.ask(request, source="slack"))
+        except Exception as error:
+            message = self._failure_message(error)
+            blocks = [*([question_block(shown)] if shown else []), *failure_blocks(message)]
+            self._safely(self.web.update, channel, thinking, text=_sorry(message), blocks=blocks)
+            return
+        if answered_privately(result, self.service.policy):
+            notice = private_notice(user)
+            self._safely(self.web.update, channel, thinking, text=notice, blocks=[section(notice)])
+            self._whisper_answer(result, channel, user, thread_ts or thinking)
+            return
+        messages = answer_messages(
+            result.to_dict(), question=shown, repo_url=self.settings.repo_url
+        )
+        self._safely(
+            self.web.deliver,
+            channel,
+            messages,
+            thread_ts=thread_ts,
+            replace_ts=thinking,
+            text=fallback_text(result.answer),
+        )
+
+    def _answer_privately(self, request: AskRequest, key: str, thread_ts: str) -> None:
+        """Answer ``request`` in the thread ``key`` where only the asker sees it."""
+        channel, user = request.identity.channel_id, request.identity.user_id
+        request = dataclasses.replace(request, conversation_id=self._start(key))
+        try:
+            result = self._on_loop(self.service.ask(request, source="slack"))
+        except Exception as error:
+            message = self._failure_message(error)
+            self._whisper_to(
+                channel, user, thread_ts, text=_sorry(message), blocks=failure_blocks(message)
+            )
+            return
+        self._whisper_answer(result, channel, user, thread_ts)
+
+    def _whisper_answer(self, result: Answer, channel: str, user: str, thread_ts: str) -> None:
+        for blocks in answer_messages(
+            result.to_dict(), question=None, repo_url=self.settings.repo_url
+        ):
+            self._whisper_to(
+                channel, user, thread_ts, text=fallback_text(result.answer), blocks=blocks
+            )
+
+    def _whisper(self, ask: ThreadAsk, *, text: str, blocks: list[Block] | None = None) -> None:
+        self._whisper_to(ask.channel, ask.identity.user_id, ask.thread_ts, text=text, blocks=blocks)
+
+    def _whisper_to(
+        self,
+        channel: str,
+        user: str,
+        thread_ts: str | None,
+        *,
+        text: str,
+        blocks: list[Block] | None = None,
+    ) -> None:
+        if self.web is not None:
+            self._safely(
+                self.web.ephemeral, channel, user, text=text, blocks=blocks, thread_ts=thread_ts
+            )
+
+    # Feedback -----------------------------------------------------------------------
+
+    def _on_feedback(
+        self, ack: Say, body: dict[str, Any], action: dict[str, Any], respond: Say
+    ) -> None:
+        ack()
+        identity = _actor(body)
+        answer_id = str(action.get("value") or "")
+        rating = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+        channel = identity.channel_id
+        thread_ts = _thread_of(body)
+        try:
+            keep_feedback(self.service.host, answer_id, rating, identity=identity)
+        except ConversationError as error:
+            self._tell(respond, channel, identity.user_id, thread_ts, f":warning: {error.message}")
+            return
+        self._tell(respond, channel, identity.user_id, thread_ts, feedback_thanks(rating))
+        trigger = body.get("trigger_id")
+        if rating == "down" and self.web is not None and isinstance(trigger, str) and trigger:
+            view = right_files_view(answer_id, channel=channel, thread_ts=thread_ts)
+            self._safely(self.web.open_view, trigger, view)
+
+    def _on_right_files(self, ack: Say, body: dict[str, Any], view: dict[str, Any]) -> None:
+        identity = _actor(body)
+        given = right_files_from(view)
+        try:
+            kept = keep_feedback(
+                self.service.host,
+                given.answer_id,
+                "down",
+                right_files=given.right_files,
+                comment=given.comment,
+                identity=identity,
+            )
+        except ConversationError as error:
+            ack(response_action="errors", errors={given.error_block: error.message[:300]})
+            return
+        ack()
+        if given.channel:
+            self._whisper_to(
+                given.channel,
+                identity.user_id,
+                given.thread_ts,
+                text=feedback_thanks("down", kept.right_files),
+            )
+
+    def _tell(
+        self, respond: Say, channel: str, user: str, thread_ts: str | None, text: str
+    ) -> None:
+        """A short private reply to a click: in the channel when the bot may post there,
+        else through the click's response_url."""
+        if self.web is not None and channel != "unknown":
+            try:
+                self.web.ephemeral(channel, user, text=text, thread_ts=thread_ts)
+                return
+            except SlackApiFailed as error:
+                if error.error not in NOT_THERE:
+                    log.warning("%s", error.message)
+        self._post(respond, text=text, response_type="ephemeral", replace_original=False)
+
+    # The event loop -------------------------------------------------------------------
+
     def _on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the server's event loop and wait for it from this thread (until
         the answer timeout, or until the server closes)."""
@@ -294,17 +584,21 @@ class SlackFace:
             with self._lock:
                 self._pending.discard(future)
 
-    def _fail(self, respond: Say, error: BaseException) -> None:
+    @staticmethod
+    def _failure_message(error: BaseException) -> str:
         if isinstance(error, CommandError | ApiError | ServerClosing):
-            message = error.message
-        elif isinstance(error, TimeoutError):
-            message = "It took too long; please try again."
-        else:
-            log.error("a Slack request failed", exc_info=error)
-            _, _, message = error_status(error)
+            return error.message
+        if isinstance(error, TimeoutError):
+            return "It took too long; please try again."
+        log.error("a Slack request failed", exc_info=error)
+        _, _, message = error_status(error)
+        return message
+
+    def _fail(self, respond: Say, error: BaseException) -> None:
+        message = self._failure_message(error)
         self._post(
             respond,
-            text=f"Sorry, I could not answer that. {message}",
+            text=_sorry(message),
             blocks=failure_blocks(message),
             response_type="ephemeral",
         )
@@ -316,6 +610,46 @@ class SlackFace:
             respond(**message)
         except Exception:
             log.exception("posting to Slack's response_url failed")
+
+    @staticmethod
+    def _safely(call: Callable[..., Any], *arguments: Any, **keywords: Any) -> None:
+        """A Web API call whose failure is logged: the answer is lost, the listener is not."""
+        try:
+            call(*arguments, **keywords)
+        except SlackApiFailed as error:
+            log.warning("%s", error.message)
+
+
+def _too_fast(retry_after: str) -> str:
+    return f":hourglass: You are asking faster than this bot allows; try again in {retry_after} s."
+
+
+def _sorry(message: str) -> str:
+    return f"Sorry, I could not answer that. {message}"
+
+
+def _actor(body: dict[str, Any]) -> Identity:
+    """Who clicked or submitted, where."""
+    user = body.get("user") or {}
+    channel = body.get("channel") or {}
+    team = body.get("team") or {}
+    user_id = str(user.get("id") or "unknown")
+    return Identity(
+        user_id=user_id,
+        user_name=str(user.get("username") or user.get("name") or user_id),
+        channel_id=str(
+            channel.get("id") or (body.get("container") or {}).get("channel_id") or "unknown"
+        ),
+        team_id=str(team.get("id") or user.get("team_id") or "unknown"),
+    )
+
+
+def _thread_of(body: dict[str, Any]) -> str | None:
+    """The thread a clicked message is in (or starts), for a reply beside it."""
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    found = container.get("thread_ts") or message.get("thread_ts")
+    return str(found) if found else None
 
 
 router = APIRouter()

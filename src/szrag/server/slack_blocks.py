@@ -1,8 +1,13 @@
-"""Block Kit messages for Slack: the answer, its sources, help, "thinking" and failures.
+"""Block Kit messages for Slack: the answer, its sources, feedback buttons, help, "thinking"
+and failures.
 
-Slack caps a section's text at 3,000 characters, a message at 50 blocks and a context block at
-10 elements; long answers are split on paragraph boundaries (a split inside a code block closes
-and reopens the fence) and the surplus is cut with a note rather than rejected by Slack.
+Slack caps a section's text at 3,000 characters and a message at 50 blocks; a message posted
+with ``chat.postMessage`` is also refused (``msg_blocks_too_long``) once its blocks hold about
+12,000 characters of text, a bound Slack does not document. Long answers are split into
+sections where a paragraph ends, else where a line ends, else between words (a code block cut
+in two is closed and reopened); the bot posts them as several messages
+(:func:`answer_messages`), and the one reply a ``response_url`` takes is cut with a note
+(:func:`answer_blocks`).
 """
 
 from __future__ import annotations
@@ -16,9 +21,17 @@ from szrag.server.mrkdwn import escape, to_mrkdwn
 
 SECTION_LIMIT = 3000
 MAX_BLOCKS = 50
+MESSAGE_CHARS = 11_000  # text of one posted message's blocks, below Slack's ~12,000
+MAX_MESSAGES = 10  # messages one answer may take; the rest is cut with a note
 CONTEXT_ELEMENTS = 10
 FALLBACK_LIMIT = 300
+QUESTION_LIMIT = 2000  # characters of a question echoed above its answer
 FENCE = "```"
+FEEDBACK_UP = "szrag_feedback_up"
+FEEDBACK_DOWN = "szrag_feedback_down"
+FEEDBACK_BLOCK = "szrag_feedback"
+CUT_NOTE = "_The answer was cut: it is too long for Slack._"
+THINKING = ":hourglass_flowing_sand: Thinking…"
 
 Block = dict[str, Any]
 
@@ -41,26 +54,71 @@ def context(elements: Iterable[str]) -> Block:
     return {"type": "context", "elements": items[:CONTEXT_ELEMENTS]}
 
 
-def _hard_split(text: str, limit: int) -> list[str]:
-    return [text[start : start + limit] for start in range(0, len(text), limit)] or [""]
+# A word: optional leading space, then characters up to the next space, where a Slack link or
+# mention (``<url|label with spaces>``) counts as one character.
+_WORD = re.compile(r"\s*(?:<[^<>\n]*>|[^\s<]|<)+|\s+")
+
+
+def wrap_words(line: str, limit: int) -> list[str]:
+    """``line`` in parts of at most ``limit`` characters, broken between words (the space at
+    a break is dropped); only a word longer than ``limit`` is itself cut."""
+    if len(line) <= limit:
+        return [line]
+    parts: list[str] = []
+    current = ""
+    for word in _WORD.findall(line):
+        if len(current) + len(word) <= limit:
+            current += word
+            continue
+        if current.strip():
+            parts.append(current.rstrip())
+        word = word.lstrip()
+        while len(word) > limit:
+            parts.append(word[:limit])
+            word = word[limit:]
+        current = word
+    if current.strip() or not parts:
+        parts.append(current.rstrip())
+    return parts
 
 
 def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """Pieces of at most ``limit`` characters, cut at paragraphs, then lines, code fences kept."""
-    budget = limit - len(FENCE) - 2  # room to close and reopen a fence
+    """Pieces of at most ``limit`` characters: a piece ends where a paragraph ends (a blank
+    line in its second half), else where a line ends, else between words; never inside a word
+    unless the word alone is longer than a piece. A code block cut in two is closed and
+    reopened, so each piece renders alone."""
+    budget = limit - 2 * (len(FENCE) + 1)  # room to reopen and close a fence
     pieces: list[str] = []
-    current = ""
+    lines: list[str] = []
+    size = -1  # of "\n".join(lines)
     for line in text.split("\n"):
-        for part in _hard_split(line, budget) if len(line) > budget else [line]:
-            candidate = f"{current}\n{part}" if current else part
-            if len(candidate) <= budget:
-                current = candidate
-                continue
-            pieces.append(current)
-            current = part
-    if current or not pieces:
-        pieces.append(current)
-    return _balance_fences(pieces)
+        for part in wrap_words(line, budget):
+            while lines and size + 1 + len(part) > budget:
+                head, lines = _close_piece(lines, budget)
+                pieces.append(head)
+                size = len("\n".join(lines)) if lines else -1
+            lines.append(part)
+            size += 1 + len(part)
+    if lines or not pieces:
+        pieces.append("\n".join(lines))
+    return _balance_fences([piece for piece in pieces if piece.strip()] or [""])
+
+
+def _close_piece(lines: list[str], budget: int) -> tuple[str, list[str]]:
+    """The piece ``lines`` make, up to their last paragraph break when one lies in the second
+    half of the piece; and the lines left over for the next piece."""
+    offset = 0
+    cut = None
+    for index, line in enumerate(lines):
+        if index and not line.strip() and offset >= budget // 2:
+            cut = index
+        offset += len(line) + 1
+    if cut is None:
+        return "\n".join(lines), []
+    rest = lines[cut + 1 :]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    return "\n".join(lines[:cut]).rstrip("\n"), rest
 
 
 def _balance_fences(pieces: list[str]) -> list[str]:
@@ -148,15 +206,48 @@ def fallback_text(markdown: str) -> str:
     return escape(cut)
 
 
-def answer_blocks(
-    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
-) -> list[Block]:
-    """The answer message: question (None: not echoed), answer sections, sources, images and
-    usage."""
+def shown_question(question: str) -> str:
+    """A question as it is echoed above its answer: escaped, a long one cut between words."""
+    if len(question) > QUESTION_LIMIT:
+        question = wrap_words(question, QUESTION_LIMIT - 1)[0] + "…"
+    return escape(question)
+
+
+def question_block(question: str) -> Block:
+    """The ``*Q:*`` line above an answer."""
+    return context([f"*Q:* {shown_question(question)}"])
+
+
+def feedback_block(answer_id: str) -> Block:
+    """Thumbs up and down for the answer ``answer_id`` (the value each button sends back)."""
+
+    def button(action_id: str, label: str) -> Block:
+        return {
+            "type": "button",
+            "action_id": action_id,
+            "text": {"type": "plain_text", "text": label, "emoji": True},
+            "value": answer_id,
+        }
+
+    return {
+        "type": "actions",
+        "block_id": FEEDBACK_BLOCK,
+        "elements": [
+            button(FEEDBACK_UP, ":+1: Helpful"),
+            button(FEEDBACK_DOWN, ":-1: Not helpful"),
+        ],
+    }
+
+
+def _answer_parts(
+    result: Mapping[str, Any], question: str | None, repo_url: str | None
+) -> tuple[list[Block], list[Block], list[Block]]:
+    """The blocks of an answer: the question, the answer's sections, and what follows them
+    (sources, images, usage, the feedback buttons when the answer has an id)."""
     repo_url = at_commit(repo_url, result.get("runningCommit"))
-    blocks: list[Block] = [context([f"*Q:* {escape(question)}"])] if question else []
+    head = [question_block(question)] if question else []
     answer = to_mrkdwn(str(result.get("answer") or "")) or "_No answer was produced._"
-    blocks.extend(section(piece) for piece in split_text(answer) if piece.strip())
+    sections = [section(piece) for piece in split_text(answer) if piece.strip()]
     tail = [
         sources_block(result.get("sources") or [], repo_url),
         images_block(result.get("images") or [], repo_url),
@@ -164,16 +255,106 @@ def answer_blocks(
     usage = usage_element(result.get("usage"))
     if usage:
         tail.append(context([usage]))
-    extra = [block for block in tail if block is not None]
+    answer_id = result.get("answerId")
+    if isinstance(answer_id, str) and answer_id:
+        tail.append(feedback_block(answer_id))
+    return head, sections, [block for block in tail if block is not None]
+
+
+def answer_blocks(
+    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
+) -> list[Block]:
+    """The answer as one message (a ``response_url`` reply): question (None: not echoed),
+    answer sections, sources, images, usage and feedback buttons; cut to 50 blocks."""
+    head, sections, extra = _answer_parts(result, question, repo_url)
+    blocks = head + sections
     room = MAX_BLOCKS - len(extra)
     if len(blocks) > room:
-        blocks = [*blocks[: room - 1], section("_The answer was cut: it is too long for Slack._")]
+        blocks = [*blocks[: room - 1], section(CUT_NOTE)]
     return blocks + extra
+
+
+def block_chars(block: Any) -> int:
+    """The characters of text a block holds (what Slack counts against a message)."""
+    if isinstance(block, dict):
+        return sum(
+            len(value) if key == "text" and isinstance(value, str) else block_chars(value)
+            for key, value in block.items()
+        )
+    if isinstance(block, list):
+        return sum(block_chars(item) for item in block)
+    return 0
+
+
+def _fits(message: Sequence[Block], more: Sequence[Block]) -> bool:
+    return (
+        len(message) + len(more) <= MAX_BLOCKS
+        and block_chars(list(message)) + block_chars(list(more)) <= MESSAGE_CHARS
+    )
+
+
+def _pack(blocks: Sequence[Block], tail: Sequence[Block]) -> list[list[Block]]:
+    messages: list[list[Block]] = []
+    current: list[Block] = []
+    for block in blocks:
+        if current and not _fits(current, [block]):
+            messages.append(current)
+            current = []
+        current.append(block)
+    if current and not _fits(current, tail):
+        messages.append(current)
+        current = []
+    messages.append([*current, *tail])
+    return messages
+
+
+def answer_messages(
+    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
+) -> list[list[Block]]:
+    """The answer as the bot posts it: one message, or for a long answer several in order
+    (each within Slack's block and text bounds; at most ``MAX_MESSAGES``, the rest cut with a
+    note). The question opens the first; sources, images, usage and the feedback buttons
+    close the last."""
+    head, sections, tail = _answer_parts(result, question, repo_url)
+    blocks = head + sections
+    messages = _pack(blocks, tail)
+    if len(messages) <= MAX_MESSAGES:
+        return messages
+    kept = messages[: MAX_MESSAGES - 1]
+    last: list[Block] = []
+    note = section(CUT_NOTE)
+    for block in blocks[sum(len(message) for message in kept) :]:
+        if not _fits(last, [block, note, *tail]):
+            break
+        last.append(block)
+    return [*kept, [*last, note, *tail]]
+
+
+def message_text(blocks: Sequence[Block], default: str) -> str:
+    """The notification text of a message: its first section's start, else ``default``."""
+    for block in blocks:
+        if block.get("type") == "section":
+            return fallback_text(str(block["text"]["text"]))
+    return default
+
+
+def thinking_blocks(question: str | None) -> list[Block]:
+    """The message shown while an answer is prepared: the question (when echoed) and an
+    hourglass."""
+    return [*([question_block(question)] if question else []), section(THINKING)]
+
+
+def private_notice(user_id: str) -> str:
+    """What replaces a public "thinking" message when the answer may only reach the asker."""
+    return (
+        f":lock: The answer went only to <@{escape(user_id)}>: "
+        "it shows what a command keeps secret."
+    )
 
 
 def thinking_text(question: str) -> str:
     """The immediate reply while the answer is being prepared."""
-    return f":hourglass_flowing_sand: Thinking about: _{escape(question)}_"
+    return f":hourglass_flowing_sand: Thinking about: _{shown_question(question)}_"
 
 
 def failure_blocks(message: str) -> list[Block]:
