@@ -208,3 +208,33 @@ def test_feedback_follows_the_asks_token_origin_and_rate_rules(
     assert foreign.status_code == 403 and foreign.json()["code"] == "forbidden_origin"
     assert given.status_code == 200  # the ask and this one spent the burst of two
     assert limited.status_code == 429 and "retry-after" in limited.headers
+
+
+def test_a_slack_threads_conversation_is_not_continued_or_rated_through_the_api(
+    server: str, web_repo: Path
+) -> None:
+    import time
+
+    from szrag.conversations import ShownSource, Turn, new_id
+    from szrag.server.service import SLACK_OWNER
+
+    store = ConversationStore.for_root(web_repo)
+    thread = store.start("slack:T1:C7:1700000001.000100", face="slack", owner=SLACK_OWNER)
+    kept = store.append(
+        Turn(
+            answer_id=new_id(),
+            conversation_id=thread.id,
+            question="how are tokens taken?",
+            answer="In src/gateway.js.",
+            outcome="answered",
+            sources=(ShownSource("src/gateway.js", 1, 28),),
+            commit=None,
+            asked_at=time.time(),
+        )
+    )
+    with httpx.Client(base_url=server, timeout=15) as client:
+        continued = ask(client, {**LOCAL_ASK, "conversationId": thread.id})
+        rated = client.post("/api/feedback", json={"answerId": kept.answer_id, "rating": "up"})
+
+    assert continued.status_code == 404 and continued.json()["code"] == "unknown_conversation"
+    assert rated.status_code == 404 and rated.json()["code"] == "unknown_answer"

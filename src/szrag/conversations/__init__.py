@@ -6,7 +6,7 @@ a follow-up with the questions it follows, gives the model the earlier turns as 
 keeps the new turn. Callers who manage conversations themselves use the store::
 
     store = host.conversations                            # .rag/conversations.db
-    thread = store.start("slack:C0123:1712.0001", face="slack")   # started on first use
+    thread = store.start("slack:T01:C0123:1712.0001", face="slack", owner="slack")   # started on first use
     answer = await answer_question_async(text, host, conversation_id=thread.id)
     store.turns(thread.id)                                # the kept turns, oldest first
 """

@@ -135,7 +135,7 @@ class ConversationStore:
         owner: str | None = None,
     ) -> Conversation:
         """A new conversation with a random id; or, with a caller-chosen ``conversation_id``
-        (a Slack thread's ``slack:CHANNEL:THREAD_TS``), the conversation of that id, started
+        (a Slack thread's ``slack:TEAM:CHANNEL:THREAD_TS``), the conversation of that id, started
         on first use. ``owner``: only that identity may continue it (None: anyone)."""
         chosen = checked_id(conversation_id) if conversation_id is not None else new_id()
         now = self.clock()

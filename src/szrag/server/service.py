@@ -38,6 +38,11 @@ from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
 from szrag.server.requests import AskRequest, FeedbackRequest
 
+# The owner of every Slack thread's conversation: no API caller's identity is ever this, so a
+# thread's id sent to POST /api/ask, or a thread answer's id sent to POST /api/feedback, is
+# unknown there.
+SLACK_OWNER = "slack"
+
 log = logging.getLogger("szrag.server")
 
 OnToken = Callable[[str, int], Awaitable[None] | None]
@@ -111,11 +116,16 @@ class AskService:
         except CommandError as error:  # registered without a handler
             raise ApiError(*error_status(error)) from None
 
-    async def check_conversation(self, conversation_id: str, identity: Identity) -> Conversation:
+    async def check_conversation(
+        self, conversation_id: str, identity: Identity, *, source: str = "api"
+    ) -> Conversation:
         """The conversation a caller continues, if it is kept and theirs (or shared); else
-        UnknownConversation (404), before an answer starts."""
+        UnknownConversation (404), before an answer starts. A Slack thread belongs to the
+        Slack face (``SLACK_OWNER``): everyone in the thread continues it there, nobody
+        through the API."""
         store = self.host.conversations
-        return await asyncio.to_thread(store.get, conversation_id, owner=identity.user_id)
+        owner = SLACK_OWNER if source == "slack" else identity.user_id
+        return await asyncio.to_thread(store.get, conversation_id, owner=owner)
 
     async def feedback(self, request: FeedbackRequest) -> Feedback:
         """Keep a caller's feedback on one of their answers (right files checked against the
@@ -145,7 +155,7 @@ class AskService:
         if command_id is not None:
             command_id = self.check_command(command_id, request.identity, source=source).id
         if request.conversation_id is not None:  # only the caller's own, or a shared one
-            await self.check_conversation(request.conversation_id, request.identity)
+            await self.check_conversation(request.conversation_id, request.identity, source=source)
         try:
             result = await answer_question_async(
                 request.question,

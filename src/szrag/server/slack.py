@@ -59,7 +59,7 @@ from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import AskRequest, read_body
-from szrag.server.service import AskService, error_status
+from szrag.server.service import SLACK_OWNER, AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.slack_blocks import (
     FEEDBACK_DOWN,
@@ -419,7 +419,7 @@ class SlackFace:
         """The thread's conversation, started on first use; None when the store cannot keep
         it (the question is then answered without the thread's earlier turns)."""
         try:
-            return self.service.host.conversations.start(key, face="slack").id
+            return self.service.host.conversations.start(key, face="slack", owner=SLACK_OWNER).id
         except ConversationError as error:
             log.warning("the Slack thread %s is answered without its history: %s", key, error)
             return None
