@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from szrag.code.model import CodeRecord, EnvReference, Route, RouteMatch, SymbolMatch
+from szrag.code.model import CodeRecord, Definition, EnvReference, Route, RouteMatch, SymbolMatch
 from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
 from szrag.text import stem, tokens
@@ -190,13 +190,64 @@ def records_by_path(index: Index) -> dict[str, CodeRecord]:
 def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     """Functions, classes and methods the question points at, best first."""
     asked = SymbolQuestion.of(question)
+    lookup = _symbol_lookup(index)
     matches = [
         SymbolMatch(path, item.name, item.kind, item.line, item.end_line, score, item.container)
-        for path, record in code_records(index)
-        for item in record.functions
+        for path, item in (lookup.definitions[number] for number in lookup.candidates(asked))
         if (score := symbol_score(asked, item.name, item.container)) > 0
     ]
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+
+
+_RUN = re.compile(r"[\w$]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _SymbolLookup:
+    """Every definition of one index generation, and where to find the few a question can
+    score: a definition scores only when it shares a word (token or stem) with the question,
+    or the question holds its whole name, which (for a name of word characters) is then one
+    of the question's runs of word characters. Names with other characters are always tried.
+    """
+
+    definitions: tuple[tuple[str, Definition], ...]
+    by_key: dict[str, tuple[int, ...]]
+    by_name: dict[str, tuple[int, ...]]
+    unusual: tuple[int, ...]
+
+    @classmethod
+    def of(cls, records: Iterable[tuple[str, CodeRecord]]) -> _SymbolLookup:
+        definitions = tuple((path, item) for path, record in records for item in record.functions)
+        by_key: dict[str, list[int]] = {}
+        by_name: dict[str, list[int]] = {}
+        unusual: list[int] = []
+        for number, (_, item) in enumerate(definitions):
+            for key in name_keys(item.name):
+                by_key.setdefault(key, []).append(number)
+            lowered = item.name.lower()
+            if _RUN.fullmatch(lowered):
+                by_name.setdefault(lowered, []).append(number)
+            else:
+                unusual.append(number)
+        return cls(
+            definitions,
+            {key: tuple(numbers) for key, numbers in by_key.items()},
+            {name: tuple(numbers) for name, numbers in by_name.items()},
+            tuple(unusual),
+        )
+
+    def candidates(self, asked: SymbolQuestion) -> list[int]:
+        """The definitions that may score, in index order (so ties sort as a full scan's)."""
+        found: set[int] = set(self.unusual)
+        for key in asked.keys:
+            found.update(self.by_key.get(key, ()))
+        for run in _RUN.findall(asked.lowered):
+            found.update(self.by_name.get(run, ()))
+        return sorted(found)
+
+
+def _symbol_lookup(index: Index) -> _SymbolLookup:
+    return index.derived("code.symbols.lookup", lambda: _SymbolLookup.of(code_records(index)))
 
 
 def routes_by_path(index: Index) -> dict[str, tuple[Route, ...]]:
