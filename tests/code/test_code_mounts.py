@@ -213,3 +213,25 @@ def test_resolve_target(path: str, target: str, expected: tuple[str, str] | None
         }
     )
     assert resolve_target(path, target, known) == expected
+
+
+def test_the_live_route_list_follows_the_index_generation(tmp_path: Path) -> None:
+    from szrag.runtime.indexinfo import read_routes
+
+    (tmp_path / "app.py").write_text(
+        "from flask import Flask\napp = Flask(__name__)\n\n@app.get('/one')\ndef one():\n"
+        "    return 'one'\n",
+        encoding="utf-8",
+    )
+    build_index(tmp_path).close()
+    first = read_routes(tmp_path)
+    assert [route["route"] for route in first] == ["/one"]
+    first[0]["route"] = "changed by the caller"  # a caller's copy: the kept list is not touched
+    assert [route["route"] for route in read_routes(tmp_path)] == ["/one"]
+
+    (tmp_path / "more.py").write_text(
+        "from app import app\n\n@app.post('/two')\ndef two():\n    return 'two'\n",
+        encoding="utf-8",
+    )
+    load_index(tmp_path).close()  # refreshed: a new generation
+    assert [route["route"] for route in read_routes(tmp_path)] == ["/one", "/two"]

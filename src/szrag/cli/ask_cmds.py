@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
@@ -33,6 +33,9 @@ from szrag.settings import Settings
 
 if TYPE_CHECKING:
     from szrag.host import Host
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 limit_option = click.option(
     "--limit",
@@ -61,6 +64,34 @@ conversation_option = click.option(
     help="Follow up in the conversation ID (a conversationId from --json, the API or Slack).",
 )
 CLI_FACE = "cli"
+
+
+def answer_options(command: Callable[P, R]) -> Callable[P, R]:
+    """The options of every command that answers (``ask``, ``chat``): model, tools, activity
+    output, conversation, sources and budget."""
+    for option in reversed(
+        (
+            click.option(
+                "--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model."
+            ),
+            click.option(
+                "--tools/--no-tools",
+                default=None,
+                help="Let the model call live tools (status, logs, commands...); default:"
+                " SZRAG_TOOLS, on.",
+            ),
+            click.option(
+                "--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens."
+            ),
+            click.option("--model", "-m", help="The model to ask (default: AI_MODEL)."),
+            continue_option,
+            conversation_option,
+            limit_option,
+            budget_option,
+        )
+    ):
+        command = option(command)
+    return command
 
 
 def conversation_for(host: Host, continue_last: bool, conversation: str | None) -> str | None:
@@ -178,18 +209,7 @@ def _escape(text: str) -> str:
 
 @click.command("ask")
 @click.argument("question", nargs=-1, required=True)
-@click.option("--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model.")
-@click.option(
-    "--tools/--no-tools",
-    default=None,
-    help="Let the model call live tools (status, logs, commands...); default: SZRAG_TOOLS, on.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
-@click.option("--model", "-m", help="The model to ask (default: AI_MODEL).")
-@continue_option
-@conversation_option
-@limit_option
-@budget_option
+@answer_options
 @root_option
 @json_option
 @handle_errors

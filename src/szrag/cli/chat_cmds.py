@@ -19,11 +19,8 @@ from szrag.answer import answer_question
 from szrag.cli.ask_cmds import (
     CLI_FACE,
     AnswerView,
-    budget_option,
-    continue_option,
+    answer_options,
     conversation_for,
-    conversation_option,
-    limit_option,
 )
 from szrag.cli.common import console, err_console, handle_errors, host_for, open_index, root_option
 from szrag.errors import SzragError
@@ -41,18 +38,7 @@ def _line_editing() -> None:
 
 
 @click.command("chat")
-@click.option("--no-ai", is_flag=True, help="Answer from retrieval alone; never call a model.")
-@click.option(
-    "--tools/--no-tools",
-    default=None,
-    help="Let the model call live tools (status, logs, commands...); default: SZRAG_TOOLS, on.",
-)
-@click.option("--verbose", "-v", is_flag=True, help="Show every step (activity) as it happens.")
-@click.option("--model", "-m", help="The model to ask (default: AI_MODEL).")
-@continue_option
-@conversation_option
-@limit_option
-@budget_option
+@answer_options
 @root_option
 @handle_errors
 def chat(

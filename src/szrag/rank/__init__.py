@@ -38,9 +38,10 @@ def ranker_named(name: str) -> Ranker:
 
 
 def warm(index: Index) -> None:
-    """Build every ranker's per-generation views (after a refresh, before the next question)."""
-    for name in RANKERS:
-        ranker_named(name).warm(index)
+    """Build the per-generation views of the ranker the index's profile asks with (after a
+    refresh, before the next question); another ranker builds its views when first named,
+    so a bm25 server never spends seconds and memory on the spec ranker's arrays."""
+    ranker_named(index.config.profile.ranker).warm(index)
 
 
 __all__ = ["RANKERS", "Query", "RankedChunk", "Ranker", "ranker_named", "warm"]

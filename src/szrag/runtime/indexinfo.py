@@ -65,14 +65,25 @@ def _number(value: Any) -> int | None:
 def read_routes(root: Path) -> list[dict[str, Any]]:
     """Every route the index detected (``route`` the URL path, ``path`` the file), by route,
     method and file: a router's routes under the prefixes it is mounted at in other files, as
-    ``szrag routes`` lists them."""
+    ``szrag routes`` lists them. Only the routes are read (SQLite picks them out of each
+    file's record), and the list is kept for the index's generation."""
+    import json
+
     from szrag.code.model import CodeRecord
     from szrag.code.mounts import mounted_routes
 
     with open_read_only(root) as conn:
-        files = list(store.iter_files(conn))
-    known = frozenset(f.path for f in files)
-    records = {f.path: CodeRecord.from_dict(f.code) for f in files if isinstance(f.code, dict)}
+        generation = store.read_meta(conn).get("generation", "")
+        key = (str(Path(root).resolve()), generation)
+        cached = _ROUTES.get(key) if generation else None
+        if cached is not None:
+            return [dict(route) for route in cached]
+        known = frozenset(row[0] for row in conn.execute("SELECT path FROM files"))
+        rows = conn.execute(
+            "SELECT path, json_extract(code, '$.routes') FROM files"
+            " WHERE code IS NOT NULL AND json_array_length(code, '$.routes') > 0"
+        ).fetchall()
+    records = {path: CodeRecord.from_dict({"routes": json.loads(found)}) for path, found in rows}
     routes = [
         {
             "method": (route.method or "ANY").upper(),
@@ -84,4 +95,13 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
         for path, mounted in mounted_routes(records, known).items()
         for route in mounted
     ]
-    return sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))
+    ordered = sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))
+    if generation:
+        if len(_ROUTES) >= _ROUTES_KEPT:
+            _ROUTES.pop(next(iter(_ROUTES)))
+        _ROUTES[key] = tuple(dict(route) for route in ordered)
+    return ordered
+
+
+_ROUTES_KEPT = 4  # indexes (by root and generation) whose route lists are kept
+_ROUTES: dict[tuple[str, str], tuple[dict[str, Any], ...]] = {}
