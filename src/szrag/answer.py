@@ -427,10 +427,16 @@ def excerpt(source: Source, question: str, lines: int = EXCERPT_LINES) -> list[s
 
 
 def local_answer(
-    intro: str, evidence: Evidence, command: CommandReport | None, question: str = ""
+    intro: str,
+    evidence: Evidence,
+    command: CommandReport | None,
+    question: str = "",
+    *,
+    closing: str = "",
 ) -> str:
     """A readable answer without a model: ``intro``, the command output, the sources (the
-    first few with the lines that best match ``question``) and images."""
+    first few with the lines that best match ``question``), images, then ``closing`` (what
+    to do next)."""
     lines = [intro]
     if command is not None:
         lines += ["", f"Command {command.command or command.id}:"]
@@ -448,6 +454,8 @@ def local_answer(
         lines += ["", "No repository source matched the question."]
     if evidence.images:
         lines += ["", "Matching images:", *(f"- {image.path}" for image in evidence.images)]
+    if closing:
+        lines += ["", closing]
     return "\n".join(lines)
 
 
@@ -754,10 +762,10 @@ async def _answer_turn(
         return answer, shown, secret
     if not settings.has_key:
         await recorder.record("ai", FAILED, "AI_API_KEY is not set; answering from retrieval only")
-        intro = f"No model is configured, so this answer comes from retrieval alone. {KEY_HELP}"
-        answer = found.answer(
-            Outcome.NO_MODEL, local_answer(intro, evidence, found.command, shown), recorder
-        )
+        # what was found first, then how to get a written answer
+        intro = "No model is configured, so this answer comes from retrieval alone."
+        text = local_answer(intro, evidence, found.command, shown, closing=KEY_HELP)
+        answer = found.answer(Outcome.NO_MODEL, text, recorder)
         return answer, shown, secret
     answer = await _answer_with_model(
         shown,
