@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
+from szrag.errors import ConfigError
 from szrag.evaluate import BASELINE, WholeFileBM25, evaluate_rankers, load_cases
 from szrag.index import build_index
 
@@ -176,6 +177,25 @@ def test_a_missing_revision_is_a_clear_error(prepared: Path, tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["eval", str(broken)])
     assert result.exit_code != 0
     assert "cannot check out 0000000" in result.stderr
+
+
+def test_a_tree_with_work_in_it_is_never_checked_out_by_force(prepared: Path) -> None:
+    tree = prepared.parent / "trees" / "tiny"
+    tracked = next(path for path in sorted(tree.rglob("*.py")) if ".git" not in path.parts)
+    tracked.write_text(tracked.read_text() + "\n# work in progress\n")
+    (tree / "notes.txt").write_text("not committed yet\n")
+    head = git(tree, "rev-parse", "HEAD").strip()
+
+    try:
+        with pytest.raises(ConfigError, match="uncommitted or untracked files"):
+            evaluate_rankers(load_cases(prepared), ["bm25"], k=5)
+
+        assert tracked.read_text().endswith("# work in progress\n")  # nothing lost
+        assert (tree / "notes.txt").read_text() == "not committed yet\n"
+        assert git(tree, "rev-parse", "HEAD").strip() == head
+    finally:  # the module's other tests share the tree
+        git(tree, "checkout", "--quiet", "--", str(tracked.relative_to(tree)))
+        (tree / "notes.txt").unlink()
 
 
 def test_the_baseline_is_plain_bm25_over_whole_files(tmp_path: Path) -> None:

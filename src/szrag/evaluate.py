@@ -329,6 +329,39 @@ class WholeFileBM25:
 # --- running ----------------------------------------------------------------------------------
 
 
+def require_clean(root: Path) -> None:
+    """ConfigError when the work tree at ``root`` holds changes git would lose: a case pinned
+    to a revision checks it out by force and cleans the tree, which is only right for a tree
+    kept for evaluation (``eval/prepare_history.py`` makes such trees), never for someone's
+    own checkout with work in it."""
+    completed = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+    )
+    if completed.returncode != 0:
+        message = completed.stderr.strip().splitlines()[-1:] or ["git failed"]
+        raise ConfigError(f"{root}: cannot read its git status: {message[0]}")
+    # a file that is gone from the work tree holds no work (a clone kept for evaluation
+    # starts with no checkout at all); an edited or untracked one does
+    changed = [
+        line[3:]
+        for line in completed.stdout.splitlines()
+        if line[3:]
+        and not line[3:].startswith(".rag/")
+        and not ("D" in line[:2] and not (root / line[3:]).exists())
+    ]
+    if changed:
+        shown = ", ".join(changed[:3]) + (
+            f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        )
+        raise ConfigError(
+            f"{root} has uncommitted or untracked files ({shown}); cases pinned to a revision "
+            "check the tree out by force and clean it, so evaluate over a clone kept for it, "
+            "or commit or stash the work first"
+        )
+
+
 def check_out(root: Path, revision: str) -> None:
     """Move the git work tree at ``root`` to ``revision`` (a detached, forced checkout) and
     remove every file git does not track there but the index."""
@@ -396,6 +429,7 @@ def _open_for(case: EvalCase, opened: dict[Path, _Dataset], *, need_baseline: bo
         if not case.root.is_dir():
             raise ConfigError(f"case {case.id}: root {case.root} is not a directory")
         if case.revision:
+            require_clean(case.root)  # the first checkout of this tree in this run
             check_out(case.root, case.revision)
         index = load_index(case.root)
         index.keep_in_memory()
