@@ -46,6 +46,9 @@ class CodeTool:
     description: str
     parameters: dict[str, Any]
     run: Runner
+    # whether it reads the views built once per index generation (code records, file lists):
+    # a call made while the start-up thread builds them waits for it instead of racing it
+    needs_views: bool = True
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -131,6 +134,7 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
             ("question",),
         ),
         _search_code,
+        needs_views=False,
     ),
     CodeTool(
         "get_context",

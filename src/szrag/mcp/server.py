@@ -75,6 +75,8 @@ class McpFace:
     index: SharedIndex
     privileged: bool
     identity: Identity
+    # the start-up thread building the shared views, while it runs
+    warming: asyncio.Future[None] | None = None
 
     @classmethod
     def open(
@@ -126,6 +128,8 @@ class McpFace:
         problems = validate(tool.parameters, args)
         if problems:
             return _failure("invalid_arguments", "; ".join(problems))
+        if tool.needs_views and self.warming is not None and not self.warming.done():
+            await asyncio.shield(self.warming)  # one build of the views, not two racing
         try:
             value = await anyio.to_thread.run_sync(tool.run, self.index, self.host, args)
         except SzragError as error:
@@ -369,6 +373,7 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     if watcher is not None:
         watcher.start()
     warming = asyncio.create_task(anyio.to_thread.run_sync(_warm, face.index))
+    face.warming = warming
     try:
         yield
     finally:
