@@ -20,13 +20,11 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.bench_server import _percentile, szrag_server
 from benchmarks.mixed_corpus import DEFAULT_MIRRORS, WORK, build
 from szrag.llm.testing import ScriptedProvider, serve, text_reply
 
@@ -46,13 +45,6 @@ QUESTIONS = (
     "how are command line options parsed into parameters",
 )
 CHANGED_FILE = "click/src/click/core.py"
-SERVER_SCRIPT = """
-import sys, uvicorn
-from szrag.server import RateLimit, ServerSettings, create_app
-settings = ServerSettings(watch=False, ask_rate=RateLimit(0, 0), read_rate=RateLimit(0, 0))
-app = create_app(sys.argv[1], settings=settings)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
-"""
 MEASURED = """
 import resource, subprocess, sys, time, json
 started = time.perf_counter()
@@ -95,11 +87,6 @@ class Version:
         if measured["code"] != 0:
             raise RuntimeError(f"{self.label}: szrag {' '.join(arguments)} failed")
         return measured
-
-
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def _corpus_files(root: Path) -> Iterator[Path]:
@@ -165,39 +152,9 @@ def index_bytes(root: Path) -> int:
     return sum(path.stat().st_size for path in (root / ".rag").glob("index.db*"))
 
 
-@contextmanager
-def server(version: Version, provider_url: str) -> Iterator[str]:
-    port = _free_port()
-    environ = {**version.environment, "AI_URL": provider_url, "AI_API_KEY": "b", "AI_MODEL": "b"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, str(version.corpus), str(port)], env=environ
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{version.label}: the server did not start")
-            time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def measure_server(version: Version, provider: ScriptedProvider, url: str, rounds: int) -> None:
-    with server(version, url) as base, httpx.Client(base_url=base, timeout=60) as client:
+    serving = szrag_server(version.corpus, url, environ=version.environment, start_timeout=300)
+    with serving as base, httpx.Client(base_url=base, timeout=60) as client:
         for question in QUESTIONS:  # warm-up: the first question builds the shared views
             client.post("/api/ask", json={"question": question, "withAi": False})
         for _ in range(rounds * 4):

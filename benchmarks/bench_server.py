@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,15 +60,22 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 @contextmanager
-def szrag_server(root: Path, provider_url: str) -> Iterator[str]:
-    """``szrag`` in a subprocess pointed at ``provider_url``; yields its base URL."""
+def szrag_server(
+    root: Path,
+    provider_url: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    start_timeout: float = 120,
+) -> Iterator[str]:
+    """``szrag`` in a subprocess (with ``environ``, default this process's) pointed at
+    ``provider_url``; yields its base URL."""
     port = _free_port()
-    env = {**os.environ, "AI_URL": provider_url, "AI_API_KEY": "bench", "AI_MODEL": "bench"}
-    env["SZRAG_AUDIT_LOG"] = "off"
+    env = {**(os.environ if environ is None else environ), "AI_URL": provider_url}
+    env.update(AI_API_KEY="bench", AI_MODEL="bench", SZRAG_AUDIT_LOG="off")
     process = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(root), str(port)], env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + start_timeout
         while True:
             try:
                 if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:

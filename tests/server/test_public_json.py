@@ -192,6 +192,8 @@ ROUTES = [
     "/api/routes",
     "/api/admin/errors",
     "/healthz",
+    "/_szrag/info",  # the page's own reads
+    "/_szrag/source?path=src/gateway.js&start=1&end=28",
 ]
 
 
