@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 from szrag.config import RepoConfig, load_repo_config
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index import store
-from szrag.index.collect import CollectedFile, Collection, FileStat, Skip, collect
+from szrag.index.collect import (
+    CollectedFile,
+    Collection,
+    FileStat,
+    Skip,
+    WalkSnapshot,
+    collect,
+)
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
 from szrag.index.vcs import exclude_index_from_git, root_warning
@@ -284,6 +291,7 @@ def _full_build(
             )
     _rebuild_edges(conn, None)
     store.replace_images(conn, _images_of(collection))
+    _keep_walk(conn, collection, None)
     report.skipped = collection.skipped + report.failed
     store.replace_skipped(
         conn,
@@ -380,9 +388,7 @@ def _apply_refresh(
     elif report.changed:
         _rebuild_edges(conn, report.changed)
     images = _images_of(collection)
-    if images != [
-        tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")
-    ]:
+    if images != store.image_rows(conn):
         store.replace_images(conn, images)
         report.touched.append("(images)")
     report.skipped = collection.skipped + report.failed
@@ -397,14 +403,17 @@ def _apply_refresh(
 
 
 def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool) -> bool:
+    if store.known_stats(conn) == [
+        (item.path, item.stat.size, item.stat.mtime_ns, item.stat.ctime_ns, item.stat.inode)
+        for item in collection.files
+    ]:
+        # every file as indexed or as left out after reading, and none gone: one comparison
+        return _images_of(collection) != store.image_rows(conn)
     stored = store.stored_stats(conn)
     candidates, removed = _diff(collection, stored, verify, store.remembered_skips(conn))
     if candidates or removed:
         return True
-    images = _images_of(collection)
-    return images != [
-        tuple(row) for row in conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path")
-    ]
+    return _images_of(collection) != store.image_rows(conn)
 
 
 class _LockBusy(Exception):
@@ -603,14 +612,19 @@ def refresh_index(
     leaves the index as it is, with a warning (a question is answered from the current
     snapshot rather than kept waiting)."""
     started = time.perf_counter()
-    collection = collect(index.root, index.config)
     conn = index.conn
     try:
+        kept = None if verify else store.read_walk(conn)
+        previous = None if kept is None else WalkSnapshot.from_json(kept)
+        collection = collect(index.root, index.config, previous)
         if not verify and not _needs_write(conn, collection, verify):
             report = RefreshReport(skipped=index.skipped())
+            if collection.snapshot != previous:
+                _keep_walk_quietly(conn, collection, kept)
         else:
             with _WriteLock(conn, lock_wait):
                 report = _apply_refresh(conn, collection, index.config, progress, verify)
+                _keep_walk(conn, collection, kept)
     except _LockBusy:
         report = RefreshReport(skipped=index.skipped())
         report.warnings.append(
@@ -626,6 +640,24 @@ def refresh_index(
     report.elapsed = time.perf_counter() - started
     index.last_report = report
     return report
+
+
+def _keep_walk(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
+    """Keep this walk's listings for the next (inside the caller's write transaction)."""
+    if collection.snapshot is not None:
+        snapshot = collection.snapshot.to_json()
+        if snapshot != kept:
+            store.save_walk(conn, snapshot)
+
+
+def _keep_walk_quietly(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
+    """Keep the listings when nothing else is written: never waiting for another writer (the
+    next walk lists the changed directories again instead)."""
+    try:
+        with _WriteLock(conn, 0):
+            _keep_walk(conn, collection, kept)
+    except (_LockBusy, sqlite3.OperationalError) as error:
+        log.debug("walk listings not kept: %s", error)
 
 
 def _resolve_config(root: Path, config: RepoConfig | None, profile: str | None) -> RepoConfig:

@@ -6,9 +6,12 @@ symlinked directory, and reports every file it leaves out on purpose with the re
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +64,7 @@ class Collection:
     files: list[CollectedFile] = field(default_factory=list)
     images: list[CollectedFile] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    snapshot: WalkSnapshot | None = None  # the listings of this walk, to replay next time
 
 
 _WILDCARDS = frozenset("*?[]\\!")
@@ -174,13 +178,11 @@ class _IgnoreRules:
     layers: tuple[_Layer, ...] = ()
     configured: _Layer | None = None  # the repository configuration's ignores: always win
 
-    def descend(self, directory: str, prefix: str, present: set[str]) -> _IgnoreRules:
-        """These rules and those of the ignore files among ``present`` (the directory's
-        entries: a file not listed is not tried)."""
+    def descend(self, directory: str, prefix: str, present: Iterable[str]) -> _IgnoreRules:
+        """These rules and those of the ignore files named in ``present`` (the directory's
+        ignore files: a file not listed is not tried)."""
         lines: list[str] = []
-        for name in IGNORE_FILE_NAMES:
-            if name not in present:
-                continue
+        for name in present:
             try:
                 with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
                     lines.extend(f.read().splitlines())
@@ -203,40 +205,245 @@ class _IgnoreRules:
                 decision = found
         return decision
 
+    @property
+    def judged(self) -> bool:
+        """Whether any rule is in force (without one, nothing needs deciding)."""
+        return bool(self.layers or self.configured)
+
+
+class _LazyRules:
+    """The rules in force in one directory, read and compiled only when a decision needs
+    them: a walk that finds every listing unchanged reads no ignore file."""
+
+    __slots__ = ("_directory", "_parent", "_prefix", "_present", "_rules")
+
+    def __init__(
+        self,
+        parent: _LazyRules | _IgnoreRules,
+        directory: str = "",
+        prefix: str = "",
+        present: tuple[str, ...] = (),
+    ) -> None:
+        self._parent = parent
+        self._directory = directory
+        self._prefix = prefix
+        self._present = present
+        self._rules: _IgnoreRules | None = parent if isinstance(parent, _IgnoreRules) else None
+
+    def child(self, directory: str, prefix: str, present: tuple[str, ...]) -> _LazyRules:
+        """The rules below ``directory``, which holds the ignore files ``present``."""
+        return _LazyRules(self, directory, prefix, present) if present else self
+
+    def get(self) -> _IgnoreRules:
+        """The rules, read and compiled on first use."""
+        if self._rules is None:
+            parent = self._parent
+            inherited = parent.get() if isinstance(parent, _LazyRules) else parent
+            self._rules = inherited.descend(self._directory, self._prefix, self._present)
+        return self._rules
+
 
 def _extension(name: str) -> str:
     dot = name.rfind(".")
     return name[dot:].lower() if dot > 0 or (dot == 0 and name.count(".") > 1) else ""
 
 
-def collect(root: Path, config: RepoConfig) -> Collection:
-    """Walk ``root`` and sort its files into indexed text, images and deliberate skips."""
+# "mtime_ns:ctime_ns:inode" of a directory, "size:mtime_ns:ctime_ns:inode" of an ignore
+# file: strings, which the kept JSON gives back as they were written
+Signature = str
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What one directory contributed to a walk, kept to skip listing it next time.
+
+    ``entries`` are ``code/name/code/name...`` in listing order (a name holds no ``/``), the
+    code being ``t`` text, ``i`` image or ``d`` directory, upper case for a symlink.
+    ``signature`` is None when the listing cannot be
+    trusted next time: modified too recently to tell a later change by its mtime (the walk's
+    clock and the file system's may share a tick), or holding an entry that could not be
+    read or was left out with a reason."""
+
+    signature: Signature | None
+    ignore_files: tuple[tuple[str, Signature | None], ...]
+    entries: str
+    virtualenvs: tuple[tuple[str, Signature | None], ...]  # folders left out as virtualenvs
+
+
+@dataclass
+class WalkSnapshot:
+    """Every listing of the last walk, by directory prefix (``""``: the root, ``"a/b/"``).
+
+    A directory's mtime changes when an entry is added, removed or renamed, so a directory
+    whose signature is unchanged (and whose ignore files and those above it are unchanged)
+    holds the same entries with the same decisions, and only its files need a stat."""
+
+    fingerprint: str
+    listings: dict[str, Listing] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """The snapshot as compact JSON, for the index to keep."""
+        return json.dumps(
+            {
+                "fingerprint": self.fingerprint,
+                "listings": {
+                    prefix: [
+                        listing.signature,
+                        listing.ignore_files,
+                        listing.entries,
+                        listing.virtualenvs,
+                    ]
+                    for prefix, listing in self.listings.items()
+                },
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> WalkSnapshot | None:
+        """The snapshot in ``text``, or None for anything malformed (the walk lists again)."""
+        try:
+            data = json.loads(text)
+            listings = {
+                str(prefix): Listing(
+                    _text(signature),
+                    tuple((str(name), _text(stat)) for name, stat in ignores) if ignores else (),
+                    str(entries),
+                    tuple((str(name), _text(sig)) for name, sig in venvs) if venvs else (),
+                )
+                for prefix, (signature, ignores, entries, venvs) in data["listings"].items()
+            }
+            return cls(str(data["fingerprint"]), listings)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            return None
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+_KINDS = {"t": "text", "i": "image"}
+
+
+# How close to the walk's start a directory's mtime may be and still be trusted: a change
+# in the same clock tick as the listing would leave the mtime as it was (git's racy entries).
+_RACY_NS = 2_000_000_000
+
+
+def walk_fingerprint(root: Path, config: RepoConfig) -> str:
+    """What a snapshot's decisions depend on besides the files: a change lists everything."""
+    return "|".join(
+        (str(root.resolve()), config.fingerprint(), str(config.profile.honour_ignore_files))
+    )
+
+
+def collect(root: Path, config: RepoConfig, previous: WalkSnapshot | None = None) -> Collection:
+    """Walk ``root`` and sort its files into indexed text, images and deliberate skips.
+
+    With ``previous`` (the last walk's snapshot), a directory whose listing is unchanged is
+    not listed again; ``Collection.snapshot`` is this walk's."""
     root = root.resolve()
     base_rules = _IgnoreRules()
     if config.extra_ignores:
         base_rules = _IgnoreRules(configured=_Layer.of("", list(config.extra_ignores)))
-    collection = Collection()
+    fingerprint = walk_fingerprint(root, config)
+    if previous is not None and previous.fingerprint != fingerprint:
+        previous = None
+    collection = Collection(snapshot=WalkSnapshot(fingerprint))
     root_stat = root.stat()
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-    walk = _Walk(root, config, collection, visited)
-    walk.directory(str(root), "", base_rules, root_stat.st_dev)
+    walk = _Walk(root, config, collection, visited, previous, time.time_ns() - _RACY_NS)
+    walk.directory(str(root), "", _LazyRules(base_rules), root_stat, False)
     collection.files.sort(key=lambda item: item.path)
     collection.images.sort(key=lambda item: item.path)
     return collection
 
 
+def _signature(result: os.stat_result) -> Signature:
+    return f"{result.st_mtime_ns}:{result.st_ctime_ns}:{result.st_ino}"
+
+
+def _directory_signature(path: str) -> Signature | None:
+    try:
+        return _signature(os.stat(path))
+    except OSError:
+        return None
+
+
+def _ignore_signature(path: str) -> Signature | None:
+    found = _ignore_stat(path)
+    return None if found is None else found[0]
+
+
+def _ignore_stat(path: str) -> tuple[Signature, int] | None:
+    """An ignore file's signature and its mtime."""
+    try:
+        result = os.stat(path)
+    except OSError:
+        return None
+    signature = f"{result.st_size}:{result.st_mtime_ns}:{result.st_ctime_ns}:{result.st_ino}"
+    return signature, result.st_mtime_ns
+
+
 @dataclass
 class _Walk:
     """One walk: the cheap decisions first (names and extensions from the listing, then the
-    ignore rules), a stat only for what may be indexed or descended into through a link."""
+    ignore rules), a stat only for what may be indexed or descended into; listings unchanged
+    since ``previous`` are replayed instead of read."""
 
     root: Path
     config: RepoConfig
     collection: Collection
     visited: set[tuple[int, int]]
+    previous: WalkSnapshot | None
+    trusted_before: int  # a directory modified later than this (ns) is listed next time too
 
-    def directory(self, directory: str, prefix: str, rules: _IgnoreRules, device: int) -> None:
+    def directory(
+        self, directory: str, prefix: str, rules: _LazyRules, own: os.stat_result, stale: bool
+    ) -> None:
+        """Walk one directory. ``stale``: an ignore file above changed, so every decision
+        below is made again."""
+        listing = None if self.previous is None else self.previous.listings.get(prefix)
+        if listing is not None and not stale and listing.signature == _signature(own):
+            ignores = tuple(
+                (name, _ignore_signature(os.path.join(directory, name)))
+                for name, _ in listing.ignore_files
+            )
+            if ignores == listing.ignore_files and all(
+                _directory_signature(os.path.join(directory, name)) == sig
+                for name, sig in listing.virtualenvs
+            ):
+                self._replay(directory, prefix, rules, own.st_dev, listing)
+                return
+        self._list(directory, prefix, rules, own, stale, listing)
+
+    def _replay(
+        self, directory: str, prefix: str, rules: _LazyRules, device: int, listing: Listing
+    ) -> None:
+        assert self.collection.snapshot is not None
+        self.collection.snapshot.listings[prefix] = listing
+        rules = rules.child(directory, prefix, tuple(name for name, _ in listing.ignore_files))
+        base = directory.rstrip("/") + "/"
+        parts = listing.entries.split("/") if listing.entries else []
+        for code, name in zip(parts[::2], parts[1::2], strict=True):
+            if code == "t":
+                self._file(base + name, prefix + name, "text", False)
+            elif code == "d" or code == "D":
+                self._descend(base + name, prefix + name, rules, device, code == "D", None, False)
+            else:
+                self._file(base + name, prefix + name, _KINDS[code.lower()], code.isupper())
+
+    def _list(
+        self,
+        directory: str,
+        prefix: str,
+        rules: _LazyRules,
+        own: os.stat_result,
+        stale: bool,
+        listing: Listing | None,
+    ) -> None:
         profile = self.config.profile
+        device = own.st_dev
         try:
             with os.scandir(directory) as iterator:
                 entries = sorted(iterator, key=lambda item: item.name)
@@ -245,9 +452,34 @@ class _Walk:
                 Skip(prefix.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
             )
             return
-        if profile.honour_ignore_files:
-            rules = rules.descend(directory, prefix, {entry.name for entry in entries})
-        judged = bool(rules.layers or rules.configured)
+        present = {entry.name for entry in entries}
+        trusted = own.st_mtime_ns < self.trusted_before
+        assert self.collection.snapshot is not None
+        if (
+            prefix
+            and profile.detect_virtualenvs
+            and "pyvenv.cfg" in present
+            and os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
+        ):
+            # became a virtualenv since its parent was listed: left out, as a fresh walk would
+            self.collection.snapshot.listings[prefix] = Listing(
+                _signature(own) if trusted else None, (), "", ()
+            )
+            return
+        ignore_names = (
+            tuple(name for name in IGNORE_FILE_NAMES if name in present)
+            if profile.honour_ignore_files
+            else ()
+        )
+        ignore_files = tuple(
+            (name, self._trusted_stat(os.path.join(directory, name))) for name in ignore_names
+        )
+        # the rules changed here (or this directory is new): nothing below is replayed
+        stale = stale or listing is None or listing.ignore_files != ignore_files
+        rules = rules.child(directory, prefix, ignore_names)
+        judged = rules.get().judged
+        kept: list[str] = []
+        virtualenvs: list[tuple[str, Signature | None]] = []
         for entry in entries:
             name = entry.name
             relative = prefix + name
@@ -256,43 +488,69 @@ class _Walk:
                 is_dir = entry.is_dir()  # from the listing, unless a link must be followed
             except OSError as error:
                 self.collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
+                trusted = False
                 continue
             if is_dir:
                 if name in profile.ignored_directories:
                     continue
-                if judged and rules.ignored(relative, True):
+                if judged and rules.get().ignored(relative, True):
                     continue
                 if profile.detect_virtualenvs and os.path.isfile(
                     os.path.join(entry.path, "pyvenv.cfg")
                 ):
+                    virtualenvs.append((name, _directory_signature(entry.path)))
                     continue  # a virtualenv, whatever its folder is called
-                self._descend(entry, relative, rules, device, is_link)
+                kept.extend(("D" if is_link else "d", name))
+                inode = None if is_link else entry.inode()
+                if not self._descend(entry.path, relative, rules, device, is_link, inode, stale):
+                    trusted = False
                 continue
             kind = self._kind(name)
-            if kind is None or (judged and rules.ignored(relative, False)):
+            if kind is None or (judged and rules.get().ignored(relative, False)):
                 continue
-            self._file(entry, relative, kind, is_link)
+            code = kind[0]
+            kept.extend((code.upper() if is_link else code, name))
+            self._file(entry.path, relative, kind, is_link)
+        self.collection.snapshot.listings[prefix] = Listing(
+            _signature(own) if trusted else None, ignore_files, "/".join(kept), tuple(virtualenvs)
+        )
+
+    def _trusted_stat(self, path: str) -> Signature | None:
+        """An ignore file's signature, or None when it changed too recently to be trusted
+        (its directory is then listed again next time, and everything below it)."""
+        found = _ignore_stat(path)
+        return found[0] if found is not None and found[1] < self.trusted_before else None
 
     def _descend(
-        self, entry: os.DirEntry[str], relative: str, rules: _IgnoreRules, device: int, link: bool
-    ) -> None:
+        self,
+        location: str,
+        relative: str,
+        rules: _LazyRules,
+        device: int,
+        link: bool,
+        inode: int | None,
+        stale: bool,
+    ) -> bool:
+        """Walk a subdirectory; False when it is left out with a reason (the listing that
+        holds it is then listed again next time, to find the reason again)."""
+        if link and not _inside(self.root, Path(location)):
+            self.collection.skipped.append(Skip(relative, "symlink points outside the root"))
+            return False
+        try:
+            result = os.stat(location)
+        except OSError as error:
+            self.collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
+            return False
+        if not stat.S_ISDIR(result.st_mode):
+            return False  # no longer a directory: listed again next time
         if link:
-            if not _inside(self.root, Path(entry.path)):
-                self.collection.skipped.append(Skip(relative, "symlink points outside the root"))
-                return
-            try:
-                result = os.stat(entry.path)
-            except OSError as error:
-                self.collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
-                return
-            key = (result.st_dev, result.st_ino)
             device = result.st_dev
-        else:
-            key = (device, entry.inode())  # the listing's inode: no stat for a plain folder
+        key = (device, result.st_ino if inode is None else inode)
         if key in self.visited:
-            return
+            return True
         self.visited.add(key)
-        self.directory(entry.path, relative + "/", rules, device)
+        self.directory(location, relative + "/", rules, result, stale)
+        return True
 
     def _kind(self, name: str) -> str | None:
         """``image``, ``text`` (a file the profile indexes) or None, from the name alone."""
@@ -308,22 +566,26 @@ class _Walk:
             return None
         return "text"
 
-    def _file(self, entry: os.DirEntry[str], relative: str, kind: str, link: bool) -> None:
+    def _file(self, location: str, relative: str, kind: str, link: bool) -> None:
         collection = self.collection
         try:
-            result = os.stat(entry.path)  # follows links: what the link points at
+            result = os.stat(location)  # follows links: what the link points at
         except FileNotFoundError:
             collection.skipped.append(Skip(relative, "broken symlink"))
             return
         except OSError as error:
             collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
             return
-        if link and not _inside(self.root, Path(entry.path)):
+        if link and not _inside(self.root, Path(location)):
             collection.skipped.append(Skip(relative, "symlink points outside the root"))
             return
         if not stat.S_ISREG(result.st_mode):
             return
-        found = CollectedFile(relative, entry.path, FileStat.of(result))
+        found = CollectedFile(
+            relative,
+            location,
+            FileStat(result.st_size, result.st_mtime_ns, result.st_ctime_ns, result.st_ino),
+        )
         if kind == "image":
             collection.images.append(found)
             return

@@ -19,7 +19,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 10  # 10: Python routes say what they are declared on and what they mount
+SCHEMA_VERSION = 11  # 11: the last walk's directory listings are kept (table walk)
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -80,6 +80,11 @@ CREATE TABLE names (
 );
 CREATE INDEX names_name ON names(name, kind);
 CREATE INDEX names_file ON names(file_id);
+-- the last walk's directory listings (collect.WalkSnapshot as JSON): one row
+CREATE TABLE walk (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    snapshot TEXT NOT NULL
+);
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
@@ -294,6 +299,21 @@ def stored_stats(conn: sqlite3.Connection) -> dict[str, tuple[tuple[int, int, in
     }
 
 
+def known_stats(conn: sqlite3.Connection) -> list[tuple[str, int, int, int, int]]:
+    """(path, size, mtime_ns, ctime_ns, inode) of every file indexed or left out after it was
+    read, by path: what a walk finding nothing changed collects."""
+    return conn.execute(
+        "SELECT path, size, mtime_ns, ctime_ns, inode FROM files UNION ALL"
+        " SELECT path, size, mtime_ns, ctime_ns, inode FROM skipped WHERE size IS NOT NULL"
+        " ORDER BY path"
+    ).fetchall()
+
+
+def image_rows(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of every image, by path."""
+    return conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path").fetchall()
+
+
 def _file_from_row(row: tuple[Any, ...]) -> StoredFile:
     return StoredFile(
         id=row[0],
@@ -366,6 +386,17 @@ def replace_skipped(
         " VALUES (?, ?, ?, ?, ?, ?)",
         ((path, reason, *known.get(path, (None, None, None, None))) for path, reason in skipped),
     )
+
+
+def read_walk(conn: sqlite3.Connection) -> str | None:
+    """The kept walk snapshot's JSON, if any."""
+    row = conn.execute("SELECT snapshot FROM walk WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])
+
+
+def save_walk(conn: sqlite3.Connection, snapshot: str) -> None:
+    """Keep ``snapshot`` as the last walk's (inside a transaction)."""
+    conn.execute("INSERT OR REPLACE INTO walk(id, snapshot) VALUES (1, ?)", (snapshot,))
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
