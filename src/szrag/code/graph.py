@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -191,11 +192,20 @@ def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     """Functions, classes and methods the question points at, best first."""
     asked = SymbolQuestion.of(question)
     lookup = _symbol_lookup(index)
-    matches = [
-        SymbolMatch(path, item.name, item.kind, item.line, item.end_line, score, item.container)
-        for path, item in (lookup.definitions[number] for number in lookup.candidates(asked))
-        if (score := symbol_score(asked, item.name, item.container)) > 0
-    ]
+    scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
+    matches = []
+    for number in lookup.candidates(asked):
+        path, item = lookup.definitions[number]
+        key = (item.name, item.container)
+        score = scored.get(key)
+        if score is None:
+            score = scored[key] = symbol_score(asked, item.name, item.container)
+        if score > 0:
+            matches.append(
+                SymbolMatch(
+                    path, item.name, item.kind, item.line, item.end_line, score, item.container
+                )
+            )
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
 
 
@@ -372,21 +382,49 @@ def _symbol_ranges(
 def splice(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, int, str]]:
     """Join overlapping line windows ``(start, text)`` into runs of distinct lines.
 
-    Returns ``(first, last, text)`` per run of consecutive lines, each line once.
+    Returns ``(first, last, text)`` per run of consecutive lines, each line once (as the
+    first window holding it gives it).
     """
+    windows = list(chunks)
+    if any(earlier[0] > later[0] for earlier, later in itertools.pairwise(windows)):
+        return _splice_unordered(windows)
+    # In start order, the lines a window adds are those past the last one taken: a window
+    # starting no later than this one reaches that line, so everything before it is taken.
+    runs: list[tuple[int, int, list[str]]] = []
+    taken = None  # the last line number taken
+    for start, text in windows:
+        lines = text.split("\n")
+        skip = 0 if taken is None else max(0, taken + 1 - start)
+        if skip >= len(lines):
+            continue
+        added = lines[skip:]
+        if max(map(len, added)) > MAX_LINE_CHARS:
+            added = [_bounded(line) for line in added]
+        first = start + skip
+        taken = first + len(added) - 1
+        if runs and runs[-1][1] == first - 1:
+            runs[-1][2].extend(added)
+            runs[-1] = (runs[-1][0], taken, runs[-1][2])
+        else:
+            runs.append((first, taken, added))
+    return [(first, last, "\n".join(lines)) for first, last, lines in runs]
+
+
+def _splice_unordered(windows: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
     lines: dict[int, str] = {}
-    for start, text in chunks:
+    for start, text in windows:
         for offset, content in enumerate(text.split("\n")):
             if start + offset not in lines:
                 lines[start + offset] = _bounded(content)
-    runs: list[tuple[int, int, str]] = []
-    for number in sorted(lines):
+    runs: list[tuple[int, int, list[str]]] = []  # joined at the end: a long run is not
+    for number in sorted(lines):  # copied once per line
         if runs and runs[-1][1] == number - 1:
-            first, _last, text = runs[-1]
-            runs[-1] = (first, number, f"{text}\n{lines[number]}")
+            first, _last, texts = runs[-1]
+            texts.append(lines[number])
+            runs[-1] = (first, number, texts)
         else:
-            runs.append((number, number, lines[number]))
-    return runs
+            runs.append((number, number, [lines[number]]))
+    return [(first, last, "\n".join(texts)) for first, last, texts in runs]
 
 
 def _source_sections(index: Index, path: str, ranges: list[tuple[int, int]]) -> Iterator[str]:

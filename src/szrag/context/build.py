@@ -9,6 +9,9 @@ code entry: its structure, plus the source lines of the symbols that matched.
 from __future__ import annotations
 
 import functools
+import heapq
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -116,16 +119,60 @@ class _Selection:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class CodeFiles:
+    """The code files of one index generation as candidate scoring reads them: the files
+    holding each token, so a question only counts the files that hold its words."""
+
+    paths: tuple[str, ...]
+    lowered: tuple[str, ...]  # each path lowercased, for the question naming it
+    by_token: dict[str, array[int]]  # token -> the numbers of the files holding it
+    by_path_token: dict[str, array[int]]  # token -> the numbers of the files whose path has it
+
+    @classmethod
+    def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
+        """The code files among ``files``, in their order."""
+        code = [file for file in files if file.type in CODE_TYPES]
+        by_token: dict[str, list[int]] = {}
+        by_path_token: dict[str, list[int]] = {}
+        for number, file in enumerate(code):
+            for token in file.tokens:
+                by_token.setdefault(token, []).append(number)
+            for token in path_tokens(file.path):
+                by_path_token.setdefault(token, []).append(number)
+        return cls(
+            tuple(file.path for file in code),
+            tuple(file.path.lower() for file in code),
+            {token: array("I", numbers) for token, numbers in by_token.items()},
+            {token: array("I", numbers) for token, numbers in by_path_token.items()},
+        )
+
+    def candidates(self, question: str) -> list[tuple[str, int]]:
+        """The best 12 files with a positive candidate score (see ``candidate_score``), best
+        first: the same scores, counted token by token instead of file by file."""
+        query_tokens = frozenset(tokens(question))
+        in_path: Counter[int] = Counter()
+        in_file: Counter[int] = Counter()
+        for token in query_tokens:
+            in_path.update(self.by_path_token.get(token, ()))
+            in_file.update(self.by_token.get(token, ()))
+        asked = _as_paths(question)
+        named = [number for number, path in enumerate(self.lowered) if path in asked]
+        scores = {
+            self.paths[number]: PATH_TOKEN_SCORE * in_path[number]
+            + FILE_TOKEN_SCORE * in_file[number]
+            for number in in_path.keys() | in_file.keys()
+        }
+        for number in named:
+            path = self.paths[number]
+            scores[path] = scores.get(path, 0) + PATH_MENTION_SCORE
+        best = heapq.nsmallest(MAX_CANDIDATES, scores, key=lambda path: (-scores[path], path))
+        return [(path, scores[path]) for path in best if scores[path] > 0]
+
+
 def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
     """The best 12 code files with a positive candidate score, best first."""
-    query_tokens = frozenset(tokens(question))
-    scored = {
-        file.path: candidate_score(question, query_tokens, file.path, file.tokens)
-        for file in files
-        if file.type in CODE_TYPES
-    }
-    positive = {path: score for path, score in scored.items() if score > 0}
-    return [(path, positive[path]) for path in best_first(positive)[:MAX_CANDIDATES]]
+    return CodeFiles.of(files).candidates(question)
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -250,7 +297,8 @@ def build_codebase_context(
     selection = _Selection()
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
-    for path, score in code_candidates(clean, stored.values()):
+    code_files = index.derived("context.code_files", lambda: CodeFiles.of(stored.values()))
+    for path, score in code_files.candidates(clean):
         selection.offer(path, score, DIRECT)
     symbols = tuple(find_symbols(clean, index))
     routes = tuple(find_routes(clean, index))
@@ -281,13 +329,16 @@ def build_codebase_context(
     ]
     variables = tuple(dict.fromkeys([*named, *_variables_in(files, records)]))
 
+    by_file: dict[str, list[SymbolMatch]] = {}
+    for symbol in symbols:
+        by_file.setdefault(symbol.file, []).append(symbol)
     entries: list[CodeEntry] = []
     for path in files:
         if len(entries) >= MAX_CODE_CONTEXTS:
             break
         if path not in stored:
             continue  # a retrieved path that is no longer indexed
-        own = [symbol for symbol in symbols if symbol.file == path]
+        own = by_file.get(path, [])
         entry = code_entry(
             index,
             path,
