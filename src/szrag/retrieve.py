@@ -15,6 +15,7 @@ from typing import Any
 
 from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
+from szrag.index.store import unpack
 from szrag.rank import Query, ranker_named
 from szrag.redact import redact
 from szrag.text import path_tokens, tokens
@@ -146,7 +147,7 @@ def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
     rows = index.conn.execute(
         f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", list(chunk_ids)
     )
-    return {row[0]: row[1] for row in rows}
+    return {row[0]: unpack(row[1]) for row in rows}
 
 
 def image_score(question_tokens: frozenset[str], image_path: str) -> int:

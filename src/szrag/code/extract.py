@@ -10,12 +10,12 @@ finished after the walk.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
 from tree_sitter import Node, Query, QueryCursor
 
 from szrag.code import literal, modules, paths, routes
@@ -85,18 +85,21 @@ class Extraction:
 log = logging.getLogger("szrag.code")
 
 MAX_NESTING = 1000
-_BRACKET_STEPS = np.zeros(256, dtype=np.int8)
-_BRACKET_STEPS[list(b"([{")] = 1
-_BRACKET_STEPS[list(b")]}")] = -1
+_BRACKETS = b"()[]{}"
+_NOT_BRACKETS = bytes(value for value in range(256) if value not in _BRACKETS)
+_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
 
 
 def bracket_depth(source: bytes) -> int:
     """The deepest bracket nesting in ``source`` (strings and comments included: an upper bound
-    good enough to spot generated code nested thousands deep)."""
+    good enough to spot generated code nested thousands deep): the highest running sum of +1
+    per opening and -1 per closing bracket, counted over every byte."""
     if not source:
         return 0
-    steps = _BRACKET_STEPS[np.frombuffer(source, dtype=np.uint8)].astype(np.int32)
-    return int(np.cumsum(steps).max())
+    brackets = source.translate(None, _NOT_BRACKETS)
+    deepest = max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    # a byte before the first bracket holds the sum at 0
+    return max(deepest, 0) if source[0] not in _BRACKETS else deepest
 
 
 def analyse(path: str, source_text: str) -> CodeRecord | None:

@@ -9,7 +9,6 @@ updates the stored stat, with no re-read of chunks or re-parse.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import signal
@@ -247,7 +246,7 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
     from szrag.code import resolve_edges
 
     for path, code in rows:
-        edges = resolve_edges(path, json.loads(code), known)
+        edges = resolve_edges(path, store.unpack_json(code), known)
         conn.executemany(
             "INSERT OR IGNORE INTO edges(source, target, kind) VALUES (?, ?, ?)",
             ((path, target, kind) for target, kind in edges),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -89,7 +88,7 @@ class Index:
         rows = self.conn.execute(
             "SELECT path, code FROM files WHERE code IS NOT NULL ORDER BY path"
         )
-        return [(path, json.loads(code)) for path, code in rows]
+        return [(path, store.unpack_json(code)) for path, code in rows]
 
     def keep_in_memory(self, enabled: bool = True) -> None:
         """Let rankers serve from in-memory views (rebuilt when the index changes).

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from szrag.index import Index
+from szrag.index.store import unpack
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
@@ -229,7 +230,7 @@ def file_coverage(conn: sqlite3.Connection, terms: Terms, paths: Sequence[str]) 
         for path, joined in conn.execute(
             f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
         ):
-            coverage[path] = terms.share_of(joined)  # tokens are stored space-joined
+            coverage[path] = terms.share_of(unpack(joined))  # tokens are kept space-joined
     return coverage
 
 

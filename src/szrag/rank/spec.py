@@ -22,6 +22,7 @@ import numpy as np
 
 from szrag.config import Profile
 from szrag.index import Index
+from szrag.index.store import unpack
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.spec_memory import MemorySearch
 from szrag.text import SOURCE_TYPES, tokens
@@ -151,17 +152,27 @@ def calculate_score(
     return matched + topic_score(query, path_lower, file_type, rules)
 
 
+# SQLite's lower(), which headings were matched with: ASCII letters only
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _chunk_rows(index: Index, query: Query, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """Chunks containing a question token or a heading that may match, and the first chunk
     of each file in ``file_ids`` (files that score on their path alone)."""
     ordered = sorted(query.tokens)
-    hits = " + ".join("(instr(words, ?) > 0)" for _ in ordered) or "0"
-    heading = " OR ".join("instr(lower(heading), ?) > 0" for _ in ordered) or "0"
-    sql = (
-        f"SELECT id, file_id, seq, start, end, heading, {hits} AS hits FROM chunks"
-        f" WHERE hits > 0 OR (heading IS NOT NULL AND ({heading}))"
-    )
-    rows = index.conn.execute(sql, (*ordered, *ordered)).fetchall()
+    rows: list[tuple[Any, ...]] = []
+    if ordered:
+        # word lists are kept packed, so they are matched here rather than in SQL
+        for chunk_id, file_id, seq, start, end, heading, packed in index.conn.execute(
+            "SELECT id, file_id, seq, start, end, heading, words FROM chunks"
+        ):
+            words = unpack(packed)
+            hits = sum(1 for token in ordered if token in words)
+            if hits or (
+                heading is not None
+                and any(token in heading.translate(_ASCII_LOWER) for token in ordered)
+            ):
+                rows.append((chunk_id, file_id, seq, start, end, heading, hits))
     for offset in range(0, len(file_ids), 500):
         batch = file_ids[offset : offset + 500]
         marks = ",".join("?" * len(batch))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from szrag.index.store import unpack
 from szrag.text import tokens
 
 IntArray = npt.NDArray[np.int64]
@@ -79,7 +80,7 @@ class MemorySearch:
             " JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq"
         )
         for number, (chunk_id, file_id, seq, start, end, heading, words) in enumerate(rows):
-            ids = [vocabulary.setdefault(word, len(vocabulary)) for word in words.split()]
+            ids = [vocabulary.setdefault(word, len(vocabulary)) for word in unpack(words).split()]
             flat.extend(ids)
             lengths.append(len(ids))
             chunk_ids.append(chunk_id)

@@ -79,10 +79,7 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
         if cached is not None:
             return [dict(route) for route in cached]
         known = frozenset(row[0] for row in conn.execute("SELECT path FROM files"))
-        rows = conn.execute(
-            "SELECT path, json_extract(code, '$.routes') FROM files"
-            " WHERE code IS NOT NULL AND json_array_length(code, '$.routes') > 0"
-        ).fetchall()
+        rows = conn.execute("SELECT path, routes FROM files WHERE routes IS NOT NULL").fetchall()
     records = {path: CodeRecord.from_dict({"routes": json.loads(found)}) for path, found in rows}
     routes = [
         {
