@@ -20,7 +20,7 @@ from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 12  # 12: chunk texts, words, code records and token sets packed
+SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -74,13 +74,14 @@ CREATE INDEX edges_target ON edges(target);
 CREATE VIRTUAL TABLE chunk_terms USING fts5(
     path, heading, symbols, body, content = '', tokenize = 'porter unicode61'
 );
+-- clustered by name (the lookups' key), so no separate index on it is kept
 CREATE TABLE names (
-    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-    kind TEXT NOT NULL,
     name TEXT NOT NULL,
-    line INTEGER NOT NULL
-);
-CREATE INDEX names_name ON names(name, kind);
+    kind TEXT NOT NULL,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    PRIMARY KEY (name, kind, file_id, line)
+) WITHOUT ROWID;
 CREATE INDEX names_file ON names(file_id);
 -- the last walk's directory listings (collect.WalkSnapshot as JSON): one row
 CREATE TABLE walk (
