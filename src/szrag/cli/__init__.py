@@ -12,8 +12,8 @@ from szrag.version import __version__
 
 COMMANDS: dict[str, str] = {
     "index": "index_cmds",
-    "retrieve": "index_cmds",
-    "images": "index_cmds",
+    "retrieve": "retrieve_cmds",
+    "images": "retrieve_cmds",
     "stats": "index_cmds",
     "symbols": "code_cmds",
     "routes": "code_cmds",

@@ -401,16 +401,14 @@ def _apply_refresh(
     return report
 
 
-def _needs_write(conn: sqlite3.Connection, collection: Collection, verify: bool) -> bool:
-    if store.known_stats(conn) == [
+def _needs_write(conn: sqlite3.Connection, collection: Collection) -> bool:
+    """False when every collected file is as indexed (or as left out after reading), none is
+    gone and the images are as listed: one comparison. Anything else goes to the refresh,
+    which works out what changed once."""
+    if store.known_stats(conn) != [
         (item.path, item.stat.size, item.stat.mtime_ns, item.stat.ctime_ns, item.stat.inode)
         for item in collection.files
     ]:
-        # every file as indexed or as left out after reading, and none gone: one comparison
-        return _images_of(collection) != store.image_rows(conn)
-    stored = store.stored_stats(conn)
-    candidates, removed = _diff(collection, stored, verify, store.remembered_skips(conn))
-    if candidates or removed:
         return True
     return _images_of(collection) != store.image_rows(conn)
 
@@ -616,7 +614,7 @@ def refresh_index(
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
         collection = collect(index.root, index.config, previous)
-        if not verify and not _needs_write(conn, collection, verify):
+        if not verify and not _needs_write(conn, collection):
             report = RefreshReport(skipped=index.skipped())
             if collection.snapshot != previous:
                 _keep_walk_quietly(conn, collection, kept)

@@ -14,15 +14,15 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from szrag.config import RepoConfig
 
 IGNORE_FILE_NAMES = (".gitignore", ".ragignore")
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
-    """The parts of a stat result that reveal a change."""
+class FileStat(NamedTuple):
+    """The parts of a stat result that reveal a change (a tuple: a walk makes one a file)."""
 
     size: int
     mtime_ns: int
@@ -35,8 +35,7 @@ class FileStat:
         return cls(result.st_size, result.st_mtime_ns, result.st_ctime_ns, result.st_ino)
 
 
-@dataclass(frozen=True, slots=True)
-class CollectedFile:
+class CollectedFile(NamedTuple):
     """A file selected for the index: its relative POSIX path, where it is and its stat."""
 
     path: str

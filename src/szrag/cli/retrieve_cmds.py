@@ -1,0 +1,92 @@
+"""``szrag retrieve`` and ``szrag images``: what retrieval finds, without a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from szrag.cli.common import (
+    console,
+    handle_errors,
+    json_option,
+    open_index,
+    print_json,
+    question_argument,
+    root_option,
+)
+from szrag.config import RANKER_NAMES
+from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
+
+
+@click.command("retrieve")
+@question_argument
+@root_option
+@click.option("--limit", type=click.IntRange(1, 100), default=DEFAULT_LIMIT, show_default=True)
+@click.option("--text/--no-text", "show_text", default=False, help="Print each chunk's text.")
+@click.option("--ranker", type=click.Choice(RANKER_NAMES), help="Override the profile's ranker.")
+@click.option(
+    "--raw", is_flag=True, help="Show the text as the files hold it, secrets included (local use)."
+)
+@json_option
+@handle_errors
+def retrieve_command(
+    question: str,
+    root: Path,
+    limit: int,
+    show_text: bool,
+    ranker: str | None,
+    raw: bool,
+    as_json: bool,
+) -> None:
+    """Show the source chunks that best match QUESTION (secrets redacted unless --raw)."""
+    with open_index(root) as index:
+        found = retrieve(question, limit, index=index, ranker=ranker)
+    sources = found if raw else [source.redacted() for source in found]
+    if as_json:
+        print_json([source.to_dict() for source in sources])
+        return
+    if not sources:
+        console.print("no matching sources")
+        return
+    table = Table("score", "source", "type", "section")
+    for source in sources:
+        table.add_row(
+            str(source.score),
+            f"{source.path}:{source.start}-{source.end}",
+            source.type,
+            source.heading or "",
+        )
+    console.print(table)
+    if show_text:
+        for source in sources:
+            console.rule(f"{source.path}:{source.start}-{source.end}")
+            console.print(source.text, markup=False, highlight=False)
+
+
+@click.command("images")
+@question_argument
+@root_option
+@click.option(
+    "--limit", type=click.IntRange(1, 100), default=DEFAULT_IMAGE_LIMIT, show_default=True
+)
+@json_option
+@handle_errors
+def images_command(question: str, root: Path, limit: int, as_json: bool) -> None:
+    """Show the images whose paths match QUESTION."""
+    with open_index(root) as index:
+        images = retrieve_images(question, limit, index=index)
+    if as_json:
+        print_json([image.to_dict() for image in images])
+        return
+    if not images:
+        console.print("no matching images")
+    for image in images:
+        console.print(f"{image.score:>4}  {image.path}  ({image.url})", highlight=False)
+
+
+def register(group: click.Group) -> None:
+    """Add the retrieval commands to ``group``."""
+    for command in (retrieve_command, images_command):
+        group.add_command(command)
