@@ -14,7 +14,6 @@ CHUNK_SIZE = 60
 CHUNK_STEP = 40
 
 _CAMEL_BOUNDARY = re.compile(r"([a-z])([A-Z])")
-_SEPARATORS = re.compile(r"[/\\._\-]+")
 _TOKEN = re.compile(r"[a-z0-9]{2,}")
 _WORD = re.compile(r"[a-z0-9]+")
 _LINE_BREAK = re.compile(r"\r?\n")
@@ -161,8 +160,8 @@ class Chunk:
 
 def tokens(value: str) -> set[str]:
     """Unique lowercase alphanumeric tokens of two or more characters, camelCase split."""
-    spaced = _CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()
-    return set(_TOKEN.findall(_SEPARATORS.sub(" ", spaced)))
+    # path separators need no pass of their own: no token holds one
+    return set(_TOKEN.findall(_CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()))
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -12,6 +12,7 @@ import pytest
 from szrag.index import build_index, load_index, refresh_index, store
 from szrag.index.build import prepare_file
 from szrag.index.collect import Skip
+from szrag.index.store import unpack
 
 
 def _write(root: Path, relative: str, text: str) -> Path:
@@ -467,6 +468,6 @@ def test_a_file_over_the_parse_limit_keeps_its_text_without_structure(tmp_path: 
     prepared = build_module.prepare_file("huge.js", tmp_path / "huge.js", 10**8)
     small = build_module.prepare_file("small.js", tmp_path / "small.js", 10**8)
 
-    assert isinstance(prepared, build_module.PreparedFile) and prepared.code is None
-    assert any("f79999" in chunk.text for chunk in prepared.chunks)
-    assert isinstance(small, build_module.PreparedFile) and small.code is not None
+    assert isinstance(prepared, build_module.PreparedFile) and prepared.rows.code is None
+    assert any("f79999" in unpack(chunk[5]) for chunk in prepared.rows.chunks)
+    assert isinstance(small, build_module.PreparedFile) and small.rows.code is not None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -63,11 +63,7 @@ class PreparedFile:
     stat: StatTuple
     sha256: str
     type: str
-    tokens: list[str]
-    chunks: list[Any]
-    chunk_words: list[str]
-    chunk_terms: list[tuple[str, str, str, str]]
-    code: dict[str, Any] | None
+    rows: store.FileRows  # packed where the file was parsed
     decode_errors: int
 
 
@@ -138,11 +134,13 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
         stat=stat,
         sha256=hashlib.sha256(data).hexdigest(),
         type=kind,
-        tokens=sorted(tokens(f"{path} {text}")),
-        chunks=chunks,
-        chunk_words=chunk_words,
-        chunk_terms=chunk_terms,
-        code=code,
+        rows=store.FileRows.of(
+            tokens=tokens(f"{path} {text}"),
+            code=code,
+            chunks=chunks,
+            chunk_words=chunk_words,
+            chunk_terms=chunk_terms,
+        ),
         decode_errors=decode_errors,
     )
 
@@ -218,12 +216,8 @@ def _write_prepared(conn: sqlite3.Connection, prepared: PreparedFile) -> None:
         stat=prepared.stat,
         sha256=prepared.sha256,
         type=prepared.type,
-        tokens=prepared.tokens,
-        code=prepared.code,
         decode_errors=prepared.decode_errors,
-        chunks=prepared.chunks,
-        chunk_words=prepared.chunk_words,
-        chunk_terms=prepared.chunk_terms,
+        rows=prepared.rows,
     )
 
 
@@ -283,7 +277,7 @@ def _full_build(
             continue
         _write_prepared(conn, prepared)
         report.added.append(prepared.path)
-        report.chunks += len(prepared.chunks)
+        report.chunks += len(prepared.rows.chunks)
         if prepared.decode_errors:
             report.warnings.append(
                 f"{prepared.path}: not valid UTF-8, {prepared.decode_errors} byte(s) replaced"

@@ -221,6 +221,45 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
+@dataclass(frozen=True, slots=True)
+class FileRows:
+    """What the store writes for one file, packed as it keeps it: made where the file is
+    parsed (a worker process of a build), so the writer only inserts."""
+
+    tokens: bytes
+    code: bytes | None
+    routes: str | None  # the code record's routes as JSON, None without any
+    names: list[tuple[str, str, int]]  # (kind, name, line)
+    chunks: list[tuple[int, int, str, str | None, bytes, bytes]]  # start, end, type, heading,
+    terms: list[tuple[str, str, str, str]]  # packed words, packed text; full-text fields
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        tokens: Iterable[str],
+        code: dict[str, Any] | None,
+        chunks: list[Chunk],
+        chunk_words: list[str],
+        chunk_terms: list[tuple[str, str, str, str]],
+    ) -> FileRows:
+        """The rows of a file with these tokens, code record, chunks and their words and
+        full-text fields."""
+        return cls(
+            tokens=pack(" ".join(sorted(tokens))),
+            code=pack(json.dumps(code, separators=(",", ":"))) if code is not None else None,
+            routes=json.dumps(code["routes"], separators=(",", ":"))
+            if code and code.get("routes")
+            else None,
+            names=code_names(code),
+            chunks=[
+                (chunk.start, chunk.end, chunk.type, chunk.heading, pack(words), pack(chunk.text))
+                for chunk, words in zip(chunks, chunk_words, strict=True)
+            ],
+            terms=chunk_terms,
+        )
+
+
 def insert_file(
     conn: sqlite3.Connection,
     *,
@@ -228,35 +267,20 @@ def insert_file(
     stat: tuple[int, int, int, int],
     sha256: str,
     type: str,
-    tokens: Iterable[str],
-    code: dict[str, Any] | None,
     decode_errors: int,
-    chunks: list[Chunk],
-    chunk_words: list[str],
-    chunk_terms: list[tuple[str, str, str, str]],
+    rows: FileRows,
 ) -> int:
     """Write one file and its chunks; returns the file id."""
     cursor = conn.execute(
         "INSERT INTO files(path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code,"
         " routes, decode_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            path,
-            *stat,
-            sha256,
-            type,
-            pack(" ".join(sorted(tokens))),
-            pack(json.dumps(code, separators=(",", ":"))) if code is not None else None,
-            json.dumps(code["routes"], separators=(",", ":"))
-            if code and code.get("routes")
-            else None,
-            decode_errors,
-        ),
+        (path, *stat, sha256, type, rows.tokens, rows.code, rows.routes, decode_errors),
     )
     file_id = cursor.lastrowid
     assert file_id is not None
     conn.executemany(
         "INSERT INTO names(file_id, kind, name, line) VALUES (?, ?, ?, ?)",
-        ((file_id, kind, name, line) for kind, name, line in code_names(code)),
+        ((file_id, kind, name, line) for kind, name, line in rows.names),
     )
     # explicit ids let both tables be written in two batched statements
     first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
@@ -264,27 +288,18 @@ def insert_file(
         "INSERT INTO chunks(id, file_id, seq, start, end, type, heading, words)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (
-                first + seq,
-                file_id,
-                seq,
-                chunk.start,
-                chunk.end,
-                chunk.type,
-                chunk.heading,
-                pack(words),
-            )
-            for seq, (chunk, words) in enumerate(zip(chunks, chunk_words, strict=True))
+            (first + seq, file_id, seq, start, end, kind, heading, words)
+            for seq, (start, end, kind, heading, words, _) in enumerate(rows.chunks)
         ),
     )
     # texts live apart so that scans over chunk words never page through them
     conn.executemany(
         "INSERT INTO chunk_texts(id, text) VALUES (?, ?)",
-        ((first + seq, pack(chunk.text)) for seq, chunk in enumerate(chunks)),
+        ((first + seq, chunk[5]) for seq, chunk in enumerate(rows.chunks)),
     )
     conn.executemany(
         "INSERT INTO chunk_terms(rowid, path, heading, symbols, body) VALUES (?, ?, ?, ?, ?)",
-        ((first + seq, *fields) for seq, fields in enumerate(chunk_terms)),
+        ((first + seq, *fields) for seq, fields in enumerate(rows.terms)),
     )
     return file_id
 

@@ -33,14 +33,20 @@ def term_fields(
 ) -> list[TermFields]:
     """The indexed fields of each chunk; ``bodies`` are the chunks' ``code_terms``."""
     path_terms = code_terms(path)
-    defined = definitions(code)
+    # each name once, though overlapping chunks hold most of them twice
+    defined = [(line, code_terms(name)) for line, name in definitions(code)]
+    headings: dict[str, str] = {}
+
+    def heading_terms(heading: str) -> str:
+        if heading not in headings:
+            headings[heading] = code_terms(heading)
+        return headings[heading]
+
     return [
         (
             path_terms,
-            code_terms(chunk.heading or ""),
-            " ".join(
-                code_terms(name) for line, name in defined if chunk.start <= line <= chunk.end
-            ),
+            heading_terms(chunk.heading or ""),
+            " ".join(terms for line, terms in defined if chunk.start <= line <= chunk.end),
             body,
         )
         for chunk, body in zip(chunks, bodies, strict=True)
