@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -52,3 +54,18 @@ def test_every_command_lives_where_the_table_says() -> None:
     assert defined == COMMANDS
     context = click.Context(main)
     assert set(COMMANDS) | {"help"} == set(main.list_commands(context))
+
+
+def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "server.py").write_text("def refresh_cache():\n    return 1\n", "utf-8")
+    (tmp_path / ".gitignore").write_text("build-*/\n**/tmp[0-9]/\n", "utf-8")  # need pathspec
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    past = time.time() - 60  # old enough that the walk trusts every listing (.rag/ included)
+    for path in (tmp_path / ".gitignore", tmp_path / "src", tmp_path):
+        os.utime(path, (past, past))
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    out, loaded = _modules_after(["index", "--root", str(tmp_path)])
+    assert "0 added, 0 changed, 0 removed" in out
+    unused = ("pathspec", "szrag.retrieve", "szrag.redact", "szrag.rank", "szrag.code")
+    assert sorted(name for name in loaded if name.startswith(unused)) == []
