@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rich.table import Table
 
 from szrag.cli import main
-from szrag.cli.common import SafeConsole
+from szrag.cli.console import SafeConsole
 
 
 def test_questions_need_no_quotes(retrieval_repo: Path) -> None:

@@ -43,6 +43,8 @@ def test_a_question_on_a_current_index_loads_no_heavy_module(tmp_path: Path) -> 
         assert "server.py" in out
         heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name in HEAVY)
         assert heavy == [], command
+        if "--json" in command:  # printed as JSON: no console, so no Rich
+            assert sorted(name for name in loaded if name.startswith("rich")) == []
 
 
 def test_every_command_lives_where_the_table_says() -> None:

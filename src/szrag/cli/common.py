@@ -11,11 +11,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
-from rich.console import Console, ConsoleDimensions
-from rich.text import Text
 
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
@@ -23,6 +21,8 @@ from szrag.index.build import Progress as ProgressCallback
 from szrag.public import dumps
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from szrag.host import Host
 
 P = ParamSpec("P")
@@ -41,56 +41,38 @@ def terminal_safe(text: str) -> str:
 UNBOUNDED_WIDTH = 1_000_000
 
 
-class SafeConsole(Console):
-    """A Rich console that escapes control characters in every text it renders (tables and
-    markup included); its own styling is added afterwards and stays intact.
+class _DeferredConsole:
+    """A console made on first use (``cli/console.py``): a command that prints nothing
+    through Rich, such as any ``--json`` one, never imports it."""
 
-    Writing to a pipe or a file it has no width limit, so no table cell is wrapped or cut
-    (Rich would otherwise take 80 columns, or the width of whichever stream is a terminal)."""
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._made: Console | None = None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # A width the caller sets is kept; one Rich reads from COLUMNS is a terminal's.
-        self._width_given = kwargs.get("width") is not None
-        super().__init__(*args, **kwargs)
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            from szrag.cli.console import SafeConsole
 
-    def render_str(self, text: str, **options: Any) -> Text:
-        return super().render_str(terminal_safe(text), **options)
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        measured = super().size
-        if not self._width_given and not self.writes_to_terminal:
-            return ConsoleDimensions(UNBOUNDED_WIDTH, measured.height)
-        return measured
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        self._width, self._height = new_size
-        self._width_given = True
-
-    @property
-    def width(self) -> int:
-        return self.size.width
-
-    @width.setter
-    def width(self, width: int) -> None:
-        self._width = width
-        self._width_given = True
-
-    @property
-    def writes_to_terminal(self) -> bool:
-        """True when the output stream is a terminal (``is_terminal`` also answers True for a
-        pipe when FORCE_COLOR asks for colours, and colours need no width)."""
-        isatty = getattr(self.file, "isatty", None)
-        try:
-            return bool(isatty()) if isatty is not None else False
-        except ValueError:  # a closed stream
-            return False
+            options = dict(self._options)
+            if options.pop("stdout_soft_wrap", False):
+                # output for a pipe or a file is never wrapped: lines stay whole for grep
+                options["soft_wrap"] = not sys.stdout.isatty()
+            self._made = SafeConsole(**options)
+        return getattr(self._made, name)
 
 
-# Output for a pipe or a file is never wrapped: lines stay whole for grep and for editors.
-console = SafeConsole(soft_wrap=not sys.stdout.isatty())
-err_console = SafeConsole(stderr=True, soft_wrap=True)
+console = cast("Console", _DeferredConsole(stdout_soft_wrap=True))
+err_console = cast("Console", _DeferredConsole(stderr=True, soft_wrap=True))
+
+
+def writes_to_terminal(stream: Any) -> bool:
+    """True when ``stream`` is a terminal (a closed or unusual stream is not)."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except ValueError:  # a closed stream
+        return False
+
 
 root_option = click.option(
     "--root",
@@ -179,7 +161,7 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
     if not enabled:
         yield None
         return
-    if not err_console.is_terminal:  # a log or a pipe: one line, once the work is real
+    if not writes_to_terminal(sys.stderr):  # a log or a pipe: one line, once the work is real
         said = False
 
         def note(done: int, total: int, path: str) -> None:

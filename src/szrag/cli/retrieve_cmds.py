@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from szrag.cli.common import (
     console,
@@ -50,6 +49,8 @@ def retrieve_command(
     if not sources:
         console.print("no matching sources")
         return
+    from rich.table import Table  # here: --json prints no table and loads no Rich
+
     table = Table("score", "source", "type", "section")
     for source in sources:
         table.add_row(
