@@ -28,7 +28,6 @@ when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -321,6 +320,8 @@ _KNOWN_KEYS = {
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # here: most repositories have no configuration file to read
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

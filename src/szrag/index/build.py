@@ -8,7 +8,6 @@ updates the stored stat, with no re-read of chunks or re-parse.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import signal
@@ -115,6 +114,8 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     if b"\x00" in data[:_BINARY_PROBE] or b"\x00" in data:
         return Skip(path, "binary (contains NUL bytes)")
     # imported here: a refresh that finds nothing changed never loads the parsers
+    import hashlib
+
     from szrag.code import analyse_source
 
     text, decode_errors = decode(data)
