@@ -428,11 +428,7 @@ def _splice_unordered(windows: list[tuple[int, str]]) -> list[tuple[int, int, st
 
 
 def _source_sections(index: Index, path: str, ranges: list[tuple[int, int]]) -> Iterator[str]:
-    overlapping = [
-        (chunk.start, chunk.text)
-        for chunk in index.chunks(path)
-        if any(chunk.start <= end and chunk.end >= start for start, end in ranges)
-    ]
+    overlapping = [(chunk.start, chunk.text) for chunk in index.chunks(path, ranges)]
     for first, last, text in splice(overlapping):
         yield f"SOURCE ({first}-{last}):\n{text}"
 

@@ -260,7 +260,8 @@ def code_entry(
 ) -> CodeEntry | None:
     """One file's structural context plus its matching symbols' source, or None if empty."""
     structure = get_code_context(path, index)
-    source = symbol_source(index.chunks(path), symbols) if symbols else ""
+    ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
+    source = symbol_source(index.chunks(path, ranges), symbols) if symbols else ""
     body = "\n\n".join(part for part in (structure, source) if part)
     if not body:
         return None

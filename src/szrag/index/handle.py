@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,9 +155,12 @@ class Index:
             self.conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
         )
 
-    def chunks(self, path: str) -> list[store.StoredChunk]:
-        """The chunks of one file in order."""
-        return store.file_chunks(self.conn, path)
+    def chunks(
+        self, path: str, lines: Sequence[tuple[int, int]] | None = None
+    ) -> list[store.StoredChunk]:
+        """The chunks of one file in order; with ``lines``, only those overlapping one of
+        these (first, last) ranges."""
+        return store.file_chunks(self.conn, path, lines)
 
     def image_paths(self) -> list[str]:
         """Every collected image's relative path."""

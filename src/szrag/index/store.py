@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -395,8 +395,11 @@ def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
     return _file_from_row(row) if row else None
 
 
-def file_chunks(conn: sqlite3.Connection, path: str) -> list[StoredChunk]:
-    """The chunks of one file in order."""
+def file_chunks(
+    conn: sqlite3.Connection, path: str, lines: Sequence[tuple[int, int]] | None = None
+) -> list[StoredChunk]:
+    """The chunks of one file in order; with ``lines``, only those overlapping one of these
+    (first, last) ranges (the others are not inflated)."""
     rows = conn.execute(
         "SELECT c.id, f.path, c.start, c.end, c.type, c.heading, t.text FROM chunks c"
         " JOIN files f ON f.id = c.file_id JOIN chunk_texts t ON t.id = c.id"
@@ -406,6 +409,7 @@ def file_chunks(conn: sqlite3.Connection, path: str) -> list[StoredChunk]:
     return [
         StoredChunk(chunk_id, file_path, start, end, kind, heading, unpack(text))
         for chunk_id, file_path, start, end, kind, heading, text in rows
+        if lines is None or any(start <= last and end >= first for first, last in lines)
     ]
 
 
