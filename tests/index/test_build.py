@@ -471,3 +471,21 @@ def test_a_file_over_the_parse_limit_keeps_its_text_without_structure(tmp_path: 
     assert isinstance(prepared, build_module.PreparedFile) and prepared.rows.code is None
     assert any("f79999" in unpack(chunk[5]) for chunk in prepared.rows.chunks)
     assert isinstance(small, build_module.PreparedFile) and small.rows.code is not None
+
+
+def test_a_damaged_packed_text_is_a_clear_error_not_a_traceback(retrieval_repo: Path) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+    from szrag.errors import DamagedIndexError
+    from szrag.retrieve import retrieve
+
+    with build_index(retrieval_repo) as index:
+        index.conn.execute("UPDATE chunk_texts SET text = x'00112233'")
+        with pytest.raises(DamagedIndexError, match="packed text in the index is damaged"):
+            retrieve("webhook signature", index=index)
+    done = CliRunner().invoke(main, ["retrieve", "--root", str(retrieval_repo), "webhook"])
+    assert done.exit_code != 0 and "Traceback" not in done.output
+    assert "szrag index --rebuild" in done.output
+    with build_index(retrieval_repo) as rebuilt:  # and a rebuild replaces it
+        assert retrieve("webhook signature", index=rebuilt)

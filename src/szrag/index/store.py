@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from szrag.errors import IndexStoreError
+from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, code_terms
 
@@ -141,13 +141,27 @@ def pack(text: str) -> bytes:
 
 
 def unpack(data: bytes) -> str:
-    """The text ``pack`` kept."""
-    return zlib.decompress(data).decode("utf-8", "surrogatepass")
+    """The text ``pack`` kept; DamagedIndexError when it is not what ``pack`` writes."""
+    try:
+        return zlib.decompress(data).decode("utf-8", "surrogatepass")
+    except (zlib.error, TypeError, UnicodeDecodeError) as error:
+        raise _damaged(error) from error
 
 
 def unpack_json(data: bytes | None) -> Any:
     """The JSON value ``pack`` kept, or None for NULL."""
-    return json.loads(zlib.decompress(data)) if data is not None else None
+    if data is None:
+        return None
+    try:
+        return json.loads(zlib.decompress(data))
+    except (zlib.error, TypeError, ValueError) as error:
+        raise _damaged(error) from error
+
+
+def _damaged(error: Exception) -> DamagedIndexError:
+    return DamagedIndexError(
+        f"a packed text in the index is damaged ({error}); `szrag index --rebuild` replaces it"
+    )
 
 
 def index_path(root: Path) -> Path:
