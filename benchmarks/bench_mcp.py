@@ -136,7 +136,7 @@ def main() -> None:
         return
     shots = [one_shot(root, question) for _ in range(args.rounds) for question in QUESTIONS]
     ready, warm = asyncio.run(warm_search(root, args.rounds))
-    files = sum(1 for _ in root.rglob("*") if ".git" not in _.parts and _.is_file())
+    files = sum(1 for _ in root.rglob("*") if not {".git", ".rag"} & set(_.parts) and _.is_file())
     print(f"corpus: {root} ({files} files)")
     print(f"{'figure':44} {'median':>9} {'p95':>9}")
     print(
