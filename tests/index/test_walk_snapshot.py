@@ -69,6 +69,13 @@ class _Listings:
         monkeypatch.setattr(_Walk, "_list", counting)
 
 
+def _aged_and_walked(root: Path) -> WalkSnapshot:
+    """The tree, aged, and the snapshot of its first walk (kept and read back)."""
+    _tree(root)
+    _age(root)
+    return _walked(root)
+
+
 def _walked(root: Path) -> WalkSnapshot:
     first = collect(root, CONFIG)
     assert first.snapshot is not None
@@ -80,9 +87,7 @@ def _walked(root: Path) -> WalkSnapshot:
 def test_an_unchanged_tree_is_replayed_without_listing_a_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tree(tmp_path)
-    _age(tmp_path)
-    snapshot = _walked(tmp_path)
+    snapshot = _aged_and_walked(tmp_path)
     listings = _Listings(monkeypatch)
     replayed = collect(tmp_path, CONFIG, snapshot)
     assert listings.listed == []
@@ -93,9 +98,7 @@ def test_an_unchanged_tree_is_replayed_without_listing_a_directory(
 def test_added_removed_and_edited_files_are_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tree(tmp_path)
-    _age(tmp_path)
-    snapshot = _walked(tmp_path)
+    snapshot = _aged_and_walked(tmp_path)
     _write(tmp_path, "src/pkg/new.py")
     (tmp_path / "docs/guide.md").unlink()
     edited = _write(tmp_path, "app.py", "x = 2  # longer\n")
@@ -110,9 +113,7 @@ def test_added_removed_and_edited_files_are_found(
 def test_an_ignore_file_edited_in_place_decides_its_subtree_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tree(tmp_path)
-    _age(tmp_path)
-    snapshot = _walked(tmp_path)
+    snapshot = _aged_and_walked(tmp_path)
     # rewritten in place: the directory's mtime does not change, the file's does
     (tmp_path / "src/.gitignore").write_text("pkg/core.py\n")
     os.utime(tmp_path / "src", (time.time() - 60, time.time() - 60))
@@ -124,9 +125,7 @@ def test_an_ignore_file_edited_in_place_decides_its_subtree_again(
 
 
 def test_a_folder_that_becomes_a_virtualenv_is_left_out_and_back_in(tmp_path: Path) -> None:
-    _tree(tmp_path)
-    _age(tmp_path)
-    snapshot = _walked(tmp_path)
+    snapshot = _aged_and_walked(tmp_path)
     _write(tmp_path, "docs/pyvenv.cfg", "home = /usr\n")
     replayed = collect(tmp_path, CONFIG, snapshot)
     assert "docs/guide.md" not in _outcome(replayed)[0]
@@ -164,14 +163,20 @@ def test_a_listing_with_an_unreadable_entry_is_not_replayed(tmp_path: Path) -> N
 def test_another_configuration_or_a_malformed_snapshot_lists_everything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tree(tmp_path)
-    _age(tmp_path)
-    snapshot = _walked(tmp_path)
+    snapshot = _aged_and_walked(tmp_path)
     listings = _Listings(monkeypatch)
     other = RepoConfig(profile=DEFAULT, extra_ignores=("docs/",))
     assert "docs/guide.md" not in _outcome(collect(tmp_path, other, snapshot))[0]
     assert "" in listings.listed
-    for broken in ("", "[]", '{"fingerprint": 1}', '{"fingerprint": "x", "listings": {"": [1]}}'):
+    broken_entries = '{"fingerprint": "x", "listings": {"": [null, [], "t/a/d", []]}}'
+    for broken in (
+        "",
+        "[]",
+        '{"fingerprint": 1}',
+        '{"fingerprint": "x", "listings": {"": [1]}}',
+        broken_entries,
+        broken_entries.replace("t/a/d", "x/a"),
+    ):
         assert WalkSnapshot.from_json(broken) is None
 
 

@@ -258,10 +258,9 @@ class Listing:
 
     ``entries`` are ``code/name/code/name...`` in listing order (a name holds no ``/``), the
     code being ``t`` text, ``i`` image or ``d`` directory, upper case for a symlink.
-    ``signature`` is None when the listing cannot be
-    trusted next time: modified too recently to tell a later change by its mtime (the walk's
-    clock and the file system's may share a tick), or holding an entry that could not be
-    read or was left out with a reason."""
+    ``signature`` is None when the listing cannot be trusted next time: modified too recently
+    to tell a later change by its mtime (the walk's clock and the file system's may share a
+    tick), or holding an entry that could not be read or was left out with a reason."""
 
     signature: Signature | None
     ignore_files: tuple[tuple[str, Signature | None], ...]
@@ -307,7 +306,7 @@ class WalkSnapshot:
                 str(prefix): Listing(
                     _text(signature),
                     tuple((str(name), _text(stat)) for name, stat in ignores) if ignores else (),
-                    str(entries),
+                    _entries(entries),
                     tuple((str(name), _text(sig)) for name, sig in venvs) if venvs else (),
                 )
                 for prefix, (signature, ignores, entries, venvs) in data["listings"].items()
@@ -319,6 +318,18 @@ class WalkSnapshot:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _entries(value: object) -> str:
+    """``value`` when it is a well-formed ``entries`` string; ValueError otherwise."""
+    text = str(value)
+    parts = text.split("/") if text else []
+    if len(parts) % 2 or not set(parts[::2]) <= _CODES or not all(parts[1::2]):
+        raise ValueError("malformed listing entries")
+    return text
+
+
+_CODES = frozenset("tidTID")
 
 
 _KINDS = {"t": "text", "i": "image"}
