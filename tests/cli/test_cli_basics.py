@@ -186,3 +186,16 @@ def test_every_command_that_builds_the_index_says_so_without_a_terminal(
     )
     assert result.exit_code == 0
     assert "indexing " in result.stderr and " files..." in result.stderr
+
+
+def test_a_line_for_a_pipe_is_plain_with_control_characters_escaped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from szrag.cli.common import say
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    say("evil\x1b]0;title\x07name.py [bold]x[/]", lead="warning: ", style="yellow", error=True)
+    say("done")
+    captured = capsys.readouterr()
+    assert captured.err == "warning: evil\\x1b]0;title\\x07name.py [bold]x[/]\n"
+    assert captured.out == "done\n"

@@ -58,7 +58,9 @@ def test_every_command_lives_where_the_table_says() -> None:
     assert set(COMMANDS) | {"help"} == set(main.list_commands(context))
 
 
-def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule(tmp_path: Path) -> None:
+def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule_nor_loads_rich(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "server.py").write_text("def refresh_cache():\n    return 1\n", "utf-8")
     (tmp_path / ".gitignore").write_text("build-*/\n**/tmp[0-9]/\n", "utf-8")  # need pathspec
@@ -69,5 +71,5 @@ def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule(tmp_path: Pat
     subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
     out, loaded = _modules_after(["index", "--root", str(tmp_path)])
     assert "0 added, 0 changed, 0 removed" in out
-    unused = ("pathspec", "szrag.retrieve", "szrag.redact", "szrag.rank", "szrag.code")
+    unused = ("pathspec", "szrag.retrieve", "szrag.redact", "szrag.rank", "szrag.code", "rich")
     assert sorted(name for name in loaded if name.startswith(unused)) == []

@@ -65,6 +65,21 @@ console = cast("Console", _DeferredConsole(stdout_soft_wrap=True))
 err_console = cast("Console", _DeferredConsole(stderr=True, soft_wrap=True))
 
 
+def say(text: str, *, lead: str = "", style: str = "", error: bool = False) -> None:
+    """One line for the user, ``lead`` in ``style`` before ``text``: through Rich on a
+    terminal (or where FORCE_COLOR asks for colours); as plain text, control characters
+    escaped, to a pipe or a file, so a script's ``szrag index`` never loads Rich."""
+    stream = sys.stderr if error else sys.stdout
+    if writes_to_terminal(stream) or os.environ.get("FORCE_COLOR"):
+        from rich.markup import escape
+
+        shown = f"[{style}]{escape(lead)}[/]{escape(text)}" if style else escape(lead + text)
+        (err_console if error else console).print(shown, highlight=False)
+        return
+    stream.write(terminal_safe(lead + text) + "\n")
+    stream.flush()
+
+
 def writes_to_terminal(stream: Any) -> bool:
     """True when ``stream`` is a terminal (a closed or unusual stream is not)."""
     isatty = getattr(stream, "isatty", None)
@@ -208,9 +223,9 @@ def open_index(root: Path, *, progress: bool = True) -> Iterator[Index]:
         index = load_index(root, progress=callback)
     report = index.last_report
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        say(warning, lead="warning: ", style="yellow", error=True)
     for note in report.notes:
-        err_console.print(f"note: {note}", highlight=False, markup=False)
+        say(f"note: {note}", error=True)
     try:
         yield index
     finally:

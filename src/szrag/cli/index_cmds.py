@@ -8,12 +8,12 @@ import click
 
 from szrag.cli.common import (
     console,
-    err_console,
     handle_errors,
     json_option,
     print_json,
     progress_bar,
     root_option,
+    say,
 )
 from szrag.index import Index, RefreshReport, build_index, load_index
 from szrag.public import public_timestamp
@@ -42,25 +42,26 @@ def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
 
 def _print_report(index: Index, report: RefreshReport) -> None:
     what = "built" if report.rebuilt else "refreshed"
-    console.print(
-        f"[bold]{what}[/] {index.path}: {report.files} files, {report.chunks} chunks, "
-        f"{report.images} images in {report.elapsed:.2f}s (profile {index.config.profile.name})",
-        highlight=False,
+    say(
+        f" {index.path}: {report.files} files, {report.chunks} chunks, {report.images} images"
+        f" in {report.elapsed:.2f}s (profile {index.config.profile.name})",
+        lead=what,
+        style="bold",
     )
     if not report.rebuilt:
-        console.print(
-            f"  {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed,"
-            f" {len(report.touched)} touched without content change",
-            highlight=False,
+        say(
+            f"  {len(report.added)} added, {len(report.changed)} changed,"
+            f" {len(report.removed)} removed, {len(report.touched)} touched without content"
+            " change"
         )
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        say(warning, lead="warning: ", style="yellow", error=True)
     for note in report.notes:
-        err_console.print(f"note: {note}", highlight=False, markup=False)
+        say(f"note: {note}", error=True)
     if report.skipped:
-        console.print(f"  skipped {len(report.skipped)} file(s):")
+        say(f"  skipped {len(report.skipped)} file(s):")
         for skip in report.skipped:
-            console.print(f"    {skip.path}: {skip.reason}", highlight=False)
+            say(f"    {skip.path}: {skip.reason}")
 
 
 @click.command("index")
