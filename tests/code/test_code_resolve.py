@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from szrag.code import resolve_edges
+from szrag.code.resolve import resolve_python_import
 
 KNOWN = frozenset(
     {
@@ -203,3 +204,35 @@ def test_known_paths_may_be_any_collection_and_bad_records_are_skipped() -> None
         ("server/config.js", "import")
     ]
     assert resolve_edges("server/index.js", {}, KNOWN) == []
+
+
+def test_resolving_against_a_frozen_set_gives_what_a_plain_set_gives() -> None:
+    # a frozenset lets resolution skip bases no indexed file lies under; a set is tried fully
+    known = {
+        "src/app/__init__.py",
+        "src/app/core.py",
+        "src/app/sub/__init__.py",
+        "src/app/sub/tool.pyi",
+        "scripts/run.py",
+        "scripts/helpers.py",
+        "lib.py",
+        "pkg/mod.pyi",
+    }
+    imports = [
+        ("scripts/run.py", "helpers", (), "import"),
+        ("scripts/run.py", "app.core", (), "import"),
+        ("scripts/run.py", "app", ("core", "sub", "missing"), "from"),
+        ("src/app/core.py", ".sub", ("tool",), "from"),
+        ("src/app/core.py", "..", ("app",), "from"),
+        ("src/app/sub/tool.pyi", "lib", (), "import"),
+        ("src/app/sub/tool.pyi", "pkg", ("mod",), "from"),
+        ("lib.py", "os.path", ("join",), "from"),
+        ("lib.py", "pkg.mod", (), "import"),
+    ]
+    for path, source, names, kind in imports:
+        assert resolve_python_import(path, source, names, kind, frozenset(known)) == (
+            resolve_python_import(path, source, names, kind, set(known))
+        ), (path, source)
+    assert resolve_python_import("scripts/run.py", "app", ("core",), "from", frozenset(known)) == [
+        "src/app/core.py"
+    ]

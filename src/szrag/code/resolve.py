@@ -8,7 +8,7 @@ the standard library) stay recorded in the code record and simply make no edge.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Collection, Iterable, Set
+from collections.abc import Collection, Iterable, Sequence, Set
 from typing import Any
 
 from szrag.code.packages import RESOLVERS
@@ -33,14 +33,17 @@ def resolve_edges(
     python = language == "python"
     by_package = RESOLVERS.get(str(language))
     edges: list[tuple[str, str]] = []
+    roots: tuple[str, ...] | None = None  # the same for every import of the file
     for item in record.get("imports") or ():
         if not isinstance(item, dict) or not isinstance(item.get("source"), str):
             continue
         if by_package is not None:
             targets = by_package(path, item, known)
         elif python:
+            if roots is None:
+                roots = tuple(python_roots(path, known))
             targets = resolve_python_import(
-                path, item["source"], item.get("names") or (), item.get("kind"), known
+                path, item["source"], item.get("names") or (), item.get("kind"), known, roots
             )
         else:
             target = resolve_script_import(path, item["source"], known)
@@ -117,13 +120,20 @@ def python_roots(path: str, known: Set[str]) -> Iterable[str]:
 
 
 def resolve_python_import(
-    path: str, source: str, names: Iterable[str], kind: object, known: Set[str]
+    path: str,
+    source: str,
+    names: Iterable[str],
+    kind: object,
+    known: Set[str],
+    roots: Sequence[str] | None = None,
 ) -> list[str]:
-    """Repository files a Python import loads: the module, or the submodules it names."""
+    """Repository files a Python import loads: the module, or the submodules it names.
+    ``roots``: ``python_roots(path, known)``, when the caller has them already."""
     wanted = [name for name in names if name != "*"] if kind == "from" else []
     level = len(source) - len(source.lstrip("."))
     dotted = source[level:]
     relative_path = dotted.replace(".", "/")
+    bases: Iterable[str]
     if level:
         package = posixpath.dirname(path)
         for _up in range(level - 1):
@@ -132,11 +142,20 @@ def resolve_python_import(
             package = posixpath.dirname(package)
         bases = [posixpath.join(package, relative_path) if relative_path else package]
     else:
-        bases = [
+        bases = (  # lazily: the first base that resolves ends the search
             posixpath.join(root, relative_path) if root else relative_path
-            for root in python_roots(path, known)
-        ]
+            for root in (python_roots(path, known) if roots is None else roots)
+        )
+    folders = _folders(known)
     for base in bases:
+        if folders is not None and base not in folders:
+            # no indexed file lies under it: neither a package nor a submodule, at most a module
+            module = next(
+                (found for found in (f"{base}.py", f"{base}.pyi") if found in known), None
+            )
+            if module:
+                return [module]
+            continue
         module = python_module_file(base, known)
         submodules = [
             found
@@ -150,3 +169,24 @@ def resolve_python_import(
         if module:
             return [module]
     return []
+
+
+_FOLDERS: list[tuple[frozenset[str], frozenset[str]]] = []  # the last known set's folders
+
+
+def _folders(known: Set[str]) -> frozenset[str] | None:
+    """Every folder holding an indexed file (the root as ""), for an immutable ``known``
+    (kept for the last one seen: a refresh resolves every file against the same set)."""
+    if not isinstance(known, frozenset):
+        return None
+    if _FOLDERS and _FOLDERS[0][0] is known:
+        return _FOLDERS[0][1]
+    folders = {""}
+    for path in known:
+        folder = posixpath.dirname(path)
+        while folder not in folders:
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    found = frozenset(folders)
+    _FOLDERS[:] = [(known, found)]
+    return found
