@@ -259,9 +259,11 @@ class FileRows:
     ) -> FileRows:
         """The rows of a file with these tokens, code record, chunks and their words and
         full-text fields."""
+        # the calls, two thirds of a record, are kept by name in ``names`` and read from there
+        stored = {key: value for key, value in code.items() if key != "calls"} if code else code
         return cls(
             tokens=pack(" ".join(sorted(tokens))),
-            code=pack(json.dumps(code, separators=(",", ":"))) if code is not None else None,
+            code=pack(json.dumps(stored, separators=(",", ":"))) if stored is not None else None,
             routes=json.dumps(code["routes"], separators=(",", ":"))
             if code and code.get("routes")
             else None,
