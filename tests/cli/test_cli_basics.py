@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -199,3 +200,26 @@ def test_a_line_for_a_pipe_is_plain_with_control_characters_escaped(
     captured = capsys.readouterr()
     assert captured.err == "warning: evil\\x1b]0;title\\x07name.py [bold]x[/]\n"
     assert captured.out == "done\n"
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_runs_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from szrag.cli import common
+
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setattr(common, "PROGRESS_DELAY", 0.0)
+    # a console not yet made, as at the start of a command
+    fresh = common._DeferredConsole(stderr=True, soft_wrap=True)
+    monkeypatch.setattr(common, "err_console", fresh)
+    with common.progress_bar(True) as update:
+        assert update is not None
+        for done in range(1, 4):
+            update(done, 3, f"file{done}.py")
+    assert "indexing" in screen.getvalue()  # drawn on the (fake) terminal, then cleared

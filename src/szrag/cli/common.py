@@ -49,7 +49,8 @@ class _DeferredConsole:
         self._options = options
         self._made: Console | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def made(self) -> Console:
+        """The console itself, made now if it was not yet."""
         if self._made is None:
             from szrag.cli.console import SafeConsole
 
@@ -58,7 +59,17 @@ class _DeferredConsole:
                 # output for a pipe or a file is never wrapped: lines stay whole for grep
                 options["soft_wrap"] = not sys.stdout.isatty()
             self._made = SafeConsole(**options)
-        return getattr(self._made, name)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+def rich_console(deferred: Console) -> Console:
+    """The console behind ``console`` or ``err_console``, for Rich objects that drive it
+    themselves (a live display enters it as a context manager, which a stand-in cannot be)."""
+    found: Any = deferred
+    return found.made() if isinstance(found, _DeferredConsole) else deferred
 
 
 console = cast("Console", _DeferredConsole(stdout_soft_wrap=True))
@@ -182,7 +193,7 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
         def note(done: int, total: int, path: str) -> None:
             nonlocal said
             if not said and total >= NOTE_MIN_FILES:
-                err_console.print(f"indexing {total} files...", highlight=False, markup=False)
+                say(f"indexing {total} files...", error=True)
                 said = True
 
         yield note
@@ -195,7 +206,7 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err_console,
+        console=rich_console(err_console),
         transient=True,
     )
     task = bar.add_task("files", total=None)
