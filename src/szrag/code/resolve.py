@@ -181,12 +181,12 @@ def _folders(known: Set[str]) -> frozenset[str] | None:
         return None
     if _FOLDERS and _FOLDERS[0][0] is known:
         return _FOLDERS[0][1]
+    parents = {path.rpartition("/")[0] for path in known}  # indexed paths are normalised
     folders = {""}
-    for path in known:
-        folder = posixpath.dirname(path)
-        while folder not in folders:
-            folders.add(folder)
-            folder = posixpath.dirname(folder)
+    for parent in parents:
+        while parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
     found = frozenset(folders)
     _FOLDERS[:] = [(known, found)]
     return found
