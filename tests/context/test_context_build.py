@@ -105,6 +105,34 @@ def test_code_candidates_are_code_files_with_a_positive_score_best_12() -> None:
     assert all(path.endswith(".js") for path, _ in chosen)
 
 
+def test_code_candidates_score_each_file_as_candidate_score_does() -> None:
+    # counted token by token from postings: the same scores and order as file by file
+    files = [
+        stored("server/app.js", "javascript", "server routes app listen"),
+        stored("server/routes/users.js", "javascript", "router users get post"),
+        stored("lib/db.js", "javascript", "query rows pool server"),
+        stored("lib/db/index.ts", "typescript", "query pool"),
+        stored("app/views.py", "python", "render template users rows"),
+        stored("docs/server.md", "markdown", "server routes"),  # not code
+        stored("tests/test_views.py", "python", "users rows server"),
+    ]
+    for question in (
+        "how do server routes query rows?",
+        "what does lib/db.js do",
+        "users views and the router",
+        "explain LIB\\DB\\INDEX.TS",
+        "nothing matches zzz",
+    ):
+        query = frozenset(tokens(question))
+        scores = {
+            file.path: candidate_score(question, query, file.path, file.tokens)
+            for file in files
+            if file.type in ("javascript", "typescript", "python")
+        }
+        expected = [(path, scores[path]) for path in best_first(scores) if scores[path] > 0]
+        assert code_candidates(question, files) == expected[:MAX_CANDIDATES], question
+
+
 def chunk(start: int, end: int) -> StoredChunk:
     text = "\n".join(f"line {number}" for number in range(start, end + 1))
     return StoredChunk(0, "a.js", start, end, "javascript", None, text)
