@@ -25,7 +25,9 @@ INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
 
-SCHEMA = """
+TERMS_TOKENIZER = "porter unicode61"  # the full-text table's, which in-memory scoring asks too
+
+SCHEMA = f"""
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -72,7 +74,7 @@ CREATE TABLE edges (
 ) WITHOUT ROWID;
 CREATE INDEX edges_target ON edges(target);
 CREATE VIRTUAL TABLE chunk_terms USING fts5(
-    path, heading, symbols, body, content = '', tokenize = 'porter unicode61'
+    path, heading, symbols, body, content = '', tokenize = '{TERMS_TOKENIZER}'
 );
 -- clustered by name (the lookups' key), so no separate index on it is kept
 CREATE TABLE names (

@@ -187,16 +187,32 @@ def _chunk_where(conn: sqlite3.Connection, condition: str, *values: object) -> R
     return _chunk(row) if row else None
 
 
-def candidates(conn: sqlite3.Connection, terms: Terms) -> dict[str, Candidate]:
-    """Step 1: files from the fielded BM25 search over chunks, each scored by all its
-    matching chunks and by how much of the question it holds as a whole."""
-    if not terms.present:
-        return {}
-    rows = conn.execute(
+def best_chunks(index: Index, terms: Terms) -> list[tuple[int, float]]:
+    """(chunk id, bm25 rank) of the best chunks holding any selective term, best first: from
+    the postings a long-running process keeps (``bm25_memory``, the same scores without
+    FTS5 computing them row by row), else from SQLite."""
+    if index.in_memory:
+        # imported here: numpy is no part of a one-shot question
+        from szrag.rank.bm25_memory import memory_postings
+
+        memory = memory_postings(index, FIELD_WEIGHTS)
+        found = memory.best(index, terms.selective, CANDIDATE_CHUNKS) if memory else None
+        if found is not None:
+            return found
+    return index.conn.execute(
         "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
         " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
         (*FIELD_WEIGHTS, " OR ".join(f'"{term}"' for term in terms.selective), CANDIDATE_CHUNKS),
     ).fetchall()
+
+
+def candidates(index: Index, terms: Terms) -> dict[str, Candidate]:
+    """Step 1: files from the fielded BM25 search over chunks, each scored by all its
+    matching chunks and by how much of the question it holds as a whole."""
+    if not terms.present:
+        return {}
+    conn = index.conn
+    rows = best_chunks(index, terms)
     chunks = _chunks_by_id(conn, [row[0] for row in rows])
     scores: dict[str, list[float]] = {}
     best: dict[str, RankedChunk] = {}
@@ -418,7 +434,7 @@ def rank(
     """
     conn = index.conn
     terms = terms_of(conn, question)
-    found = candidates(conn, terms)
+    found = candidates(index, terms)
     evidence = adjust(conn, question, terms, found)
     evidence = name_paths(index, requested, found) or evidence
     if not found or (guard(conn, terms, found) and not evidence):
@@ -445,4 +461,9 @@ class Bm25Ranker:
         return rank(index, query.text, query.requested, limit, fill=fill)
 
     def warm(self, index: Index) -> None:
-        """Nothing to build: the full-text index is the view."""
+        """Build the postings view of the current generation (when kept in memory), with
+        the terms last searched for read again."""
+        if index.in_memory:
+            from szrag.rank.bm25_memory import warm_postings
+
+            warm_postings(index, FIELD_WEIGHTS)

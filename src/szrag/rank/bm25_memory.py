@@ -1,0 +1,230 @@
+"""The bm25 ranker's full-text scores from memory, for processes that answer many questions.
+
+SQLite's FTS5 computes ``bm25()`` row by row through its auxiliary-function interface: for a
+question holding a common word that is about 2 µs for each of the thousands of chunks holding
+it, most of a warm answer's retrieval. A long-running face instead keeps, per index generation,
+the chunk sizes and the postings of each term it has searched for (the chunks holding it, with
+the column-weighted count FTS5's ``bm25`` sums), read once from ``fts5vocab``, and computes the
+same formula over all matching chunks with numpy. The floating-point operations are FTS5's, in
+its order (``fts5Bm25Function``), so every score is the same to the last bit and the best chunks
+are the same, ties in row order as SQLite's sorter keeps them (a test compares both paths).
+
+A phrase that is not exactly one token of the table's tokenizer, or a snapshot that moved on
+while postings were read, gives None: the caller then asks SQLite.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sqlite3
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from szrag.index import Index
+from szrag.index.store import TERMS_TOKENIZER
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+K1 = 1.2  # FTS5's bm25 constants
+B = 0.75
+MAX_POSTINGS = 2_000_000  # entries kept for all terms (16 bytes each): about 32 MB
+CARRIED_TERMS = 256  # the most recently searched terms read again for the next generation
+_COLUMNS = {"path": 0, "heading": 1, "symbols": 2, "body": 3}  # chunk_terms, as created
+
+
+@dataclass(frozen=True, slots=True)
+class TermPostings:
+    """The chunks holding one token, ascending, and its column-weighted count in each."""
+
+    chunks: IntArray
+    weighted: FloatArray
+
+    @property
+    def size(self) -> int:
+        return len(self.chunks)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints of an FTS5 record (big-endian groups of seven bits)."""
+    values: list[int] = []
+    value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            values.append(value)
+            value = 0
+    return values
+
+
+class ChunkPostings:
+    """One generation's chunk sizes and a bounded cache of term postings (thread-safe)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        generation: str,
+        weights: Sequence[float],
+        *,
+        max_postings: int = MAX_POSTINGS,
+    ) -> None:
+        self.generation = generation
+        self.weights = tuple(weights)
+        self.max_postings = max_postings
+        row = conn.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone()
+        totals = _varints(row[0]) if row else [0]
+        self.rows = totals[0]  # FTS5's averages record: the row count, then each column's
+        self.average_size = float(sum(totals[1:])) / float(self.rows) if self.rows else 0.0
+        ids: list[int] = []
+        sizes: list[int] = []
+        for chunk_id, blob in conn.execute("SELECT id, sz FROM chunk_terms_docsize ORDER BY id"):
+            ids.append(chunk_id)
+            # most sizes are below 128, one byte each, and a byte string sums as numbers
+            sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)))
+        self._ids = np.array(ids, dtype=np.int64)
+        self._sizes = np.array(sizes, dtype=np.float64)
+        self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+        self._tokenizer: sqlite3.Connection | None = None
+
+    # --- postings --------------------------------------------------------------------------
+
+    def cached(self, phrase: str) -> TermPostings | None:
+        """The postings of ``phrase`` if read already (None also for a phrase of several
+        tokens, which is never read)."""
+        with self._lock:
+            return self._terms.get(phrase)
+
+    def recent_phrases(self, count: int = CARRIED_TERMS) -> list[str]:
+        """The phrases searched most recently, latest first."""
+        with self._lock:
+            return [phrase for phrase in reversed(self._terms) if self._terms[phrase]][:count]
+
+    def postings(self, index: Index, phrase: str) -> TermPostings | None:
+        """The postings of ``phrase``, read on first use; None unless it is one token, or
+        when the index's snapshot is no longer this view's generation."""
+        with self._lock:
+            if phrase in self._terms:
+                self._terms.move_to_end(phrase)
+                return self._terms[phrase]
+            with index.reading():
+                if index.generation() != self.generation:
+                    return None  # a reader on another snapshot: nothing kept
+                found = self._read(index.conn, phrase)
+            self._terms[phrase] = found
+            self._held += found.size if found else 0
+            while self._held > self.max_postings and len(self._terms) > 1:
+                _, dropped = self._terms.popitem(last=False)
+                self._held -= dropped.size if dropped else 0
+            return found
+
+    def _read(self, conn: sqlite3.Connection, phrase: str) -> TermPostings | None:
+        tokens = self._tokens(phrase)
+        if len(tokens) != 1:
+            return None
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.szrag_term_instances"
+            " USING fts5vocab(main, chunk_terms, instance)"
+        )
+        rows = conn.execute(
+            "SELECT doc, col, count(*) FROM temp.szrag_term_instances WHERE term = ?"
+            " GROUP BY doc, col ORDER BY doc, col",
+            (tokens[0],),
+        )
+        chunks: list[int] = []
+        weighted: list[float] = []
+        for chunk_id, column, count in rows:
+            if not chunks or chunks[-1] != chunk_id:
+                chunks.append(chunk_id)
+                weighted.append(0.0)
+            number = _COLUMNS[column]
+            weight = self.weights[number] if number < len(self.weights) else 1.0
+            for _ in range(count):  # summed instance by instance, as FTS5 sums them
+                weighted[-1] += weight
+        return TermPostings(np.array(chunks, dtype=np.int64), np.array(weighted, np.float64))
+
+    def _tokens(self, phrase: str) -> list[str]:
+        """``phrase`` as the full-text table's tokenizer splits and stems it."""
+        if self._tokenizer is None:
+            self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
+            self._tokenizer.execute(
+                f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = '{TERMS_TOKENIZER}')"
+            )
+            self._tokenizer.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, row)")
+        self._tokenizer.execute("DELETE FROM probe")
+        self._tokenizer.execute("INSERT INTO probe(text) VALUES (?)", (phrase,))
+        found = self._tokenizer.execute("SELECT term, cnt FROM probe_terms").fetchall()
+        return [term for term, count in found for _ in range(count)]
+
+    # --- scoring ---------------------------------------------------------------------------
+
+    def best(
+        self, index: Index, phrases: Sequence[str], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """(chunk id, bm25) of the ``limit`` best chunks matching any phrase, as
+        ``ORDER BY bm25(chunk_terms, *weights) LIMIT limit`` returns them; None when a
+        phrase cannot be scored from memory."""
+        found = [self.postings(index, phrase) for phrase in phrases]
+        postings = [item for item in found if item is not None]
+        if len(postings) < len(found) or not self.rows:
+            return None
+        if not postings or not any(item.size for item in postings):
+            return []
+        matching = np.unique(np.concatenate([item.chunks for item in postings]))
+        sizes = self._sizes[np.searchsorted(self._ids, matching)]
+        # fts5Bm25Function: k1 * (1 - b + b * D / avgdl), then each phrase in query order
+        norm = K1 * ((1 - B) + B * sizes / self.average_size)
+        score = np.zeros(len(matching), dtype=np.float64)
+        for item in postings:
+            idf = math.log((self.rows - item.size + 0.5) / (item.size + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            frequency = np.zeros(len(matching), dtype=np.float64)
+            frequency[np.searchsorted(matching, item.chunks)] = item.weighted
+            score = score + idf * ((frequency * (K1 + 1.0)) / (frequency + norm))
+        rank = -1.0 * score
+        if len(matching) > limit:  # the limit best, ties by row as SQLite keeps them
+            keep = np.argpartition(rank, limit - 1)[:limit]
+            cut = rank[keep].max()
+            keep = np.flatnonzero(rank <= cut)
+        else:
+            keep = np.arange(len(matching))
+        best = heapq.nsmallest(
+            limit, zip(rank[keep].tolist(), matching[keep].tolist(), strict=True)
+        )
+        return [(chunk_id, value) for value, chunk_id in best]
+
+
+VIEW = "rank.bm25.postings"
+# per index: the view last warmed, whose recent terms the next generation reads again
+_LATEST: weakref.WeakKeyDictionary[Index, ChunkPostings] = weakref.WeakKeyDictionary()
+
+
+def memory_postings(index: Index, weights: Sequence[float]) -> ChunkPostings | None:
+    """The postings view of the index's current generation, when it is kept in memory."""
+    if not index.in_memory:
+        return None
+    with index.reading():
+        generation = index.generation()
+        return index.derived(VIEW, lambda: ChunkPostings(index.conn, generation, weights))
+
+
+def warm_postings(index: Index, weights: Sequence[float]) -> None:
+    """Build the current generation's view and read again the terms the previous one was
+    last asked for, so the first questions after a change find them in memory."""
+    view = memory_postings(index, weights)
+    if view is None:
+        return
+    previous = _LATEST.get(index)
+    _LATEST[index] = view
+    if previous is not None and previous is not view:
+        for phrase in reversed(previous.recent_phrases()):
+            view.postings(index, phrase)

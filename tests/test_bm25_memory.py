@@ -1,0 +1,175 @@
+"""The bm25 ranker's in-memory postings score exactly as SQLite's FTS5 does."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from szrag.index import Index, build_index, refresh_index
+from szrag.rank import bm25
+from szrag.rank.bm25_memory import VIEW, ChunkPostings, memory_postings, warm_postings
+
+WORDS = [
+    "deploy",
+    "webhook",
+    "signature",
+    "verify",
+    "request",
+    "router",
+    "route",
+    "parameter",
+    "parse",
+    "option",
+    "command",
+    "line",
+    "index",
+    "search",
+    "builder",
+    "redirect",
+    "follow",
+    "send",
+    "collect",
+    "module",
+    "directory",
+    "session",
+    "token",
+    "cache",
+    "refresh",
+    "error",
+    "handler",
+    "status",
+    "metric",
+    "log",
+]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Files of many lengths and mixes of words, some identical (so that scores tie)."""
+    chooser = random.Random(7)
+    for number in range(40):
+        body = [
+            " ".join(chooser.choices(WORDS, k=chooser.randint(3, 12)))
+            for _ in range(chooser.randint(1, 130))
+        ]
+        functions = [
+            f"def {chooser.choice(WORDS)}_{chooser.choice(WORDS)}():\n    pass" for _ in range(3)
+        ]
+        (tmp_path / f"pkg/{chooser.choice(WORDS)}{number}.py").parent.mkdir(exist_ok=True)
+        (tmp_path / f"pkg/{chooser.choice(WORDS)}{number}.py").write_text(
+            "\n".join(functions + [f"# {line}" for line in body]) + "\n"
+        )
+        (tmp_path / f"docs/{number}.md").parent.mkdir(exist_ok=True)
+        (tmp_path / f"docs/{number}.md").write_text(
+            f"# {chooser.choice(WORDS)}\n\n" + "\n".join(body)
+        )
+    for copy in range(3):  # the same text thrice: the same size and counts, tied scores
+        (tmp_path / f"same/copy{copy}.txt").parent.mkdir(exist_ok=True)
+        (tmp_path / f"same/copy{copy}.txt").write_text("deploy webhook signature\n" * 5)
+    return tmp_path
+
+
+def _sql(index: Index, phrases: list[str], limit: int) -> list[tuple[int, float]]:
+    return index.conn.execute(
+        "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
+        " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
+        (*bm25.FIELD_WEIGHTS, " OR ".join(f'"{phrase}"' for phrase in phrases), limit),
+    ).fetchall()
+
+
+def test_memory_scores_equal_fts5_scores_to_the_last_bit(repo: Path) -> None:
+    chooser = random.Random(11)
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        view = memory_postings(index, bm25.FIELD_WEIGHTS)
+        assert view is not None
+        tied = 0
+        for _ in range(150):
+            phrases = chooser.sample(WORDS, chooser.randint(1, 5))
+            for limit in (3, 40, 400):
+                expected = _sql(index, phrases, limit)
+                assert view.best(index, phrases, limit) == expected, (phrases, limit)
+                ranks = [rank for _, rank in expected]
+                tied += len(set(ranks)) < len(ranks)
+        assert tied  # ties were met, and broken as SQLite breaks them
+        # repeated and inflected forms: each phrase counts as SQLite counts it
+        for phrases in (["deploy", "deploy"], ["parsed", "parse", "parses"], ["nothing"]):
+            assert view.best(index, phrases, 50) == _sql(index, phrases, 50)
+
+
+def test_sizes_and_totals_are_the_full_text_tables(repo: Path) -> None:
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
+        chunks = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        assert view.rows == chunks
+        assert view.average_size > 1
+
+
+def test_a_phrase_of_several_tokens_is_left_to_sqlite(repo: Path) -> None:
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        view = memory_postings(index, bm25.FIELD_WEIGHTS)
+        assert view is not None
+        assert view.best(index, ["deploy", "web-hook"], 10) is None
+        # and the ranker then asks SQLite, with the same result as without memory
+        terms = bm25.Terms(
+            ("deploy", "web-hook"), ("deploy", "web-hook"), ("deploy", "web-hook"), {}
+        )
+        assert bm25.best_chunks(index, terms) == _sql(index, ["deploy", "web-hook"], 400)
+
+
+def test_the_cache_is_bounded_and_still_exact(repo: Path) -> None:
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS, max_postings=60)
+        for word in WORDS:
+            assert view.best(index, [word, "deploy"], 30) == _sql(index, [word, "deploy"], 30)
+            assert view._held <= 60 or len(view._terms) == 1
+        assert len(view.recent_phrases()) < len(WORDS)
+
+
+def test_a_reader_on_another_generation_keeps_nothing(repo: Path) -> None:
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
+        (repo / "pkg/new.py").write_text("def deploy_webhook():\n    pass\n")
+        refresh_index(index)
+        assert view.postings(index, "deploy") is None
+        assert view.cached("deploy") is None  # not remembered as a phrase that cannot score
+
+
+def test_a_new_generation_reads_the_last_terms_again(repo: Path) -> None:
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS)
+        first = index.derived(VIEW, lambda: None)
+        assert isinstance(first, ChunkPostings)
+        first.best(index, ["router", "redirect"], 10)
+        (repo / "pkg/new.py").write_text("def router_redirect():\n    pass\n")
+        refresh_index(index)
+        warm_postings(index, bm25.FIELD_WEIGHTS)
+        second = index.derived(VIEW, lambda: None)
+        assert isinstance(second, ChunkPostings) and second is not first
+        assert second.cached("router") is not None and second.cached("redirect") is not None
+        assert second.best(index, ["router", "redirect"], 10) == _sql(
+            index, ["router", "redirect"], 10
+        )
+
+
+def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
+    with build_index(repo) as index:
+        assert memory_postings(index, bm25.FIELD_WEIGHTS) is None
+        terms = bm25.terms_of(index.conn, "deploy webhook")
+        assert bm25.best_chunks(index, terms) == _sql(index, list(terms.selective), 400)
+        assert VIEW not in index._derived.get(index.generation(), {})
+
+
+def test_varints_read_as_sqlite_writes_them() -> None:
+    from szrag.rank.bm25_memory import _varints
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(a, b)")
+    conn.execute("INSERT INTO t VALUES (?, ?)", (" ".join(["x"] * 300), "y z"))
+    (blob,) = conn.execute("SELECT sz FROM t_docsize").fetchone()
+    assert _varints(blob) == [300, 2]
