@@ -118,7 +118,7 @@ def test_a_phrase_of_several_tokens_is_left_to_sqlite(repo: Path) -> None:
         terms = bm25.Terms(
             ("deploy", "web-hook"), ("deploy", "web-hook"), ("deploy", "web-hook"), {}
         )
-        assert bm25.best_chunks(index, terms) == _sql(index, ["deploy", "web-hook"], 400)
+        assert bm25.best_chunks(index, terms, view) == _sql(index, ["deploy", "web-hook"], 400)
 
 
 def test_the_cache_is_bounded_and_still_exact(repo: Path) -> None:
@@ -160,6 +160,7 @@ def test_a_new_generation_reads_the_last_terms_again(repo: Path) -> None:
 def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
     with build_index(repo) as index:
         assert memory_postings(index, bm25.FIELD_WEIGHTS) is None
+        assert bm25.memory_view(index) is None
         terms = bm25.terms_of(index.conn, "deploy webhook")
         assert bm25.best_chunks(index, terms) == _sql(index, list(terms.selective), 400)
         assert VIEW not in index._derived.get(index.generation(), {})
@@ -173,3 +174,43 @@ def test_varints_read_as_sqlite_writes_them() -> None:
     conn.execute("INSERT INTO t VALUES (?, ?)", (" ".join(["x"] * 300), "y z"))
     (blob,) = conn.execute("SELECT sz FROM t_docsize").fetchone()
     assert _varints(blob) == [300, 2]
+
+
+def test_frequencies_from_memory_equal_sqlite_counts(repo: Path) -> None:
+    question = "how does the deploy webhook verify a parsed signature in the router"
+    with build_index(repo) as index:
+        expected = bm25.terms_of(index.conn, question)
+        index.keep_in_memory()
+        view = bm25.memory_view(index)
+        assert view is not None
+        assert bm25.terms_of(index.conn, question, view) == expected  # nothing read yet
+        view.best(index, expected.selective, 10)
+        assert all(view.frequency(term) is not None for term in expected.selective)
+        assert bm25.terms_of(index.conn, question, view) == expected
+
+
+def test_chunk_rows_and_file_coverage_from_memory_equal_sqlite(repo: Path) -> None:
+    with build_index(repo) as index:
+        terms = bm25.terms_of(index.conn, "deploy webhook signature router cache")
+        paths = [path for (path,) in index.conn.execute("SELECT path FROM files")] + ["gone.py"]
+        expected_coverage = bm25.file_coverage(index.conn, terms, paths)
+        ids = [chunk_id for (chunk_id,) in index.conn.execute("SELECT id FROM chunks")] + [10**9]
+        expected_chunks = bm25._chunks_by_id(index.conn, ids, None)
+        index.keep_in_memory()
+        view = bm25.memory_view(index)
+        assert view is not None
+        assert bm25.file_coverage(index.conn, terms, paths, index.files_by_path()) == (
+            expected_coverage
+        )
+        assert any(expected_coverage.values()) and expected_coverage["gone.py"] == 0.0
+        assert bm25._chunks_by_id(index.conn, ids, view) == expected_chunks
+        assert 10**9 not in expected_chunks
+
+
+def test_a_damaged_size_table_is_a_damaged_index(repo: Path) -> None:
+    from szrag.errors import DamagedIndexError
+
+    with build_index(repo) as index:
+        index.conn.execute("UPDATE chunk_terms_docsize SET sz = NULL WHERE id = 1")
+        with pytest.raises(DamagedIndexError, match="rebuild"):
+            ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)

@@ -161,7 +161,7 @@ async def test_a_refresh_warms_the_shared_views_off_the_event_loop(web_repo: Pat
         async def first_question_views() -> tuple[object, object]:
             return (
                 index.derived("code.records.by_path", not_cached),
-                index.derived("context.files", not_cached),
+                index.derived("files.by_path", not_cached),
             )
 
         records, files = await asyncio.create_task(first_question_views())

@@ -293,7 +293,7 @@ def build_codebase_context(
     """The codebase context of ``question`` around the files retrieval already found."""
     clean = require_question(question)
     # both views are kept until the index changes, so a question only pays for its own work
-    stored = index.derived("context.files", lambda: {file.path: file for file in index.files()})
+    stored = index.files_by_path()
     records = records_by_path(index)
     selection = _Selection()
     for source in retrieved_sources:

@@ -145,6 +145,11 @@ class Index:
         """Every indexed file with its token set and code record."""
         return list(store.iter_files(self.conn))
 
+    def files_by_path(self) -> dict[str, store.StoredFile]:
+        """Every indexed file by path, kept until the index changes (a view: not to be
+        changed by its readers)."""
+        return self.derived("files.by_path", lambda: {file.path: file for file in self.files()})
+
     def get_file(self, path: str) -> store.StoredFile | None:
         """One indexed file by relative path."""
         return store.get_file(self.conn, path)

@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from szrag.index import Index
-from szrag.index.store import unpack
+from szrag.index.store import StoredFile, unpack
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
+
+if TYPE_CHECKING:
+    from szrag.rank.bm25_memory import ChunkPostings
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
@@ -55,7 +59,7 @@ NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while cod
 MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk or file must hold
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
 
-_CHUNK_COLUMNS = "c.id, f.path, c.seq, c.start, c.end, f.type, c.heading"
+CHUNK_COLUMNS = "c.id, f.path, c.seq, c.start, c.end, f.type, c.heading"
 
 
 # --- the question ---------------------------------------------------------------------------
@@ -92,7 +96,7 @@ class Terms:
         wordy = [term for term in self.all if not term.isdigit()]
         return bool(wordy) and len(self.unknown_words) * 2 > len(wordy)
 
-    def share_of(self, matched: set[str] | str) -> float:
+    def share_of(self, matched: AbstractSet[str] | str) -> float:
         """The share of the known term weight that ``matched`` holds (a set of terms, or a
         space-joined token string to test each term against)."""
         total = sum(self.weights.values())
@@ -110,16 +114,21 @@ def _idf(total: int, frequency: int) -> float:
     return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
 
 
-def terms_of(conn: sqlite3.Connection, question: str) -> Terms:
-    """The question's terms with their document frequencies in the index."""
+def terms_of(conn: sqlite3.Connection, question: str, memory: ChunkPostings | None = None) -> Terms:
+    """The question's terms with their document frequencies in the index (from the
+    postings in ``memory`` for the terms it holds)."""
     terms = query_terms(question)
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    frequencies = {
-        term: conn.execute(
-            "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
-        ).fetchone()[0]
-        for term in terms
-    }
+    frequencies: dict[str, int] = {}
+    for term in terms:
+        known = memory.frequency(term) if memory is not None else None
+        frequencies[term] = (
+            known
+            if known is not None
+            else conn.execute(
+                "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
+            ).fetchone()[0]
+        )
     present = [term for term in terms if frequencies.get(term)]
     # terms in most chunks barely move BM25 but make the query scan them all
     selective = [
@@ -158,47 +167,57 @@ class Candidate:
         )
 
 
-def _chunk(row: tuple[Any, ...]) -> RankedChunk:
-    """A chunk row (``_CHUNK_COLUMNS``) as a record, its score to be set at the end."""
+def chunk_of_row(row: tuple[Any, ...]) -> RankedChunk:
+    """A chunk row (``CHUNK_COLUMNS``) as a record, its score to be set at the end."""
     chunk_id, path, seq, start, end, file_type, heading = row
     return RankedChunk(chunk_id, path, seq, start, end, file_type, heading, 0)
 
 
-def _chunks_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, RankedChunk]:
+def _chunks_by_id(
+    conn: sqlite3.Connection, ids: Sequence[int], memory: ChunkPostings | None
+) -> dict[int, RankedChunk]:
+    if memory is not None:
+        return memory.chunks(ids)
     found: dict[int, RankedChunk] = {}
     for offset in range(0, len(ids), 500):
         batch = list(ids[offset : offset + 500])
         marks = ",".join("?" * len(batch))
         rows = conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
             f" WHERE c.id IN ({marks})",
             batch,
         )
-        found.update({row[0]: _chunk(row) for row in rows})
+        found.update({row[0]: chunk_of_row(row) for row in rows})
     return found
 
 
 def _chunk_where(conn: sqlite3.Connection, condition: str, *values: object) -> RankedChunk | None:
     row = conn.execute(
-        f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+        f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
         f" WHERE {condition} ORDER BY c.seq LIMIT 1",
         values,
     ).fetchone()
-    return _chunk(row) if row else None
+    return chunk_of_row(row) if row else None
 
 
-def best_chunks(index: Index, terms: Terms) -> list[tuple[int, float]]:
+def memory_view(index: Index) -> ChunkPostings | None:
+    """The postings a long-running process keeps for the index's generation (``bm25_memory``:
+    the same scores without FTS5 computing them row by row); None in a one-shot command."""
+    if not index.in_memory:
+        return None
+    from szrag.rank.bm25_memory import memory_postings  # numpy is no part of a one-shot
+
+    return memory_postings(index, FIELD_WEIGHTS)
+
+
+def best_chunks(
+    index: Index, terms: Terms, memory: ChunkPostings | None = None
+) -> list[tuple[int, float]]:
     """(chunk id, bm25 rank) of the best chunks holding any selective term, best first: from
-    the postings a long-running process keeps (``bm25_memory``, the same scores without
-    FTS5 computing them row by row), else from SQLite."""
-    if index.in_memory:
-        # imported here: numpy is no part of a one-shot question
-        from szrag.rank.bm25_memory import memory_postings
-
-        memory = memory_postings(index, FIELD_WEIGHTS)
-        found = memory.best(index, terms.selective, CANDIDATE_CHUNKS) if memory else None
-        if found is not None:
-            return found
+    ``memory`` when it can score every term, else from SQLite."""
+    found = memory.best(index, terms.selective, CANDIDATE_CHUNKS) if memory else None
+    if found is not None:
+        return found
     return index.conn.execute(
         "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
         " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
@@ -206,14 +225,16 @@ def best_chunks(index: Index, terms: Terms) -> list[tuple[int, float]]:
     ).fetchall()
 
 
-def candidates(index: Index, terms: Terms) -> dict[str, Candidate]:
+def candidates(
+    index: Index, terms: Terms, memory: ChunkPostings | None = None
+) -> dict[str, Candidate]:
     """Step 1: files from the fielded BM25 search over chunks, each scored by all its
     matching chunks and by how much of the question it holds as a whole."""
     if not terms.present:
         return {}
     conn = index.conn
-    rows = best_chunks(index, terms)
-    chunks = _chunks_by_id(conn, [row[0] for row in rows])
+    rows = best_chunks(index, terms, memory)
+    chunks = _chunks_by_id(conn, [row[0] for row in rows], memory)
     scores: dict[str, list[float]] = {}
     best: dict[str, RankedChunk] = {}
     for chunk_id, bm25_rank in rows:
@@ -231,15 +252,28 @@ def candidates(index: Index, terms: Terms) -> dict[str, Candidate]:
     # a file holding more of the question gains at most a quarter: only the leading files
     # can move into the results by it, so only they are read
     leading = sorted(found, key=lambda path: -found[path].score)[:COVERAGE_FILES]
-    for path, share in file_coverage(conn, terms, leading).items():
+    stored = index.files_by_path() if memory is not None else None
+    for path, share in file_coverage(conn, terms, leading, stored).items():
         found[path].coverage = share
         found[path].score *= 1 + FILE_COVERAGE_SHARE * share
     return found
 
 
-def file_coverage(conn: sqlite3.Connection, terms: Terms, paths: Sequence[str]) -> dict[str, float]:
-    """Per file, the share of the question's known term weight found anywhere in it."""
+def file_coverage(
+    conn: sqlite3.Connection,
+    terms: Terms,
+    paths: Sequence[str],
+    stored: Mapping[str, StoredFile] | None = None,
+) -> dict[str, float]:
+    """Per file, the share of the question's known term weight found anywhere in it (from
+    the ``stored`` files' token sets when a long-running process keeps them)."""
     coverage: dict[str, float] = dict.fromkeys(paths, 0.0)
+    if stored is not None:
+        for path in paths:
+            file = stored.get(path)
+            if file is not None:
+                coverage[path] = terms.share_of(file.tokens)
+        return coverage
     for offset in range(0, len(paths), 500):
         batch = list(paths[offset : offset + 500])
         marks = ",".join("?" * len(batch))
@@ -433,8 +467,9 @@ def rank(
     scoring near the best one.
     """
     conn = index.conn
-    terms = terms_of(conn, question)
-    found = candidates(index, terms)
+    memory = memory_view(index)
+    terms = terms_of(conn, question, memory)
+    found = candidates(index, terms, memory)
     evidence = adjust(conn, question, terms, found)
     evidence = name_paths(index, requested, found) or evidence
     if not found or (guard(conn, terms, found) and not evidence):

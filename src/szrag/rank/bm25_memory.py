@@ -27,8 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from szrag.errors import DamagedIndexError
 from szrag.index import Index
 from szrag.index.store import TERMS_TOKENIZER
+from szrag.rank.bm25 import CHUNK_COLUMNS, chunk_of_row
+from szrag.rank.model import RankedChunk
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -42,14 +45,15 @@ _COLUMNS = {"path": 0, "heading": 1, "symbols": 2, "body": 3}  # chunk_terms, as
 
 @dataclass(frozen=True, slots=True)
 class TermPostings:
-    """The chunks holding one token, ascending, and its column-weighted count in each."""
+    """The chunks holding one token (by position in the view's chunk order, ascending) and
+    its column-weighted count in each."""
 
-    chunks: IntArray
+    positions: IntArray
     weighted: FloatArray
 
     @property
     def size(self) -> int:
-        return len(self.chunks)
+        return len(self.positions)
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -65,7 +69,8 @@ def _varints(blob: bytes) -> list[int]:
 
 
 class ChunkPostings:
-    """One generation's chunk sizes and a bounded cache of term postings (thread-safe)."""
+    """One generation's chunks (their rows and full-text sizes) and a bounded cache of term
+    postings (thread-safe)."""
 
     def __init__(
         self,
@@ -78,22 +83,39 @@ class ChunkPostings:
         self.generation = generation
         self.weights = tuple(weights)
         self.max_postings = max_postings
-        row = conn.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone()
-        totals = _varints(row[0]) if row else [0]
-        self.rows = totals[0]  # FTS5's averages record: the row count, then each column's
-        self.average_size = float(sum(totals[1:])) / float(self.rows) if self.rows else 0.0
-        ids: list[int] = []
-        sizes: list[int] = []
-        for chunk_id, blob in conn.execute("SELECT id, sz FROM chunk_terms_docsize ORDER BY id"):
-            ids.append(chunk_id)
-            # most sizes are below 128, one byte each, and a byte string sums as numbers
-            sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)))
+        try:
+            row = conn.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone()
+            totals = _varints(row[0]) if row else [0]
+            self.rows = totals[0]  # FTS5's averages record: the row count, then each column's
+            self.average_size = float(sum(totals[1:])) / float(self.rows) if self.rows else 0.0
+            ids: list[int] = []
+            sizes: list[int] = []
+            for chunk_id, blob in conn.execute(
+                "SELECT id, sz FROM chunk_terms_docsize ORDER BY id"
+            ):
+                ids.append(int(chunk_id))
+                # most sizes are below 128, one byte each, and a byte string sums as numbers
+                sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)))
+        except (TypeError, IndexError, ValueError) as error:  # a page overwritten, a NULL
+            raise DamagedIndexError(
+                f"the full-text index is damaged ({error}); `szrag index --rebuild` replaces it"
+            ) from error
         self._ids = np.array(ids, dtype=np.int64)
         self._sizes = np.array(sizes, dtype=np.float64)
+        self._chunks = {
+            row[0]: chunk_of_row(row)
+            for row in conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+            )
+        }
         self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self._tokenizer: sqlite3.Connection | None = None
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, RankedChunk]:
+        """The chunks of ``ids`` that the index holds, by id (score 0)."""
+        return {chunk_id: self._chunks[chunk_id] for chunk_id in ids if chunk_id in self._chunks}
 
     # --- postings --------------------------------------------------------------------------
 
@@ -102,6 +124,11 @@ class ChunkPostings:
         tokens, which is never read)."""
         with self._lock:
             return self._terms.get(phrase)
+
+    def frequency(self, phrase: str) -> int | None:
+        """How many chunks hold ``phrase``, when its postings are in memory."""
+        found = self.cached(phrase)
+        return found.size if found is not None else None
 
     def recent_phrases(self, count: int = CARRIED_TERMS) -> list[str]:
         """The phrases searched most recently, latest first."""
@@ -149,7 +176,13 @@ class ChunkPostings:
             weight = self.weights[number] if number < len(self.weights) else 1.0
             for _ in range(count):  # summed instance by instance, as FTS5 sums them
                 weighted[-1] += weight
-        return TermPostings(np.array(chunks, dtype=np.int64), np.array(weighted, np.float64))
+        found = np.array(chunks, dtype=np.int64)
+        positions = np.searchsorted(self._ids, found)
+        if len(found) and (
+            positions[-1] >= len(self._ids) or (self._ids[positions] != found).any()
+        ):
+            return None  # a chunk without a size: not the table this view read
+        return TermPostings(positions, np.array(weighted, dtype=np.float64))
 
     def _tokens(self, phrase: str) -> list[str]:
         """``phrase`` as the full-text table's tokenizer splits and stems it."""
@@ -178,17 +211,21 @@ class ChunkPostings:
             return None
         if not postings or not any(item.size for item in postings):
             return []
-        matching = np.unique(np.concatenate([item.chunks for item in postings]))
-        sizes = self._sizes[np.searchsorted(self._ids, matching)]
+        held = np.zeros(len(self._ids), dtype=np.bool_)
+        for item in postings:
+            held[item.positions] = True
+        matching = np.flatnonzero(held)
         # fts5Bm25Function: k1 * (1 - b + b * D / avgdl), then each phrase in query order
-        norm = K1 * ((1 - B) + B * sizes / self.average_size)
+        norm = K1 * ((1 - B) + B * self._sizes[matching] / self.average_size)
         score = np.zeros(len(matching), dtype=np.float64)
+        counts = np.zeros(len(self._ids), dtype=np.float64)
         for item in postings:
             idf = math.log((self.rows - item.size + 0.5) / (item.size + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            frequency = np.zeros(len(matching), dtype=np.float64)
-            frequency[np.searchsorted(matching, item.chunks)] = item.weighted
+            counts[item.positions] = item.weighted
+            frequency = counts[matching]
+            counts[item.positions] = 0.0
             score = score + idf * ((frequency * (K1 + 1.0)) / (frequency + norm))
         rank = -1.0 * score
         if len(matching) > limit:  # the limit best, ties by row as SQLite keeps them
@@ -197,9 +234,8 @@ class ChunkPostings:
             keep = np.flatnonzero(rank <= cut)
         else:
             keep = np.arange(len(matching))
-        best = heapq.nsmallest(
-            limit, zip(rank[keep].tolist(), matching[keep].tolist(), strict=True)
-        )
+        chunk_ids = self._ids[matching[keep]]
+        best = heapq.nsmallest(limit, zip(rank[keep].tolist(), chunk_ids.tolist(), strict=True))
         return [(chunk_id, value) for value, chunk_id in best]
 
 
