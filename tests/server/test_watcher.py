@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from szrag.index import Index, RefreshReport
+from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.shared import open_shared_index
 from szrag.retrieve import retrieve
 from szrag.watch import IndexWatcher, changed_count, warm_views
@@ -207,3 +207,30 @@ async def test_a_refresh_that_finds_the_database_damaged_rebuilds_it(web_repo: P
     assert heals == 1 and health == "ok" and found
     assert watcher.state.last_error is None
     assert any(".corrupt-" in path.name for path in (web_repo / ".rag").iterdir())
+
+
+def test_warmed_views_are_kept_out_of_collections_and_freed_when_dropped(web_repo: Path) -> None:
+    import gc
+    import weakref
+
+    from szrag.rank.bm25_memory import VIEW
+
+    def built_already() -> object:
+        raise AssertionError("the view was not built by warming")
+
+    with open_shared_index(web_repo) as index:
+        index.keep_in_memory()
+        warm_views(index)
+        records = index.derived("code.records.by_path", built_already)
+        postings = index.derived(VIEW, built_already)
+        # frozen: a collection no longer walks them (nor anything they hold)
+        assert not any(item is records for item in gc.get_objects())
+        assert not any(item is postings for item in gc.get_objects())
+        assert gc.get_freeze_count() > 0
+        first = weakref.ref(postings)
+        del records, postings
+        for number in range(3):  # generations beyond the two kept are dropped
+            (web_repo / f"notes{number}.md").write_text(f"# Notes {number}\n")
+            refresh_index(index)
+            warm_views(index)
+        assert first() is None  # reference counting still frees a frozen view

@@ -21,7 +21,7 @@ import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -89,6 +89,11 @@ class SymbolQuestion:
     exact: frozenset[str]
     stems: frozenset[str]
     keys: frozenset[str]  # both, to pass over the names that match no word at once
+    # what each name gives this question: thousands of definitions share a few names
+    _names: dict[str, tuple[int, frozenset[str]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _words: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, question: str) -> SymbolQuestion:
@@ -101,6 +106,14 @@ class SymbolQuestion:
             else:
                 stems |= {stem(token) for token in tokens(word)}
         return cls(question.lower(), frozenset(exact), frozenset(stems), frozenset(exact | stems))
+
+    def name_score(self, name: str) -> tuple[int, frozenset[str]]:
+        """``symbol_score`` of ``name`` without its class, and the words it holds; worked out
+        once per name for this question."""
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = _name_score(self, name)
+        return found
 
     def words_in(self, name: str) -> tuple[frozenset[str], bool]:
         """The question's words that ``name`` holds (each once, however many of the name's
@@ -135,22 +148,32 @@ def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None)
     """20 per question word in the name; 100 when the question names the definition, else 5
     when its words cover the whole name; and, once the name matches, 10 per further question
     word in the enclosing class's name."""
+    score, own = asked.name_score(name)
+    if container and own:
+        words = asked._words.get(container)
+        if words is None:
+            words = asked._words[container] = asked.words_in(container)[0]
+        score += CONTAINER_TOKEN * len(words - own)
+    return score
+
+
+def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:
+    """The name's own part of ``symbol_score``, and the question's words it holds (only a
+    name holding some lets its class's words count)."""
     if asked.keys.isdisjoint(name_keys(name)):  # most names: no word, and seldom named
         if name.lower() not in asked.lowered:
-            return 0
-        return FULL_NAME if names_symbol(asked.lowered, name) else 0
+            return 0, frozenset()
+        return (FULL_NAME if names_symbol(asked.lowered, name) else 0), frozenset()
     own, whole = asked.words_in(name)
     named = names_symbol(asked.lowered, name)
     if not own:
-        return FULL_NAME if named else 0
+        return (FULL_NAME if named else 0), own
     score = NAME_TOKEN * len(own)
     if named:
         score += FULL_NAME
     elif whole:
         score += WHOLE_NAME
-    if container:
-        score += CONTAINER_TOKEN * len(asked.words_in(container)[0] - own)
-    return score
+    return score, own
 
 
 def path_in(question_lower: str, path: str) -> bool:
