@@ -56,6 +56,20 @@ def warm_views(index: Index) -> None:
     keep_out_of_collections()
 
 
+def start_warming(index: Index) -> asyncio.Task[None]:
+    """``warm_views`` in a worker thread, for a long-running face that has just opened its
+    index; a failure is logged (the first question then builds the views and reports why).
+    The task must be awaited before the index is closed: a thread cannot be stopped."""
+
+    def warm() -> None:
+        try:
+            warm_views(index)
+        except Exception as error:
+            log.warning("could not prepare the index views: %s", error)
+
+    return asyncio.create_task(anyio.to_thread.run_sync(warm), name="szrag-warm-views")
+
+
 def keep_out_of_collections() -> None:
     """Collect once, then freeze what survives (``gc.freeze``) so later collections pass it by.
 

@@ -234,3 +234,21 @@ def test_warmed_views_are_kept_out_of_collections_and_freed_when_dropped(web_rep
             refresh_index(index)
             warm_views(index)
         assert first() is None  # reference counting still frees a frozen view
+
+
+def test_a_server_builds_the_shared_views_before_its_first_question(web_repo: Path) -> None:
+    from szrag.server import ServerSettings, create_app
+    from szrag.server.testing import serve_asgi
+    from szrag.settings import Settings
+
+    app = create_app(web_repo, settings=ServerSettings(watch=False), answer_settings=Settings())
+    with serve_asgi(app) as base, httpx.Client(base_url=base) as client:
+        assert client.get("/healthz").status_code == 200
+        index = app.state.szrag.service.index
+        deadline = time.monotonic() + 20
+        built: object = None
+        while built is None and time.monotonic() < deadline:
+            # looked at without building it (``derived`` would build it here)
+            built = index._derived.get(index.generation(), {}).get("code.records.by_path")
+            time.sleep(0.05)
+    assert isinstance(built, dict) and "src/gateway.js" in built

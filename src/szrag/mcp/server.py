@@ -41,7 +41,7 @@ from szrag.redact import redact
 from szrag.tools.definitions import COMMAND_TOOL, TOOLS, TOOLS_BY_NAME, ToolDefinition
 from szrag.tools.schema import validate
 from szrag.version import __version__
-from szrag.watch import IndexWatcher, warm_views
+from szrag.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.mcp")
 
@@ -357,13 +357,6 @@ def build_server(face: McpFace) -> Server[Any]:
     )
 
 
-def _warm(index: SharedIndex) -> None:
-    try:
-        warm_views(index)
-    except Exception as error:  # the first question builds them instead, and reports why
-        log.warning("could not prepare the index views: %s", error)
-
-
 @asynccontextmanager
 async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     """The index kept fresh by the server's watcher while the block runs; the views every
@@ -372,7 +365,7 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     watcher = IndexWatcher(face.index) if enabled else None
     if watcher is not None:
         watcher.start()
-    warming = asyncio.create_task(anyio.to_thread.run_sync(_warm, face.index))
+    warming = start_warming(face.index)
     face.warming = warming
     try:
         yield

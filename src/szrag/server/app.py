@@ -38,7 +38,7 @@ from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.state import ServerState
 from szrag.settings import Settings
-from szrag.watch import IndexWatcher
+from szrag.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.server")
 
@@ -104,6 +104,7 @@ def create_app(
             ask_limiter=ask_limiter,
             read_limiter=RateLimiter(server_settings.read_rate),
         )
+        warming = start_warming(index)  # the shared views, before the first question
         if server_settings.watch:
             state.watcher = IndexWatcher(index, debounce_ms=server_settings.watch_debounce_ms)
             state.watcher.start()
@@ -119,6 +120,7 @@ def create_app(
         finally:
             if state.slack is not None:
                 state.slack.close()
+            await asyncio.shield(warming)  # a thread cannot be stopped: it ends first
             if state.watcher is not None:
                 await state.watcher.stop()
             await http_client.aclose()
