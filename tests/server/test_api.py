@@ -16,7 +16,7 @@ from szrag.commands import Allowlist
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import ServerSettings, create_app
 from szrag.server.auth import fingerprint
-from szrag.server.testing import serve_asgi, sse_events
+from szrag.server.testing import close_index_when_warmed, serve_asgi, sse_events
 from szrag.settings import Settings
 
 StartServer = Callable[..., str]
@@ -139,7 +139,7 @@ def test_sse_without_ai_streams_activities_and_result(client: httpx.Client) -> N
 def test_a_failure_while_answering_is_an_error_event_or_503(web_repo: Path) -> None:
     app = create_app(web_repo, settings=ServerSettings(watch=False), answer_settings=Settings())
     with serve_asgi(app) as base, httpx.Client(base_url=base) as client:
-        app.state.szrag.service.index.close()  # the index becomes unavailable under the server
+        close_index_when_warmed(app)  # the index becomes unavailable under the server
         _, raw = stream_text(client, {"question": QUESTION, "withAi": False})
         plain = client.post("/api/ask", json={"question": QUESTION, "withAi": False})
 

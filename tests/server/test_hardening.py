@@ -96,9 +96,29 @@ def test_a_stalled_upload_is_ended(slack_server: str, monkeypatch: pytest.Monkey
         b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\n',  # ... and then nothing
     )
     with conn:
-        reply = conn.recv(65536).decode()
+        reply = read_reply(conn)
 
     assert reply.startswith("HTTP/1.1 408") and "request_timeout" in reply
+
+
+def read_reply(conn: socket.socket) -> str:
+    """A whole reply: its head and body may come in separate segments."""
+    data = b""
+    while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < _length(data):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
+
+
+def _length(data: bytes) -> int:
+    head = data.partition(b"\r\n\r\n")[0].decode().lower()
+    for line in head.split("\r\n"):
+        name, _, value = line.partition(":")
+        if name == "content-length":
+            return int(value)
+    return 0
 
 
 def test_a_client_that_hangs_up_mid_upload_leaves_no_error(slack_server: str) -> None:

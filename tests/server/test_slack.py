@@ -18,7 +18,13 @@ from szrag.commands import Allowlist, builtin_registry
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import RateLimit, ServerSettings, create_app
 from szrag.server.slack import explicit_command, is_help, slack_identity
-from szrag.server.testing import CaptureServer, serve_asgi, slack_headers, slack_signature
+from szrag.server.testing import (
+    CaptureServer,
+    close_index_when_warmed,
+    serve_asgi,
+    slack_headers,
+    slack_signature,
+)
 from szrag.settings import Settings
 
 StartServer = Callable[..., str]
@@ -218,7 +224,7 @@ def test_a_failure_is_a_friendly_message(
     settings = ServerSettings(watch=False, slack_signing_secret=SECRET)
     app = create_app(web_repo, settings=settings, answer_settings=Settings())
     with serve_asgi(app) as base:
-        app.state.szrag.service.index.close()
+        close_index_when_warmed(app)
         body = command_body("/sz-ask", "anything at all", f"{url}/hook")
         assert post(base, body, slack_headers(SECRET, body)).status_code == 200
         [posted] = recorder.wait_for(1)

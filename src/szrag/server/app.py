@@ -103,8 +103,8 @@ def create_app(
             images=ImageCatalogue(index),
             ask_limiter=ask_limiter,
             read_limiter=RateLimiter(server_settings.read_rate),
+            warming=start_warming(index),  # the shared views, before the first question
         )
-        warming = start_warming(index)  # the shared views, before the first question
         if server_settings.watch:
             state.watcher = IndexWatcher(index, debounce_ms=server_settings.watch_debounce_ms)
             state.watcher.start()
@@ -120,7 +120,8 @@ def create_app(
         finally:
             if state.slack is not None:
                 state.slack.close()
-            await asyncio.shield(warming)  # a thread cannot be stopped: it ends first
+            if state.warming is not None:  # a thread cannot be stopped: it ends first
+                await asyncio.shield(state.warming)
             if state.watcher is not None:
                 await state.watcher.stop()
             await http_client.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ class ServerState:
     read_limiter: RateLimiter
     watcher: IndexWatcher | None = None
     slack: SlackFace | None = field(default=None)
+    warming: asyncio.Task[None] | None = None  # the shared views being built at start-up
 
 
 def server_state(request: Request) -> ServerState:

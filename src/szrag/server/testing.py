@@ -388,3 +388,15 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
                 name = value
             elif field == "data":
                 data.append(value)
+
+
+def close_index_when_warmed(app: Any, timeout: float = 30.0) -> None:
+    """Close a running server's index under it (to test what a closed index answers), once
+    its start-up warming has finished: SQLite must not lose a connection mid-call."""
+    state = app.state.szrag
+    deadline = time.monotonic() + timeout
+    while state.warming is not None and not state.warming.done():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the server's start-up warming did not finish")
+        time.sleep(0.02)
+    state.service.index.close()
