@@ -214,3 +214,40 @@ def test_a_damaged_size_table_is_a_damaged_index(repo: Path) -> None:
         index.conn.execute("UPDATE chunk_terms_docsize SET sz = NULL WHERE id = 1")
         with pytest.raises(DamagedIndexError, match="rebuild"):
             ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
+
+
+def test_a_server_scores_a_new_word_with_sqlite_and_reads_it_in_the_background(
+    repo: Path,
+) -> None:
+    import time
+
+    from szrag.index.shared import open_shared_index
+
+    build_index(repo).close()
+    with open_shared_index(repo) as index:
+        index.keep_in_memory()
+        view = bm25.memory_view(index)
+        assert view is not None
+        phrases = ["router", "redirect"]
+        assert view.best(index, phrases, 10) is None  # SQLite answers this one
+        deadline = time.monotonic() + 10
+        while not all(view.cached(phrase) for phrase in phrases):
+            assert time.monotonic() < deadline, "the postings were not read"
+            time.sleep(0.01)
+        with index.reading():
+            assert view.best(index, phrases, 10) == _sql(index, phrases, 10)
+        # the ranker's result is the same whichever path scored it
+        terms = bm25.terms_of(index.conn, "cache refresh handler")
+        first = bm25.best_chunks(index, terms, view)
+        deadline = time.monotonic() + 10
+        while not all(view.cached(term) for term in terms.selective):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert bm25.best_chunks(index, terms, view) == first
+
+
+def test_postings_read_apart_are_dropped_for_another_generation(repo: Path) -> None:
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, "not this generation", bm25.FIELD_WEIGHTS)
+        view._read_apart(index.path, ["router"])
+        assert view.cached("router") is None and not view._pending

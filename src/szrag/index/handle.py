@@ -123,8 +123,7 @@ class Index:
 
     def generation(self) -> str:
         """Changes every time a writer commits."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return str(row[0]) if row else "0"
+        return store.read_generation(self.conn)
 
     def meta(self) -> dict[str, str]:
         """The index's meta values (schema version, generated_at, profile, ...)."""

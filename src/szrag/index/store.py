@@ -232,6 +232,12 @@ def set_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
+def read_generation(conn: sqlite3.Connection) -> str:
+    """The index's generation: it changes every time a writer commits."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return str(row[0]) if row else "0"
+
+
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     """All meta values."""
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())

@@ -16,22 +16,27 @@ while postings were read, gives None: the caller then asks SQLite.
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from szrag.errors import DamagedIndexError
 from szrag.index import Index
-from szrag.index.store import TERMS_TOKENIZER
+from szrag.index.store import TERMS_TOKENIZER, read_generation
 from szrag.rank.bm25 import CHUNK_COLUMNS, chunk_of_row
 from szrag.rank.model import RankedChunk
+
+log = logging.getLogger("szrag.rank")
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -111,6 +116,8 @@ class ChunkPostings:
         self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
+        self._pending: set[str] = set()  # phrases being read in the background
+        self._tokenizing = threading.Lock()
         self._tokenizer: sqlite3.Connection | None = None
 
     def chunks(self, ids: Sequence[int]) -> dict[int, RankedChunk]:
@@ -146,12 +153,49 @@ class ChunkPostings:
                 if index.generation() != self.generation:
                     return None  # a reader on another snapshot: nothing kept
                 found = self._read(index.conn, phrase)
-            self._terms[phrase] = found
-            self._held += found.size if found else 0
-            while self._held > self.max_postings and len(self._terms) > 1:
-                _, dropped = self._terms.popitem(last=False)
-                self._held -= dropped.size if dropped else 0
+            self._keep(phrase, found)
             return found
+
+    def _keep(self, phrase: str, found: TermPostings | None) -> None:
+        """Remember ``found`` (under the lock), forgetting the least recently used beyond
+        the bound."""
+        if phrase in self._terms:
+            return
+        self._terms[phrase] = found
+        self._held += found.size if found else 0
+        while self._held > self.max_postings and len(self._terms) > 1:
+            _, dropped = self._terms.popitem(last=False)
+            self._held -= dropped.size if dropped else 0
+
+    def read_later(self, database: Path, phrases: Sequence[str]) -> None:
+        """Read the postings of ``phrases`` in a background thread, over a connection of its
+        own to ``database``: reading a common word's postings costs about twice what SQLite
+        takes to score it once, so a question meeting a new word is scored by SQLite and the
+        next one finds it here. Nothing is kept if the database is at another generation."""
+        with self._lock:
+            wanted = [p for p in phrases if p not in self._terms and p not in self._pending]
+            self._pending.update(wanted)
+        if wanted:
+            _reader().submit(self._read_apart, database, wanted)
+
+    def _read_apart(self, database: Path, phrases: list[str]) -> None:
+        try:
+            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            try:
+                conn.execute("BEGIN")  # one snapshot for the check and the reads
+                if read_generation(conn) != self.generation:
+                    return
+                for phrase in phrases:
+                    found = self._read(conn, phrase)
+                    with self._lock:
+                        self._keep(phrase, found)
+            finally:
+                conn.close()
+        except (sqlite3.Error, DamagedIndexError) as error:  # a question meets it anyway
+            log.debug("postings of %s not read: %s", phrases, error)
+        finally:
+            with self._lock:
+                self._pending.difference_update(phrases)
 
     def _read(self, conn: sqlite3.Connection, phrase: str) -> TermPostings | None:
         tokens = self._tokens(phrase)
@@ -186,15 +230,18 @@ class ChunkPostings:
 
     def _tokens(self, phrase: str) -> list[str]:
         """``phrase`` as the full-text table's tokenizer splits and stems it."""
-        if self._tokenizer is None:
-            self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
-            self._tokenizer.execute(
-                f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = '{TERMS_TOKENIZER}')"
-            )
-            self._tokenizer.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, row)")
-        self._tokenizer.execute("DELETE FROM probe")
-        self._tokenizer.execute("INSERT INTO probe(text) VALUES (?)", (phrase,))
-        found = self._tokenizer.execute("SELECT term, cnt FROM probe_terms").fetchall()
+        with self._tokenizing:
+            if self._tokenizer is None:
+                self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
+                self._tokenizer.execute(
+                    f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = '{TERMS_TOKENIZER}')"
+                )
+                self._tokenizer.execute(
+                    "CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, row)"
+                )
+            self._tokenizer.execute("DELETE FROM probe")
+            self._tokenizer.execute("INSERT INTO probe(text) VALUES (?)", (phrase,))
+            found = self._tokenizer.execute("SELECT term, cnt FROM probe_terms").fetchall()
         return [term for term, count in found for _ in range(count)]
 
     # --- scoring ---------------------------------------------------------------------------
@@ -205,6 +252,12 @@ class ChunkPostings:
         """(chunk id, bm25) of the ``limit`` best chunks matching any phrase, as
         ``ORDER BY bm25(chunk_terms, *weights) LIMIT limit`` returns them; None when a
         phrase cannot be scored from memory."""
+        if index.reads_from_any_thread:  # a server: a new word is read in the background
+            with self._lock:
+                missing = [phrase for phrase in phrases if phrase not in self._terms]
+            if missing:
+                self.read_later(index.path, missing)
+                return None
         found = [self.postings(index, phrase) for phrase in phrases]
         postings = [item for item in found if item is not None]
         if len(postings) < len(found) or not self.rows:
@@ -237,6 +290,19 @@ class ChunkPostings:
         chunk_ids = self._ids[matching[keep]]
         best = heapq.nsmallest(limit, zip(rank[keep].tolist(), chunk_ids.tolist(), strict=True))
         return [(chunk_id, value) for value, chunk_id in best]
+
+
+_READER: ThreadPoolExecutor | None = None
+_READER_LOCK = threading.Lock()
+
+
+def _reader() -> ThreadPoolExecutor:
+    """The one background thread that reads postings for every view."""
+    global _READER
+    with _READER_LOCK:
+        if _READER is None:
+            _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-postings")
+        return _READER
 
 
 VIEW = "rank.bm25.postings"
