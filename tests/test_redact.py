@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from szrag.redact import (
@@ -337,3 +339,65 @@ def test_a_bare_name_in_code_stays_even_beside_an_ini_like_line(path: str) -> No
 )
 def test_looks_random(value: str, random: bool) -> None:
     assert looks_random(value) is random
+
+
+# --- the substrings a rule needs only let it skip texts it could not change ---------------
+
+
+def _every_rule_run(text: str, path: str | None) -> tuple[str, int, tuple[str, ...]]:
+    """Redaction as it was before rules skipped texts lacking their substrings."""
+    from szrag import redact as module
+
+    config = module.is_config_path(path) if path else bool(module._INI_SECTION.search(text))
+    found: list[str] = []
+    for rule in (module._CONFIG_RULES if config else module.RULES) + module._PROSE_RULES:
+        text = module._apply(rule, text, found)
+    if ":" in text:
+        text = module._redact_yaml_blocks(text, found)
+    return text, len(found), tuple(sorted(set(found)))
+
+
+SKIP_SAMPLES = (
+    "# ſecret: 9f8e7d6c5b1",  # a case-insensitive pattern takes the long s for s
+    "# apı_key = 9f8e7d6c5b1",  # and the dotless i for i
+    "# TOKEN=abcdef123456",
+    "Server=db;User Id=sa;PWD=S3cret!;",
+    "AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYXX'",
+    "const slackBotToken = 'xoxb-1234567890-abcdefghij'",
+    "Authorization: Bearer abcDEF1234567890xyz",
+    "authorization: bearer abcDEF1234567890xyz",
+    "Authorization: basic dXNlcjpwYXNz",
+    "Authorization: Basic dXNlcjpwYXNz",
+    "postgres://admin:hunter2@db:5432/app",
+    "curl -u admin:pa55word https://example.com",
+    "credentials:\n  value: s3cr3t\n",
+    "secrets:\n  nested:\n    password: hunter22\n",
+    "PASSWORD=hunter2\n",
+    "[section]\npassword = hunter2\n",
+    "sk-ant-abcdefghijklmnopqrstuvwx and sk-proj-ABCdef1234567890abcdef",
+    "ghp_" + "a1" * 20 + " github_pat_" + "b2" * 12,
+    "AKIAIOSFODNN7EXAMPLE AIza" + "x" * 35 + " whsec_" + "y1" * 10,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc",
+    "SG.abcdefghijklmnop.abcdefghijklmnopqrstuv sk_live_abcdef123456 rk_test_abcdef123456",
+    "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1234567890abcdef\n-----END RSA PRIVATE KEY-----",
+    "MIIEowIBAAKCAQEAx1234567890abcdef\n-----END PRIVATE KEY-----",
+    "sessionKey = 'a8F3k2L9q0Z7x1C4v6B5'",
+    "nothing secret here: just words, a = b; c: d",
+)
+
+
+@pytest.mark.parametrize("path", [None, "settings.env", "app.py"])
+def test_skipping_rules_changes_nothing(path: str | None) -> None:
+    fixtures = Path(__file__).parent / "fixtures"
+    texts = list(SKIP_SAMPLES)
+    texts += [
+        file.read_text(errors="replace")
+        for file in sorted(fixtures.rglob("*"))
+        if file.is_file() and file.stat().st_size < 200_000
+    ]
+    for text in texts:
+        redaction = redact_text(text, path=path)
+        expected = _every_rule_run(text, path)
+        assert (redaction.text, redaction.count, redaction.kinds) == expected, text[:80]
+    assert redact_text(SKIP_SAMPLES[0]).count == 1 and redact_text(SKIP_SAMPLES[1]).count == 1

@@ -60,7 +60,11 @@ class _Rule:
     kind: str
     pattern: re.Pattern[str]
     keep: Callable[[re.Match[str]], bool] | None = None
-    needle: str | None = None  # a substring the text must contain for the rule to run
+    # Substrings the rule cannot match without: the text must hold one of ``needles`` and,
+    # lowercased, one of ``lowered``. Most texts hold none, and a `str` search is far
+    # cheaper than a pattern that starts with a lookbehind (tried at every position).
+    needles: tuple[str, ...] = ()
+    lowered: tuple[str, ...] = ()
 
 
 def _has_template(value: str) -> bool:
@@ -96,7 +100,7 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
             r"(?:.*?-----END (?P=label)-----|.*\Z)",
             re.DOTALL,
         ),
-        needle="PRIVATE KEY",
+        needles=("PRIVATE KEY",),
     ),
     # The tail of a block whose BEGIN line fell in an earlier chunk.
     _Rule(
@@ -106,30 +110,51 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
             r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
             re.DOTALL,
         ),
-        needle="PRIVATE KEY",
+        needles=("PRIVATE KEY",),
     ),
     _Rule(
         "slack_webhook",
         re.compile(
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"
         ),
+        needles=("https://hooks.slack.com/",),
     ),
-    _Rule("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    _Rule("slack_token", re.compile(r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}")),
-    _Rule("github_token", re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{36,255}\b")),
-    _Rule("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,255}\b")),
-    _Rule("anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}")),
+    _Rule("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}"), needles=("xox",)),
+    _Rule("slack_token", re.compile(r"(?<![\w-])xapp-\d-[A-Za-z0-9-]{10,}"), needles=("xapp-",)),
+    _Rule(
+        "github_token",
+        re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{36,255}\b"),
+        needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _Rule(
+        "github_token",
+        re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{22,255}\b"),
+        needles=("github_pat_",),
+    ),
+    _Rule(
+        "anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}"), needles=("sk-ant-",)
+    ),
     _Rule(
         "openai_key",
         re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
         keep=lambda match: _has_digit_or_mixed_case(match.group()),
+        needles=("sk-",),
     ),
-    _Rule("stripe_key", re.compile(r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}")),
-    _Rule("stripe_key", re.compile(r"(?<![\w-])whsec_[A-Za-z0-9]{20,}")),
-    _Rule("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])")),
+    _Rule(
+        "stripe_key",
+        re.compile(r"(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+        needles=("k_live_", "k_test_"),
+    ),
+    _Rule("stripe_key", re.compile(r"(?<![\w-])whsec_[A-Za-z0-9]{20,}"), needles=("whsec_",)),
+    _Rule(
+        "google_api_key",
+        re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"),
+        needles=("AIza",),
+    ),
     _Rule(
         "aws_access_key_id",
         re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        needles=("AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     _Rule(
         "aws_secret_access_key",
@@ -137,20 +162,24 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
             r"(?i:aws_?secret_?access_?key)[\"']?\s*(?:=|:|=>)\s*[\"']?"
             r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
+        lowered=("aws",),
     ),
     _Rule(
         "jwt",
         re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+        needles=("eyJ",),
     ),
     _Rule(
         "bearer_token",
         re.compile(r"\b[Bb]earer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
         keep=lambda match: _has_digit_or_mixed_case(match.group("secret")),
+        needles=("Bearer", "bearer"),
     ),
     _Rule(
         "basic_auth",
         re.compile(r"\b[Bb]asic[ \t]+(?P<secret>[A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
         keep=_is_basic_credential,
+        needles=("Basic", "basic"),
     ),
     _Rule(
         "url_password",
@@ -159,9 +188,12 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
             r"[^\s:/@\"'`]*+:(?P<secret>[^\s/@\"'`]++)@"
         ),
         keep=lambda match: not _has_template(match.group("secret")),
+        needles=("://",),
     ),
     _Rule(
-        "sendgrid_key", re.compile(r"(?<![\w-])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")
+        "sendgrid_key",
+        re.compile(r"(?<![\w-])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
+        needles=("SG.",),
     ),
     # ADO.NET / ODBC connection strings: `Server=db;User Id=sa;Password=S3cret!;`
     _Rule(
@@ -175,13 +207,15 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
             ";" in match.string[max(0, match.start() - 200) : match.end() + 1]
             and _plain_literal(match.group("secret"))
         ),
-        needle=";",
+        needles=(";",),
+        lowered=("password", "pwd"),
     ),
     # `curl -u admin:pass`, `curl --user admin:pass`
     _Rule(
         "curl_password",
         re.compile(r"(?:\s|^)(?:-u|--user)[ \t=]+[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"),
         keep=lambda match: not _has_template(match.group("secret")),
+        needles=("-u",),
     ),
 )
 
@@ -348,14 +382,17 @@ def _keep_unquoted_colon(match: re.Match[str]) -> bool:
     return _names_secret(key, value) and not _looks_like_code(value, key)
 
 
+# A key names a secret only when its lowercased text holds one of these (``key_words`` are
+# pieces of it): the assignment rules cannot redact a text without one.
+_SECRET_NAME_PARTS = ("pass", "pwd", "token", "secret", "auth", "credential", "key")
 _ASSIGNMENT_RULES: tuple[_Rule, ...] = (
-    _Rule("secret_value", _QUOTED_ASSIGNMENT, _keep_quoted),
-    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_unquoted_equals),
-    _Rule("secret_value", _UNQUOTED_COLON, _keep_unquoted_colon),
+    _Rule("secret_value", _QUOTED_ASSIGNMENT, _keep_quoted, lowered=_SECRET_NAME_PARTS),
+    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_unquoted_equals, lowered=_SECRET_NAME_PARTS),
+    _Rule("secret_value", _UNQUOTED_COLON, _keep_unquoted_colon, lowered=_SECRET_NAME_PARTS),
 )
 _CONFIG_ASSIGNMENT_RULES: tuple[_Rule, ...] = (
     _ASSIGNMENT_RULES[0],
-    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_config_equals),
+    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_config_equals, lowered=_SECRET_NAME_PARTS),
     _ASSIGNMENT_RULES[2],
 )
 
@@ -364,10 +401,16 @@ _CONFIG_RULES: tuple[_Rule, ...] = _FORMAT_RULES + _CONFIG_ASSIGNMENT_RULES
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 
 
-def _apply(rule: _Rule, text: str, found: list[str]) -> str:
-    if rule.needle is not None and rule.needle not in text:
-        return text
+# Case-insensitive patterns also take the dotless i and the long s for i and s.
+_FOLD = str.maketrans({"\u0131": "i", "\u017f": "s"})
 
+
+def _folded(text: str) -> str:
+    """``text`` lowercased as a case-insensitive pattern compares it, for ``_Rule.lowered``."""
+    return text.lower().translate(_FOLD)
+
+
+def _apply(rule: _Rule, text: str, found: list[str]) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group()
         has_group = "secret" in rule.pattern.groupindex
@@ -394,10 +437,19 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
 def _redact(text: str, path: str | None) -> Redaction:
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
+    lowered: str | None = None  # of the text as it is now (a marker may have changed it)
     for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
-        text = _apply(rule, text, found)
-    if ":" in text:
-        text = _redact_yaml_blocks(text, found)
+        if rule.needles and not any(needle in text for needle in rule.needles):
+            continue
+        if rule.lowered:
+            lowered = _folded(text) if lowered is None else lowered
+            if not any(needle in lowered for needle in rule.lowered):
+                continue
+        redacted = _apply(rule, text, found)
+        if redacted is not text:
+            text, lowered = redacted, None
+    if ":" in text and any(part in _folded(text) for part in _SECRET_NAME_PARTS):
+        text = _redact_yaml_blocks(text, found)  # only under a secret-named key
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
 
 
@@ -467,7 +519,14 @@ def _redact_yaml_blocks(text: str, found: list[str]) -> str:
     return _YAML_SECRET_PARENT.sub(block, text)
 
 
-_PROSE_RULES: tuple[_Rule, ...] = (_Rule("secret_value", _COMMENT_ASSIGNMENT, _keep_comment),)
+_PROSE_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "secret_value",
+        _COMMENT_ASSIGNMENT,
+        _keep_comment,
+        lowered=("token", "passw", "secret", "api", "credential"),
+    ),
+)
 
 
 # The vocabulary and rules of runtime data (tool output, logs, audit records): the same
