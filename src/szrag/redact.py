@@ -401,13 +401,15 @@ _CONFIG_RULES: tuple[_Rule, ...] = _FORMAT_RULES + _CONFIG_ASSIGNMENT_RULES
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 
 
-# Case-insensitive patterns also take the dotless i and the long s for i and s.
-_FOLD = str.maketrans({"\u0131": "i", "\u017f": "s"})
-
-
 def _folded(text: str) -> str:
-    """``text`` lowercased as a case-insensitive pattern compares it, for ``_Rule.lowered``."""
-    return text.lower().translate(_FOLD)
+    """``text`` lowercased as a case-insensitive pattern compares it, for ``_Rule.lowered``:
+    such a pattern also takes the dotless i and the long s for i and s."""
+    lowered = text.lower()
+    if "\u0131" in lowered:
+        lowered = lowered.replace("\u0131", "i")
+    if "\u017f" in lowered:
+        lowered = lowered.replace("\u017f", "s")
+    return lowered
 
 
 def _apply(rule: _Rule, text: str, found: list[str]) -> str:
@@ -448,7 +450,8 @@ def _redact(text: str, path: str | None) -> Redaction:
         redacted = _apply(rule, text, found)
         if redacted is not text:
             text, lowered = redacted, None
-    if ":" in text and any(part in _folded(text) for part in _SECRET_NAME_PARTS):
+    lowered = _folded(text) if lowered is None else lowered
+    if ":" in text and any(part in lowered for part in _SECRET_NAME_PARTS):
         text = _redact_yaml_blocks(text, found)  # only under a secret-named key
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
 
