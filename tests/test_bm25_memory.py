@@ -251,3 +251,14 @@ def test_postings_read_apart_are_dropped_for_another_generation(repo: Path) -> N
         view = ChunkPostings(index.conn, "not this generation", bm25.FIELD_WEIGHTS)
         view._read_apart(index.path, ["router"])
         assert view.cached("router") is None and not view._pending
+
+
+def test_postings_are_read_apart_from_a_path_with_uri_characters(tmp_path: Path) -> None:
+    root = tmp_path / "a repo #1 ?x=%20"
+    (root / "src").mkdir(parents=True)
+    (root / "src/app.py").write_text("def route_handler():\n    return 'router'\n")
+    with build_index(root) as index:
+        view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
+        view._read_apart(index.path, ["router"])
+        found = view.cached("router")
+        assert found is not None and found.size == 1

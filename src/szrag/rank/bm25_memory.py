@@ -180,7 +180,8 @@ class ChunkPostings:
 
     def _read_apart(self, database: Path, phrases: list[str]) -> None:
         try:
-            conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            # a URI, so the path is quoted (a space, "?" or "#" in it), and read-only
+            conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
             try:
                 conn.execute("BEGIN")  # one snapshot for the check and the reads
                 if read_generation(conn) != self.generation:
