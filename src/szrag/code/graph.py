@@ -115,6 +115,13 @@ class SymbolQuestion:
             found = self._names[name] = _name_score(self, name)
         return found
 
+    def class_words(self, container: str) -> frozenset[str]:
+        """The question's words an enclosing class's name holds, worked out once per class."""
+        found = self._words.get(container)
+        if found is None:
+            found = self._words[container] = self.words_in(container)[0]
+        return found
+
     def words_in(self, name: str) -> tuple[frozenset[str], bool]:
         """The question's words that ``name`` holds (each once, however many of the name's
         tokens it matches), and whether they cover every token of the name."""
@@ -150,10 +157,7 @@ def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None)
     word in the enclosing class's name."""
     score, own = asked.name_score(name)
     if container and own:
-        words = asked._words.get(container)
-        if words is None:
-            words = asked._words[container] = asked.words_in(container)[0]
-        score += CONTAINER_TOKEN * len(words - own)
+        score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
     return score
 
 
