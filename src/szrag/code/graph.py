@@ -218,6 +218,11 @@ def records_by_path(index: Index) -> dict[str, CodeRecord]:
 def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
     """Functions, classes and methods the question points at, best first."""
     asked = SymbolQuestion.of(question)
+    if index.in_memory:  # a long-running face: every definition scored at once
+        from szrag.code.symbol_table import SymbolTable  # numpy is no part of a one-shot
+
+        table = index.derived("code.symbols.table", lambda: SymbolTable.of(code_records(index)))
+        return table.matches(asked)
     lookup = _symbol_lookup(index)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
     matches = []

@@ -1,0 +1,146 @@
+"""Symbols scored all at once from memory rank exactly as scoring them one by one does."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from szrag.code.graph import SymbolQuestion, code_records, find_symbols, symbol_score
+from szrag.code.model import SymbolMatch
+from szrag.code.symbol_table import SymbolTable
+from szrag.index import Index, build_index, load_index
+
+CopyFixture = Callable[[str], Path]
+
+TRICKY = """\
+class CartStore:
+    def check_cart(self):
+        pass
+
+    def check(self):
+        pass
+
+    def carts(self):
+        pass
+
+
+class Cart:
+    def check(self):
+        pass
+
+    def store(self):
+        pass
+
+
+def _():
+    pass
+
+
+def check_cart():
+    pass
+
+
+def registered_blueprints():
+    pass
+
+
+class BlueprintSetupState:
+    def register(self):
+        pass
+
+    def add_url_rule(self):
+        pass
+"""
+
+TRICKY_JS = """\
+const handlers = {
+  'text/plain': function () {},
+  'application/json; q=0.5': function () {},
+};
+class DeployQueue {
+  #flush() {}
+  drain = () => {};
+  rollback() {}
+}
+function $select() {}
+function verifyGithubSignature() {}
+module.exports = { handlers, DeployQueue };
+"""
+
+
+def _questions(index: Index, count: int, seed: int) -> list[str]:
+    """Questions made of the index's own names and their pieces, as prose and as code, with
+    words no name holds; a few long enough to need several words of bits."""
+    table = SymbolTable.of(code_records(index))
+    pieces = [word for name in table.names for word in (name, *name.replace("_", " ").split())]
+    pieces += ["the", "how", "does", "registered", "carts", "checks", "`carts`", "carts()"]
+    pieces += ["request.blueprints", "#flush", "text/plain", "Cart.check", "nothing"]
+    chooser = random.Random(seed)
+    questions = [" ".join(chooser.sample(pieces, chooser.randint(1, 8))) for _ in range(count)]
+    questions += [" ".join(chooser.sample(pieces, min(len(pieces), 90))) for _ in range(3)]
+    return questions
+
+
+def _both(
+    index: Index, questions: list[str]
+) -> tuple[list[list[SymbolMatch]], list[list[SymbolMatch]]]:
+    index.keep_in_memory(False)
+    one_by_one = [find_symbols(question, index) for question in questions]
+    index.keep_in_memory()
+    at_once = [find_symbols(question, index) for question in questions]
+    return one_by_one, at_once
+
+
+@pytest.mark.parametrize("fixture", ["express_app", "python_app", "context_app_js", "languages"])
+def test_scores_and_order_match_scoring_one_by_one(copy_fixture: CopyFixture, fixture: str) -> None:
+    with build_index(copy_fixture(fixture)) as index:
+        questions = _questions(index, 150, seed=len(fixture))
+        one_by_one, at_once = _both(index, questions)
+    assert at_once == one_by_one
+    assert sum(map(len, at_once)) > 150  # the questions do match definitions
+
+
+def test_tricky_names_classes_and_long_questions(tmp_path: Path) -> None:
+    (tmp_path / "store.py").write_text(TRICKY)
+    (tmp_path / "queue.js").write_text(TRICKY_JS)
+    (tmp_path / "again.py").write_text(TRICKY)  # the same names in a second file: ties
+    with build_index(tmp_path) as index:
+        questions = _questions(index, 300, seed=7)
+        questions += [
+            "how are carts checked?",
+            "what does `carts` return?",
+            "when is Cart.check called?",
+            "who calls check_cart?",
+            "what does #flush do in the queue",
+            "which handler takes text/plain",
+            "the registered blueprints",
+            "_",
+            " ".join(f"word{number}" for number in range(70)) + " check cart store",
+        ]
+        one_by_one, at_once = _both(index, questions)
+        assert at_once == one_by_one
+        cart = find_symbols("when is Cart.check called?", index)
+        assert cart[0].name == "check" and ("Cart", "check") in {
+            (match.container, match.name) for match in cart if match.score == cart[0].score
+        }
+        assert cart[0].score == symbol_score(
+            SymbolQuestion.of("when is Cart.check called?"), "check", "Cart"
+        )
+        flush = find_symbols("what does #flush do in the queue", index)
+        assert flush[0].name == "#flush"
+        long = find_symbols(questions[-1], index)
+        assert long == one_by_one[-1] and long[0].name == "check_cart"
+
+
+def test_the_table_follows_the_index(tmp_path: Path) -> None:
+    (tmp_path / "store.py").write_text(TRICKY)
+    with build_index(tmp_path) as index:
+        index.keep_in_memory()
+        assert not find_symbols("the audit trail", index)
+    (tmp_path / "audit.py").write_text("def audit_trail():\n    pass\n")
+    with load_index(tmp_path) as index:
+        index.keep_in_memory()
+        assert [match.name for match in find_symbols("the audit trail", index)] == ["audit_trail"]
