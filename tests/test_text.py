@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from szrag.text import (
+    LineRanges,
     create_chunks,
     extract_file_references,
     file_type,
@@ -146,3 +149,24 @@ def test_extract_file_references_prefers_the_longest_extension() -> None:
     )
     assert found == ["server/webhook.js", "package.json", "docs/security.md"]
     assert extract_file_references("no files here", frozenset({".js"})) == []
+
+
+def test_line_ranges_overlap_as_testing_each_range() -> None:
+    chooser = random.Random(5)
+    for _ in range(400):
+        ranges = [
+            (first, first + chooser.randint(-3, 30))  # inverted ranges too
+            for first in (chooser.randint(1, 200) for _ in range(chooser.randint(0, 12)))
+        ]
+        merged = LineRanges(ranges)
+        for start in range(-2, 240, 3):
+            for end in (start - 1, start, start + 5, start + 59):
+                expected = any(start <= last and end >= first for first, last in ranges)
+                assert merged.overlap(start, end) is expected, (ranges, start, end)
+
+
+def test_line_ranges_join_touching_and_nested_ranges() -> None:
+    ranges = LineRanges([(10, 20), (21, 30), (12, 14), (40, 40)])
+    assert ranges.overlap(25, 26) and ranges.overlap(1, 10) and ranges.overlap(40, 45)
+    assert not ranges.overlap(31, 39) and not ranges.overlap(41, 90)
+    assert not LineRanges([]).overlap(1, 100)

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
-from szrag.index.store import unpack
 from szrag.rank import Query, ranker_named
 from szrag.redact import redact
 from szrag.text import path_tokens, tokens
@@ -125,7 +123,7 @@ def retrieve(
 def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
     query = Query.parse(question, index.config.extensions)
     chosen = ranker_named(ranker).rank(index, query, limit, fill=index.config.profile.fill)
-    texts = _chunk_texts(index, [candidate.chunk_id for candidate in chosen])
+    texts = index.chunk_texts([candidate.chunk_id for candidate in chosen])
     return [
         Source(
             path=candidate.path,
@@ -138,16 +136,6 @@ def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Sour
         )
         for candidate in chosen
     ]
-
-
-def _chunk_texts(index: Index, chunk_ids: Sequence[int]) -> dict[int, str]:
-    if not chunk_ids:
-        return {}
-    marks = ",".join("?" * len(chunk_ids))
-    rows = index.conn.execute(
-        f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", list(chunk_ids)
-    )
-    return {row[0]: unpack(row[1]) for row in rows}
 
 
 def image_score(question_tokens: frozenset[str], image_path: str) -> int:

@@ -5,8 +5,10 @@ Pure functions, no I/O. The rules follow the original service so that scores are
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -222,6 +224,36 @@ def file_type(path: str) -> str:
 def split_lines(content: str) -> list[str]:
     """Lines split on LF or CRLF, as the chunker sees them."""
     return _LINE_BREAK.split(content)
+
+
+class LineRanges:
+    """Line ranges ``(first, last)``, for asking whether a chunk's lines ``(start, end)``
+    overlap one of them: merged once, each test a binary search (a file's symbols are often
+    dozens of ranges, asked of every chunk of the file)."""
+
+    __slots__ = ("_ends", "_ranges", "_starts", "_unmerged")
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        self._ranges = list(ranges)
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        # an inverted range overlaps the chunks that hold both its ends: not one interval
+        self._unmerged = [item for item in ranges if item[0] > item[1]]
+        for first, last in sorted(item for item in ranges if item[0] <= item[1]):
+            if self._ends and first <= self._ends[-1] + 1:  # lines are whole numbers
+                self._ends[-1] = max(self._ends[-1], last)
+            else:
+                self._starts.append(first)
+                self._ends.append(last)
+
+    def overlap(self, start: int, end: int) -> bool:
+        """Whether lines ``start`` to ``end`` overlap one of the ranges."""
+        if start > end:  # not a span of lines: the plain test, range by range
+            return any(start <= last and end >= first for first, last in self._ranges)
+        at = bisect.bisect_left(self._ends, start)
+        if at < len(self._ends) and self._starts[at] <= end:
+            return True
+        return any(start <= last and end >= first for first, last in self._unmerged)
 
 
 def heading_before(lines: list[str], start: int) -> str | None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from szrag.code.model import CodeRecord, Definition, EnvReference, Route, RouteMatch, SymbolMatch
 from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
+from szrag.memo import TextMemo
 from szrag.text import stem, tokens
 
 if TYPE_CHECKING:  # szrag.index imports szrag.code while it loads
@@ -465,6 +466,40 @@ def _source_sections(index: Index, path: str, ranges: list[tuple[int, int]]) -> 
         yield f"SOURCE ({first}-{last}):\n{text}"
 
 
+def _structure(path: str, index: Index, record: CodeRecord) -> str:
+    """The structure sections of one file's context (without its source)."""
+    sections = [
+        _section("IMPORTS", (item.source for item in record.imports)),
+        _section(
+            "FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)
+        ),
+        _section(
+            "ROUTES",
+            (
+                f"{item.method} {item.path} ({item.line})"
+                for item in routes_by_path(index).get(path, record.routes)
+            ),
+        ),
+        _section(
+            "ENVIRONMENT VARIABLES",
+            (f"{item.name} ({item.line})" for item in record.environment_variables),
+        ),
+    ]
+    return "\n\n".join(section for section in sections if section)
+
+
+STRUCTURE_MEMO_CHARS = 4_000_000  # one generation's structure texts kept by a server
+
+
+def _structure_memo() -> TextMemo[str]:
+    """A memo of ``_structure`` by path and index (the record is the index's, by path)."""
+    return TextMemo(
+        lambda path, index: _structure(path, index, records_by_path(index)[path]),
+        max_chars=STRUCTURE_MEMO_CHARS,
+        size=len,
+    )
+
+
 def get_code_context(
     path: str | Path, index: Index, symbol: str | SymbolMatch | None = None
 ) -> str:
@@ -479,23 +514,11 @@ def get_code_context(
     record = records_by_path(index).get(relative)
     if record is None:
         return ""
-    sections = [
-        _section("IMPORTS", (item.source for item in record.imports)),
-        _section(
-            "FUNCTIONS", (f"{item.name} ({item.line}-{item.end_line})" for item in record.functions)
-        ),
-        _section(
-            "ROUTES",
-            (
-                f"{item.method} {item.path} ({item.line})"
-                for item in routes_by_path(index).get(relative, record.routes)
-            ),
-        ),
-        _section(
-            "ENVIRONMENT VARIABLES",
-            (f"{item.name} ({item.line})" for item in record.environment_variables),
-        ),
-    ]
+    if index.in_memory:  # the same files come back question after question
+        structure = index.derived("code.structure", _structure_memo)(relative, index)
+    else:
+        structure = _structure(relative, index, record)
+    sections = [structure]
     if symbol is not None:
         ranges = _symbol_ranges(record, relative, symbol)
         if ranges:

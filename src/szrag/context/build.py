@@ -31,7 +31,7 @@ from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, 
 from szrag.index import Index
 from szrag.index.store import StoredChunk, StoredFile
 from szrag.retrieve import Source, require_question
-from szrag.text import CODE_TYPES, path_tokens, tokens
+from szrag.text import CODE_TYPES, LineRanges, path_tokens, tokens
 
 RETRIEVED_BASE_SCORE = 1000
 PATH_TOKEN_SCORE = 30
@@ -200,11 +200,9 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
     Chunks overlap by design (60 lines every 40), and two symbols may share a chunk; the
     chunks of all the file's symbols are spliced together so no line is repeated.
     """
-    ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
+    ranges = LineRanges([(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols])
     overlapping = [
-        (chunk.start, chunk.text)
-        for chunk in chunks
-        if any(chunk.start <= end and chunk.end >= start for start, end in ranges)
+        (chunk.start, chunk.text) for chunk in chunks if ranges.overlap(chunk.start, chunk.end)
     ]
     return "\n\n".join(
         f"SOURCE ({first}-{last}):\n{text}" for first, last, text in splice(overlapping)

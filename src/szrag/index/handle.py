@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 
 from szrag.config import RepoConfig
 from szrag.index import store
+from szrag.index.chunk_memory import ChunkMemory
 from szrag.index.collect import Skip
 from szrag.text import tokens
 
@@ -54,6 +55,29 @@ class RefreshReport:
         return bool(self.rebuilt or self.added or self.changed or self.removed or self.touched)
 
 
+@dataclass(frozen=True, slots=True)
+class Edges:
+    """The stored edges of one generation by file, for a reader that keeps views in memory:
+    what each file imports or refers to, and which files import it (each sorted, as SQLite
+    orders them)."""
+
+    dependencies: dict[str, tuple[str, ...]]
+    dependants: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection) -> Edges:
+        targets: dict[str, set[str]] = {}
+        importers: dict[str, set[str]] = {}
+        for source, target, kind in conn.execute("SELECT source, target, kind FROM edges"):
+            targets.setdefault(source, set()).add(target)
+            if kind == "import":
+                importers.setdefault(target, set()).add(source)
+        return cls(
+            {path: tuple(sorted(found)) for path, found in targets.items()},
+            {path: tuple(sorted(found)) for path, found in importers.items()},
+        )
+
+
 class Index:
     """A handle on one repository's index database."""
 
@@ -70,6 +94,9 @@ class Index:
         # views per generation; two kept so a reader still on the previous snapshot during a
         # refresh neither throws away nor rebuilds the views of the new one
         self._derived: dict[str, dict[str, object]] = {}
+        # the snapshots ``reading`` holds open, by connection (a server reads from several
+        # threads), with their generation once read
+        self._snapshots: dict[int, str | None] = {}
 
     def derived(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, remembered until the index changes (for views built from it)."""
@@ -111,19 +138,31 @@ class Index:
     def reading(self) -> Iterator[Index]:
         """One consistent snapshot for several reads: a refresh committed meanwhile by another
         connection stays invisible until the block ends. Nests; a no-op inside a transaction."""
-        if self.conn.in_transaction:
+        conn = self.conn
+        if conn.in_transaction:
             yield self
             return
-        self.conn.execute("BEGIN")
+        conn.execute("BEGIN")
+        snapshot = id(conn)
+        self._snapshots[snapshot] = None  # its generation, once read
         try:
             yield self
         finally:
-            if self.conn.in_transaction:
+            self._snapshots.pop(snapshot, None)
+            if self.conn.in_transaction:  # a healed index's reader has a new connection
                 self.conn.execute("COMMIT")
 
     def generation(self) -> str:
-        """Changes every time a writer commits."""
-        return store.read_generation(self.conn)
+        """Changes every time a writer commits (read once per ``reading`` snapshot: every
+        view a question uses asks for it)."""
+        conn = self.conn
+        snapshot = id(conn)
+        if snapshot not in self._snapshots:
+            return store.read_generation(conn)
+        generation = self._snapshots[snapshot]
+        if generation is None:
+            generation = self._snapshots[snapshot] = store.read_generation(conn)
+        return generation
 
     def meta(self) -> dict[str, str]:
         """The index's meta values (schema version, generated_at, profile, ...)."""
@@ -155,6 +194,8 @@ class Index:
 
     def has_file(self, path: str) -> bool:
         """Whether ``path`` is indexed (cheaper than reading it)."""
+        if self._memory_enabled:
+            return path in self.files_by_path()
         return (
             self.conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
         )
@@ -164,7 +205,18 @@ class Index:
     ) -> list[store.StoredChunk]:
         """The chunks of one file in order; with ``lines``, only those overlapping one of
         these (first, last) ranges."""
+        if self._memory_enabled:
+            return self._chunk_memory().chunks(self.conn, path, lines)
         return store.file_chunks(self.conn, path, lines)
+
+    def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
+        """The text of each chunk id that has one."""
+        if self._memory_enabled:
+            return self._chunk_memory().texts(self.conn, ids)
+        return store.chunk_texts(self.conn, ids)
+
+    def _chunk_memory(self) -> ChunkMemory:
+        return self.derived("index.chunks", ChunkMemory)
 
     def image_paths(self) -> list[str]:
         """Every collected image's relative path."""
@@ -179,6 +231,8 @@ class Index:
 
     def dependencies(self, path: str) -> list[str]:
         """Files that ``path`` imports or refers to."""
+        if self._memory_enabled:
+            return list(self._edges().dependencies.get(path, ()))
         rows = self.conn.execute(
             "SELECT DISTINCT target FROM edges WHERE source = ? ORDER BY target", (path,)
         )
@@ -186,11 +240,16 @@ class Index:
 
     def dependants(self, path: str) -> list[str]:
         """Files that import ``path``."""
+        if self._memory_enabled:
+            return list(self._edges().dependants.get(path, ()))
         rows = self.conn.execute(
             "SELECT DISTINCT source FROM edges WHERE target = ? AND kind = 'import' ORDER BY source",
             (path,),
         )
         return [row[0] for row in rows]
+
+    def _edges(self) -> Edges:
+        return self.derived("index.edges", lambda: Edges.of(self.conn))
 
     def counts(self) -> dict[str, int]:
         """Row counts of files, chunks, images, edges and skipped files."""

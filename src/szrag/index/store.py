@@ -17,7 +17,7 @@ from typing import Any
 
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index.terms import code_names, term_fields
-from szrag.text import Chunk, code_terms
+from szrag.text import Chunk, LineRanges, code_terms
 
 APPLICATION = "szrag"
 SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name
@@ -419,21 +419,58 @@ def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
     return _file_from_row(row) if row else None
 
 
+ChunkPlace = tuple[int, str, int, int, str, str | None]  # a chunk row without its text
+_ID_BATCH = 500  # ids bound to one statement, well under SQLite's variable limit
+
+
 def file_chunks(
     conn: sqlite3.Connection, path: str, lines: Sequence[tuple[int, int]] | None = None
 ) -> list[StoredChunk]:
     """The chunks of one file in order; with ``lines``, only those overlapping one of these
-    (first, last) ranges (the others are not inflated)."""
+    (first, last) ranges (the others are neither read nor inflated)."""
+    places = overlapping(chunk_places(conn, path), lines)
+    texts = chunk_texts(conn, [place[0] for place in places])
+    return with_texts(places, texts)
+
+
+def chunk_places(conn: sqlite3.Connection, path: str) -> list[ChunkPlace]:
+    """Each chunk of one file in order, without its text: id, path, start, end, type, heading."""
     rows = conn.execute(
-        "SELECT c.id, f.path, c.start, c.end, c.type, c.heading, t.text FROM chunks c"
-        " JOIN files f ON f.id = c.file_id JOIN chunk_texts t ON t.id = c.id"
-        " WHERE f.path = ? ORDER BY c.seq",
+        "SELECT c.id, f.path, c.start, c.end, c.type, c.heading FROM chunks c"
+        " JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.seq",
         (path,),
     )
+    return rows.fetchall()
+
+
+def overlapping(
+    places: Sequence[ChunkPlace], lines: Sequence[tuple[int, int]] | None
+) -> list[ChunkPlace]:
+    """The chunks among ``places`` overlapping one of the (first, last) ``lines``; all of
+    them when ``lines`` is None."""
+    if lines is None:
+        return list(places)
+    wanted = LineRanges(lines)
+    return [place for place in places if wanted.overlap(place[2], place[3])]
+
+
+def chunk_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The inflated text of each chunk id that has one."""
+    found: dict[int, str] = {}
+    for offset in range(0, len(ids), _ID_BATCH):
+        batch = ids[offset : offset + _ID_BATCH]
+        marks = ",".join("?" * len(batch))
+        rows = conn.execute(f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", batch)
+        found.update((chunk_id, unpack(text)) for chunk_id, text in rows)
+    return found
+
+
+def with_texts(places: Sequence[ChunkPlace], texts: dict[int, str]) -> list[StoredChunk]:
+    """The chunks of ``places`` with their texts (one whose text is missing left out)."""
     return [
-        StoredChunk(chunk_id, file_path, start, end, kind, heading, unpack(text))
-        for chunk_id, file_path, start, end, kind, heading, text in rows
-        if lines is None or any(start <= last and end >= first for first, last in lines)
+        StoredChunk(chunk_id, path, start, end, kind, heading, texts[chunk_id])
+        for chunk_id, path, start, end, kind, heading in places
+        if chunk_id in texts
     ]
 
 

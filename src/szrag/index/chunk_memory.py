@@ -1,0 +1,66 @@
+"""A long-running reader's memory of chunks: each file's chunk rows and the texts read lately.
+
+A question's codebase context reads every chunk overlapping the symbols it matched in up to
+twenty files (a class spanning a file is the whole file), and inflating them was a third of a
+warm answer's context on the benchmarks' corpus. The files a server's questions reach recur
+(the same modules answer many questions), so a face that keeps views in memory
+(``Index.keep_in_memory``) keeps, per index generation, each file's chunk rows without text
+and the inflated texts most recently read, up to ``MAX_CHARS`` characters. The chunks given
+are those SQLite gives, in the same order, with the same texts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from szrag.index import store
+
+MAX_CHARS = 16_000_000  # inflated text kept per generation: about 16-32 MB of str
+
+
+class ChunkMemory:
+    """One generation's chunk rows by file and a bounded, least recently used set of texts;
+    safe to share between threads."""
+
+    def __init__(self, max_chars: int = MAX_CHARS) -> None:
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+        self._places: dict[str, list[store.ChunkPlace]] = {}
+        self._texts: OrderedDict[int, str] = OrderedDict()
+        self._chars = 0
+
+    def chunks(
+        self, conn: sqlite3.Connection, path: str, lines: Sequence[tuple[int, int]] | None
+    ) -> list[store.StoredChunk]:
+        """``store.file_chunks`` of this generation, from memory where it can."""
+        places = self._places.get(path)
+        if places is None:
+            places = self._places[path] = store.chunk_places(conn, path)
+        chosen = store.overlapping(places, lines)
+        return store.with_texts(chosen, self.texts(conn, [place[0] for place in chosen]))
+
+    def texts(self, conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+        """``store.chunk_texts`` of this generation, from memory where it can."""
+        found: dict[int, str] = {}
+        with self._lock:
+            for chunk_id in ids:
+                text = self._texts.get(chunk_id)
+                if text is not None:
+                    self._texts.move_to_end(chunk_id)
+                    found[chunk_id] = text
+        missing = [chunk_id for chunk_id in ids if chunk_id not in found]
+        if not missing:
+            return found
+        read = store.chunk_texts(conn, missing)
+        with self._lock:
+            for chunk_id, text in read.items():
+                if chunk_id not in self._texts:
+                    self._texts[chunk_id] = text
+                    self._chars += len(text)
+            while self._chars > self._max_chars and self._texts:
+                self._chars -= len(self._texts.popitem(last=False)[1])
+        found.update(read)
+        return found

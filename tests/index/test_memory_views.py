@@ -1,0 +1,84 @@
+"""An index kept in memory reads chunks, edges and files as SQLite gives them."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from szrag.code.graph import get_code_context
+from szrag.index import Index, build_index, load_index, store
+from szrag.index.chunk_memory import ChunkMemory
+
+CopyFixture = Callable[[str], Path]
+
+
+def _every_read(index: Index) -> list[object]:
+    """Chunks (whole files and line ranges), chunk texts, edges, file checks and structure
+    text of every indexed file, in one list to compare."""
+    reads: list[object] = []
+    with index.reading():
+        for entry in index.file_entries():
+            path = entry.path
+            chunks = index.chunks(path)
+            reads.append(chunks)
+            reads.append(index.chunks(path, [(5, 9), (70, 75), (30, 20), (1, 1)]))
+            reads.append(index.chunk_texts([chunk.id for chunk in chunks] + [10**9]))
+            reads.append((index.dependencies(path), index.dependants(path)))
+            reads.append((index.has_file(path), index.has_file(path + ".missing")))
+            reads.append(get_code_context(path, index))
+    return reads
+
+
+def test_memory_reads_what_sqlite_reads(copy_fixture: CopyFixture) -> None:
+    with build_index(copy_fixture("express_app")) as index:
+        from_sqlite = _every_read(index)
+        index.keep_in_memory()
+        first, again = _every_read(index), _every_read(index)
+    assert first == from_sqlite and again == from_sqlite
+    assert any(reads for reads in from_sqlite[3::6] if reads != ([], []))  # edges were read
+
+
+def test_memory_follows_a_refresh(copy_fixture: CopyFixture) -> None:
+    root = copy_fixture("express_app")
+    with build_index(root) as index:
+        index.keep_in_memory()
+        before = index.chunks("server/lib/logger.js")
+        assert "server/lib/audit.js" not in index.dependants("server/lib/logger.js")
+    logger = root / "server" / "lib" / "logger.js"
+    logger.write_text(logger.read_text() + "\n// one more line\n")
+    (root / "server" / "lib" / "audit.js").write_text('const logger = require("./logger");\n')
+    with load_index(root) as index:
+        index.keep_in_memory()
+        after = index.chunks("server/lib/logger.js")
+        assert after != before and after[-1].text.endswith("// one more line\n")
+        assert "server/lib/audit.js" in index.dependants("server/lib/logger.js")
+        assert index.has_file("server/lib/audit.js")
+
+
+def test_chunk_texts_kept_are_bounded(copy_fixture: CopyFixture) -> None:
+    with build_index(copy_fixture("express_app")) as index:
+        ids = [chunk.id for entry in index.file_entries() for chunk in index.chunks(entry.path)]
+        expected = store.chunk_texts(index.conn, ids)
+        memory = ChunkMemory(max_chars=2000)
+        assert memory.texts(index.conn, ids) == expected
+        assert memory.texts(index.conn, ids[:3]) == {key: expected[key] for key in ids[:3]}
+        assert 0 < memory._chars <= 2000 and len(memory._texts) < len(ids)
+
+
+def test_a_snapshot_reads_its_generation_once(copy_fixture: CopyFixture) -> None:
+    root = copy_fixture("express_app")
+    with build_index(root) as index:
+        other = sqlite3.connect(index.path)
+        statements: list[str] = []
+        with index.reading():
+            index.conn.set_trace_callback(statements.append)
+            seen = index.generation()
+            assert [index.generation() for _ in range(3)] == [seen] * 3
+            assert sum("generation" in statement for statement in statements) == 1
+            with other:  # another writer commits while the snapshot is held
+                other.execute("UPDATE meta SET value = 'next' WHERE key = 'generation'")
+            assert index.generation() == seen
+        assert index.generation() == "next"
+        index.conn.set_trace_callback(None)
+        other.close()
