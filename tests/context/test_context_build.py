@@ -17,6 +17,7 @@ from szrag.context import (
 )
 from szrag.context.build import (
     MAX_CANDIDATES,
+    CodeFiles,
     best_first,
     candidate_score,
     code_candidates,
@@ -99,6 +100,7 @@ def test_code_candidates_are_code_files_with_a_positive_score_best_12() -> None:
         stored("src/tool.ts", "typescript", "gadget gadget"),
     ]
     chosen = code_candidates("gadget", files)
+    assert CodeFiles.of(reversed(files)).counted("gadget") == chosen  # ties by path, not order
     assert len(chosen) == MAX_CANDIDATES
     assert chosen[0] == ("src/gadget_00.js", 30)
     assert ("src/tool.ts", 2) not in chosen  # 13th best: below the 12 path matches
@@ -131,6 +133,7 @@ def test_code_candidates_score_each_file_as_candidate_score_does() -> None:
         }
         expected = [(path, scores[path]) for path in best_first(scores) if scores[path] > 0]
         assert code_candidates(question, files) == expected[:MAX_CANDIDATES], question
+        assert CodeFiles.of(files).counted(question) == expected[:MAX_CANDIDATES], question
 
 
 def chunk(start: int, end: int) -> StoredChunk:

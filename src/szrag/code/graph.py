@@ -21,6 +21,7 @@ import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -191,8 +192,14 @@ def path_in(question_lower: str, path: str) -> bool:
 
 def route_score(question_lower: str, question_tokens: set[str], method: str, path: str) -> int:
     """100 for the route path in the question plus 20 per question token in method and path."""
+    return _route_score(question_lower, question_tokens, path, name_tokens(f"{method} {path}"))
+
+
+def _route_score(
+    question_lower: str, question_tokens: AbstractSet[str], path: str, route_tokens: frozenset[str]
+) -> int:
     exact = ROUTE_PATH if path_in(question_lower, path) else 0
-    return exact + ROUTE_TOKEN * len(name_tokens(f"{method} {path}") & question_tokens)
+    return exact + ROUTE_TOKEN * len(route_tokens & question_tokens)
 
 
 def extract_environment_variables(question: str) -> list[str]:
@@ -304,14 +311,25 @@ def routes_by_path(index: Index) -> dict[str, tuple[Route, ...]]:
     )
 
 
+def _scored_routes(index: Index) -> list[tuple[str, Route, frozenset[str]]]:
+    """Each mounted route with its file and the tokens of its method and path."""
+    return index.derived(
+        "code.routes.scored",
+        lambda: [
+            (path, item, name_tokens(f"{item.method} {item.path}"))
+            for path, routes in routes_by_path(index).items()
+            for item in routes
+        ],
+    )
+
+
 def find_routes(question: str, index: Index) -> list[RouteMatch]:
     """Routes the question points at, best first."""
     lowered, query = question.lower(), tokens(question)
     matches = [
         RouteMatch(path, item.method, item.path, item.line, item.handler, score)
-        for path, routes in routes_by_path(index).items()
-        for item in routes
-        if (score := route_score(lowered, query, item.method, item.path)) > 0
+        for path, item, route_tokens in _scored_routes(index)
+        if (score := _route_score(lowered, query, item.path, route_tokens)) > 0
     ]
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
 

@@ -14,6 +14,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from szrag.code.graph import (
     extract_environment_variables,
@@ -32,6 +33,10 @@ from szrag.index import Index
 from szrag.index.store import StoredChunk, StoredFile
 from szrag.retrieve import Source, require_question
 from szrag.text import CODE_TYPES, LineRanges, path_tokens, tokens
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 RETRIEVED_BASE_SCORE = 1000
 PATH_TOKEN_SCORE = 30
@@ -128,6 +133,7 @@ class CodeFiles:
     lowered: tuple[str, ...]  # each path lowercased, for the question naming it
     by_token: dict[str, array[int]]  # token -> the numbers of the files holding it
     by_path_token: dict[str, array[int]]  # token -> the numbers of the files whose path has it
+    by_path: array[int]  # each file's place in path order, for ties
 
     @classmethod
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
@@ -140,11 +146,16 @@ class CodeFiles:
                 by_token.setdefault(token, []).append(number)
             for token in path_tokens(file.path):
                 by_path_token.setdefault(token, []).append(number)
+        in_order = sorted(range(len(code)), key=lambda number: code[number].path)
+        by_path = array("I", bytes(4 * len(code)))
+        for place, number in enumerate(in_order):
+            by_path[number] = place
         return cls(
             tuple(file.path for file in code),
             tuple(file.path.lower() for file in code),
             {token: array("I", numbers) for token, numbers in by_token.items()},
             {token: array("I", numbers) for token, numbers in by_path_token.items()},
+            by_path,
         )
 
     def candidates(self, question: str) -> list[tuple[str, int]]:
@@ -168,6 +179,35 @@ class CodeFiles:
             scores[path] = scores.get(path, 0) + PATH_MENTION_SCORE
         best = heapq.nsmallest(MAX_CANDIDATES, scores, key=lambda path: (-scores[path], path))
         return [(path, scores[path]) for path in best if scores[path] > 0]
+
+    def counted(self, question: str) -> list[tuple[str, int]]:
+        """``candidates``, counted with numpy: for a process that keeps views in memory."""
+        import numpy as np  # no part of a one-shot
+
+        query_tokens = frozenset(tokens(question))
+        size = len(self.paths)
+
+        def holding(table: dict[str, array[int]]) -> npt.NDArray[np.int64]:
+            found = [
+                np.frombuffer(table[token], dtype=np.uintc)
+                for token in query_tokens
+                if token in table
+            ]
+            if not found:
+                return np.zeros(size, dtype=np.int64)
+            return np.bincount(np.concatenate(found), minlength=size)
+
+        scores = PATH_TOKEN_SCORE * holding(self.by_path_token) + FILE_TOKEN_SCORE * holding(
+            self.by_token
+        )
+        asked = _as_paths(question)
+        scores[[number for number, path in enumerate(self.lowered) if path in asked]] += (
+            PATH_MENTION_SCORE
+        )
+        positive = np.flatnonzero(scores > 0)
+        order = np.frombuffer(self.by_path, dtype=np.uintc)[positive]
+        best = positive[np.lexsort((order, -scores[positive]))][:MAX_CANDIDATES]
+        return [(self.paths[number], int(scores[number])) for number in best.tolist()]
 
 
 def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
@@ -213,6 +253,7 @@ _PACKAGE_FILES = frozenset({"index", "__init__", "mod"})
 _FILE_SUFFIXES = frozenset({"js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "cts", "py", "json"})
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _stem(path_or_module: str) -> str:
     """The module name a path or import specifier ends in: ``lib/db/index.js`` and ``./db``
     give ``db``, ``szrag.context.build`` gives ``build``."""
@@ -297,14 +338,18 @@ def build_codebase_context(
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
     code_files = index.derived("context.code_files", lambda: CodeFiles.of(stored.values()))
-    for path, score in code_files.candidates(clean):
+    best = code_files.counted(clean) if index.in_memory else code_files.candidates(clean)
+    for path, score in best:
         selection.offer(path, score, DIRECT)
     symbols = tuple(find_symbols(clean, index))
     routes = tuple(find_routes(clean, index))
-    matched = [(item.file, item.score) for item in symbols]
-    matched += [(item.file, item.score) for item in routes]
-    for path, score in matched:
-        selection.offer(path, score, DIRECT)
+    by_file: dict[str, list[SymbolMatch]] = {}
+    for symbol in symbols:
+        by_file.setdefault(symbol.file, []).append(symbol)
+    for path, found in by_file.items():  # best first: a file's first match is its best
+        selection.offer(path, found[0].score, DIRECT)
+    for route in routes:
+        selection.offer(route.file, route.score, DIRECT)
 
     direct = best_first(selection.with_relation(DIRECT))
     dependencies: list[str] = []
@@ -328,9 +373,6 @@ def build_codebase_context(
     ]
     variables = tuple(dict.fromkeys([*named, *_variables_in(files, records)]))
 
-    by_file: dict[str, list[SymbolMatch]] = {}
-    for symbol in symbols:
-        by_file.setdefault(symbol.file, []).append(symbol)
     entries: list[CodeEntry] = []
     for path in files:
         if len(entries) >= MAX_CODE_CONTEXTS:
