@@ -3,6 +3,7 @@ what earlier turns give retrieval and the model."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import stat
 from pathlib import Path
@@ -375,3 +376,67 @@ def test_history_cuts_the_newest_answer_when_it_alone_is_too_long() -> None:
     answer = history.messages[1]["content"]
     assert answer.endswith("[...]") and answer.startswith("detail detail")
     assert history.turns == 1 and history.tokens <= 300
+
+
+# --- the kept connection -------------------------------------------------------------------
+
+
+def test_a_store_moved_aside_is_started_afresh_and_the_old_file_kept(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.db"
+    store = ConversationStore(path)
+    first = store.start(face="api")
+    store.append(a_turn(first.id))
+    path.rename(tmp_path / "aside.db")  # what the store's error message tells people to do
+
+    second = store.start(face="api")
+    assert store.turns(second.id) == () and store.latest("api") == second
+    with pytest.raises(UnknownConversation):
+        store.get(first.id)
+    kept = ConversationStore(tmp_path / "aside.db")
+    assert [turn.question for turn in kept.turns(first.id)] == ["how is the webhook verified?"]
+    store.close()
+    kept.close()
+
+
+def test_threads_share_one_store_and_other_stores_see_its_writes(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "conversations.db"
+    store, other = ConversationStore(path), ConversationStore(path)
+    started = store.start(face="api")
+    errors: list[BaseException] = []
+
+    def answer(number: int) -> None:
+        try:
+            for turn in range(5):
+                store.append(a_turn(started.id, f"question {number}.{turn}"))
+        except BaseException as error:  # the test reports it below
+            errors.append(error)
+
+    workers = [threading.Thread(target=answer, args=(number,)) for number in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    kept = other.turns(started.id)  # another connection sees every committed turn
+    assert len(kept) == ConversationLimits().turns
+    assert kept == store.turns(started.id)
+    store.close()
+    other.close()
+
+
+def test_start_with_keeps_a_first_turn_in_a_new_conversation(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path / "conversations.db")
+    turn = a_turn(new_id())
+    assert store.start_with(turn, face="api", owner="U1") == turn
+    started = store.get(turn.conversation_id, owner="U1")
+    assert (started.face, started.owner) == ("api", "U1")
+    assert store.turns(turn.conversation_id) == (turn,)
+    with pytest.raises(UnknownConversation):
+        store.get(turn.conversation_id, owner="U2")
+    with pytest.raises(ConversationError, match="is taken"):  # nothing of it is kept
+        store.start_with(dataclasses.replace(turn, conversation_id=new_id()), face="api")
+    assert len(ConversationStore(tmp_path / "conversations.db").turns(turn.conversation_id)) == 1
+    assert store.latest("api") == started
+    store.close()

@@ -654,22 +654,24 @@ async def _keep(
     its ids; when the store cannot keep it the answer is still returned, without ids."""
     store = host.conversations
     sources = tuple(ShownSource(item.path, item.start, item.end) for item in result.sources)
-    commit = result.running_commit or await asyncio.to_thread(checkout_commit, host.root)
-    try:
-        if conversation_id is None:
-            started = await asyncio.to_thread(store.start, face=face, owner=owner)
-            conversation_id = started.id
+
+    def keep() -> Turn:  # in one worker thread: the commit read, then one transaction
         turn = Turn(
             answer_id=new_id(),
-            conversation_id=conversation_id,
+            conversation_id=conversation_id or new_id(),
             question=redact_password_phrases(question),
             answer=SECRET_ANSWER_KEPT if secret else result.answer,
             outcome=result.outcome.value,
             sources=sources,
-            commit=commit,
+            commit=result.running_commit or checkout_commit(host.root),
             asked_at=store.clock(),
         )
-        await asyncio.to_thread(store.append, turn)
+        if conversation_id is None:
+            return store.start_with(turn, face=face, owner=owner)
+        return store.append(turn)
+
+    try:
+        turn = await asyncio.to_thread(keep)
     except ConversationError as error:
         log.warning("the answer was given but could not be kept: %s", error.message)
         return result

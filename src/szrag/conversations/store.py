@@ -9,8 +9,11 @@ The schema is versioned by ordered, named migrations (``MIGRATIONS``), each appl
 the transaction that records it in ``migrations``; a database that records a migration this
 version does not know was written by a newer szrag and is refused, not altered.
 
-Every operation opens its own connection and closes it, so any thread (a server's workers,
-the event loop) may use one store. Writes prune as they go: turns older than the age bound,
+A store keeps one connection, used by one operation at a time, so any thread (a server's
+workers, the event loop) may use one store: closing a WAL database's last connection
+checkpoints it, and doing that after every write cost a server's answer 3 ms a turn. The
+connection is opened again when the file at the path is no longer the one it reads (moved
+aside, replaced) or after an SQLite error. Writes prune as they go: turns older than the age bound,
 all but the last ``turns`` of the conversation written to, and the conversations used least
 recently beyond ``conversations``. Feedback is kept until removed by hand: it is the
 benchmark's source. The file is created readable by its owner only.
@@ -115,8 +118,10 @@ class ConversationStore:
         self.path = Path(path)
         self.limits = limits or ConversationLimits()
         self.clock = clock
-        self._ready = False
         self._lock = threading.Lock()
+        self._use = threading.Lock()  # the kept connection: one operation at a time
+        self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # the (device, inode) it reads
 
     @classmethod
     def for_root(
@@ -138,17 +143,30 @@ class ConversationStore:
         (a Slack thread's ``slack:TEAM:CHANNEL:THREAD_TS``), the conversation of that id, started
         on first use. ``owner``: only that identity may continue it (None: anyone)."""
         chosen = checked_id(conversation_id) if conversation_id is not None else new_id()
-        now = self.clock()
         with self._writing() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO conversations (id, face, owner, started_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (chosen, face, owner, now, now),
-            )
-            # starting counts as using: an expired thread starts afresh (its old turns go)
-            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
-            self._prune(conn, now)
-            row = conn.execute("SELECT * FROM conversations WHERE id = ?", (chosen,)).fetchone()
+            return self._start(conn, chosen, face, owner)
+
+    def start_with(self, turn: Turn, *, face: str = "library", owner: str | None = None) -> Turn:
+        """``start`` the conversation of ``turn.conversation_id`` and ``append`` the turn to
+        it, in one transaction (a face keeping its first answer)."""
+        chosen = checked_id(turn.conversation_id)
+        with self._writing() as conn:
+            self._start(conn, chosen, face, owner)
+            return self._append(conn, turn)
+
+    def _start(
+        self, conn: sqlite3.Connection, chosen: str, face: str, owner: str | None
+    ) -> Conversation:
+        now = self.clock()
+        conn.execute(
+            "INSERT OR IGNORE INTO conversations (id, face, owner, started_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (chosen, face, owner, now, now),
+        )
+        # starting counts as using: an expired thread starts afresh (its old turns go)
+        conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
+        self._prune(conn, now)
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (chosen,)).fetchone()
         return _conversation(row)
 
     def get(self, conversation_id: str, *, owner: str | None = None) -> Conversation:
@@ -186,42 +204,45 @@ class ConversationStore:
         """Keep ``turn`` in its conversation (which must exist), then forget what the bounds
         no longer keep."""
         with self._writing() as conn:
-            found = conn.execute(
-                "SELECT 1 FROM conversations WHERE id = ? AND updated_at >= ?",
-                (turn.conversation_id, self._cutoff()),
-            ).fetchone()
-            if found is None:
-                raise UnknownConversation(
-                    f"no conversation {turn.conversation_id} to add the answer to: it was "
-                    "never started here, or it is no longer kept"
-                )
-            try:
-                conn.execute(
-                    "INSERT INTO turns (answer_id, conversation_id, asked_at, question, answer,"
-                    " outcome, sources, commit_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        turn.answer_id,
-                        turn.conversation_id,
-                        turn.asked_at,
-                        turn.question,
-                        turn.answer,
-                        turn.outcome,
-                        _sources_json(turn.sources),
-                        turn.commit,
-                    ),
-                )
-            except sqlite3.IntegrityError:
-                raise ConversationError(f"answer id {turn.answer_id} is taken") from None
-            conn.execute(
-                "UPDATE conversations SET updated_at = MAX(updated_at, ?) WHERE id = ?",
-                (turn.asked_at, turn.conversation_id),
+            return self._append(conn, turn)
+
+    def _append(self, conn: sqlite3.Connection, turn: Turn) -> Turn:
+        found = conn.execute(
+            "SELECT 1 FROM conversations WHERE id = ? AND updated_at >= ?",
+            (turn.conversation_id, self._cutoff()),
+        ).fetchone()
+        if found is None:
+            raise UnknownConversation(
+                f"no conversation {turn.conversation_id} to add the answer to: it was "
+                "never started here, or it is no longer kept"
             )
+        try:
             conn.execute(
-                "DELETE FROM turns WHERE conversation_id = ? AND rowid NOT IN (SELECT rowid"
-                " FROM turns WHERE conversation_id = ? ORDER BY rowid DESC LIMIT ?)",
-                (turn.conversation_id, turn.conversation_id, self.limits.turns),
+                "INSERT INTO turns (answer_id, conversation_id, asked_at, question, answer,"
+                " outcome, sources, commit_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    turn.answer_id,
+                    turn.conversation_id,
+                    turn.asked_at,
+                    turn.question,
+                    turn.answer,
+                    turn.outcome,
+                    _sources_json(turn.sources),
+                    turn.commit,
+                ),
             )
-            self._prune(conn, self.clock())
+        except sqlite3.IntegrityError:
+            raise ConversationError(f"answer id {turn.answer_id} is taken") from None
+        conn.execute(
+            "UPDATE conversations SET updated_at = MAX(updated_at, ?) WHERE id = ?",
+            (turn.asked_at, turn.conversation_id),
+        )
+        conn.execute(
+            "DELETE FROM turns WHERE conversation_id = ? AND rowid NOT IN (SELECT rowid"
+            " FROM turns WHERE conversation_id = ? ORDER BY rowid DESC LIMIT ?)",
+            (turn.conversation_id, turn.conversation_id, self.limits.turns),
+        )
+        self._prune(conn, self.clock())
         return turn
 
     def turns(self, conversation_id: str) -> tuple[Turn, ...]:
@@ -319,16 +340,41 @@ class ConversationStore:
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        try:
-            conn = self._open()
-        except (sqlite3.Error, OSError) as error:
-            raise self._unusable(error) from error
-        try:
-            yield conn
-        except sqlite3.Error as error:
-            raise self._unusable(error) from error
-        finally:
-            conn.close()
+        with self._use:
+            try:
+                conn = self._kept()
+            except (sqlite3.Error, OSError) as error:
+                raise self._unusable(error) from error
+            try:
+                yield conn
+            except sqlite3.Error as error:
+                self._drop()
+                raise self._unusable(error) from error
+
+    def _kept(self) -> sqlite3.Connection:
+        """The kept connection, opened again when the file at the path is another one."""
+        if self._conn is not None and _identity(self.path) == self._file:
+            return self._conn
+        self._drop()
+        conn = self._open()
+        self._conn, self._file = conn, _identity(self.path)
+        return conn
+
+    def _drop(self) -> None:
+        conn, self._conn, self._file = self._conn, None, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                # closing checkpoints the WAL into the file, except a file moved aside while
+                # open (the advice when a store cannot be used): its last turns would stay
+                # behind in the WAL, so they are written into it first
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def close(self) -> None:
+        """Close the kept connection (the next operation opens one again)."""
+        with self._use:
+            self._drop()
 
     def _unusable(self, error: sqlite3.Error | OSError) -> ConversationStoreError:
         return ConversationStoreError(
@@ -341,22 +387,35 @@ class ConversationStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileExistsError):  # private: it holds people's questions
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,  # kept, and used by one thread at a time (``_use``)
+        )
         conn.row_factory = sqlite3.Row
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            if not self._ready:
-                with self._lock:
-                    if not self._ready:
-                        migrate(conn, self.path)  # first: a foreign file stays as it was
-                        conn.execute("PRAGMA journal_mode = WAL")
-                        self._ready = True
+            # every connection opened (kept until the file changes) checks the schema: a
+            # store moved aside is started afresh at its path
+            with self._lock:
+                migrate(conn, self.path)  # first: a foreign file stays as it was
+                conn.execute("PRAGMA journal_mode = WAL")
         except BaseException:
             conn.close()
             raise
         return conn
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def migrate(conn: sqlite3.Connection, path: Path | str = "the database") -> list[str]:
