@@ -8,7 +8,7 @@ import pytest
 
 from szrag.config import SLACKZILLA, profile_named
 from szrag.errors import QuestionError
-from szrag.index import Index, build_index, refresh_index
+from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.rank.model import Query
 from szrag.rank.spec import (
     SPEC_RULES,
@@ -20,6 +20,7 @@ from szrag.rank.spec import (
 )
 from szrag.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
 from szrag.retrieve import retrieve as retrieve_with
+from szrag.text import tokens
 
 # These tests pin down the spec ranker, whatever ranker the default profile prefers.
 retrieve = functools.partial(retrieve_with, ranker="spec")
@@ -256,6 +257,35 @@ def test_retrieve_images_records_and_order(index: Index) -> None:
     assert retrieve_images("calculator", index=index)[0].path == "docs/images/calc-flow.jpg"
     assert len(retrieve_images("dashboard logo calc architecture git", 2, index=index)) == 2
     assert retrieve_images("nothing matches", index=index) == []
+
+
+def test_retrieve_images_scores_only_what_can_score_and_follows_the_index(
+    tmp_path: Path,
+) -> None:
+    names = ["calc.png", "arch-overview.svg", "hook/webhook.gif", "z-dash.png", "a-dash.png"]
+    names += [f"other/picture-{number}.png" for number in range(30)]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"\x89PNG\r\n")
+    questions = ["the calculator", "architecture dashboard", "webhook picture", "png 7", "none"]
+    with build_index(tmp_path) as opened:
+        for question in questions:
+            tokens_asked = frozenset(tokens(question))
+            every = sorted((image_score(tokens_asked, path), path) for path in opened.image_paths())
+            expected = sorted((item for item in every if item[0] > 0), key=lambda i: (-i[0], i[1]))
+            found = retrieve_images(question, 40, index=opened)
+            assert [(image.score, image.path) for image in found] == expected, question
+        assert [image.path for image in retrieve_images("dash", index=opened)] == [
+            "a-dash.png",
+            "z-dash.png",
+        ]
+    (tmp_path / "b-dash.png").write_bytes(b"\x89PNG\r\n")
+    with load_index(tmp_path) as opened:
+        assert [image.path for image in retrieve_images("dash", index=opened)] == [
+            "a-dash.png",
+            "b-dash.png",
+            "z-dash.png",
+        ]
 
 
 # --- the in-memory path ranks exactly like the SQLite path ---------------------------------------

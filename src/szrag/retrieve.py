@@ -150,6 +150,19 @@ def image_score(question_tokens: frozenset[str], image_path: str) -> int:
     return score
 
 
+def _images_by_token(index: Index) -> dict[str, tuple[str, ...]]:
+    """The image paths holding each path token, kept until the index changes."""
+
+    def build() -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for path in index.image_paths():
+            for token in path_tokens(path):
+                found.setdefault(token, []).append(path)
+        return {token: tuple(paths) for token, paths in found.items()}
+
+    return index.derived("images.by_token", build)
+
+
 def retrieve_images(
     question: str,
     limit: int = DEFAULT_IMAGE_LIMIT,
@@ -163,6 +176,10 @@ def retrieve_images(
         with load_index(root) as opened:
             return retrieve_images(clean, limit, index=opened)
     question_tokens = frozenset(tokens(clean))
-    scored = [(image_score(question_tokens, path), path) for path in index.image_paths()]
+    by_token = _images_by_token(index)
+    asked = {alias for token in question_tokens for alias in _ALIASES_OF.get(token, ())}
+    # only an image holding a question token or an alias of one can score
+    paths = {path for token in question_tokens | asked for path in by_token.get(token, ())}
+    scored = [(image_score(question_tokens, path), path) for path in paths]
     ranked = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))
     return [Image(path=path, url=f"/{path}", score=score) for score, path in ranked[:limit]]
