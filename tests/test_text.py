@@ -14,6 +14,7 @@ from szrag.text import (
     split_lines,
     stem,
     tokens,
+    tokens_by_line,
     words,
 )
 
@@ -170,3 +171,9 @@ def test_line_ranges_join_touching_and_nested_ranges() -> None:
     assert ranges.overlap(25, 26) and ranges.overlap(1, 10) and ranges.overlap(40, 45)
     assert not ranges.overlap(31, 39) and not ranges.overlap(41, 90)
     assert not LineRanges([]).overlap(1, 100)
+
+
+def test_tokens_by_line_are_each_lines_tokens() -> None:
+    text = "const fooBar = 1;\nİstanbul ẞtraße getURL\n\n  x\r\nsnake_case99 camelCaseWord\nend"
+    assert tokens_by_line(text) == [tokens(line) for line in text.split("\n")]
+    assert tokens_by_line("") == [set()]

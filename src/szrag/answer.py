@@ -127,7 +127,7 @@ from szrag.runtime.sources import (
     running_commit,
 )
 from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL, Settings
-from szrag.text import tokens
+from szrag.text import tokens, tokens_by_line
 from szrag.tools import ToolAdapter
 from szrag.tools.sanitise import sanitise_text
 
@@ -416,7 +416,7 @@ def excerpt(source: Source, question: str, lines: int = EXCERPT_LINES) -> list[s
     question, redacted like everything a caller sees."""
     wanted = tokens(question)
     text = source.text.split("\n")
-    scores = [len(wanted & tokens(line)) for line in text]
+    scores = [len(wanted & line_tokens) for line_tokens in tokens_by_line(source.text)]
     best = max(range(len(text)), key=lambda number: (scores[number], -number)) if text else 0
     first = max(0, min(best - 1, len(text) - lines))
     shown = []

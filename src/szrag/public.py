@@ -11,6 +11,7 @@ they are. One timestamp form: ISO 8601 in UTC with milliseconds and ``Z``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -37,11 +38,7 @@ def public(value: Any) -> Any:
     if callable(to_dict) and not isinstance(value, type):
         return public(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            camel(item.name): public(getattr(value, item.name))
-            for item in dataclasses.fields(value)
-            if item.repr
-        }
+        return {shown: public(getattr(value, name)) for shown, name in _fields(type(value))}
     if isinstance(value, Mapping):
         return {str(key): public(item) for key, item in value.items()}
     if isinstance(value, set | frozenset):
@@ -55,6 +52,12 @@ def public(value: Any) -> Any:
     if isinstance(value, Enum):
         return public(value.value)
     return str(value)
+
+
+@functools.cache
+def _fields(record: type) -> tuple[tuple[str, str], ...]:
+    """A record type's shown fields: (public name, field name), worked out once per type."""
+    return tuple((camel(item.name), item.name) for item in dataclasses.fields(record) if item.repr)
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:

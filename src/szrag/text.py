@@ -166,6 +166,15 @@ def tokens(value: str) -> set[str]:
     return set(_TOKEN.findall(_CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()))
 
 
+def tokens_by_line(value: str) -> list[set[str]]:
+    """``tokens`` of each line of ``value`` (split at newlines), the text read once."""
+    # a camelCase boundary is two letters, never a newline: the whole text splits the same
+    return [
+        set(_TOKEN.findall(line))
+        for line in _CAMEL_BOUNDARY.sub(r"\1 \2", value).lower().split("\n")
+    ]
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def path_tokens(path: str) -> frozenset[str]:
     """The tokens of a repository path, remembered: every question scores every path."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -264,6 +265,25 @@ def test_find_routes_scores_exact_paths_and_tokens(express: Index) -> None:
         140,
     )
     assert find_routes("zebra", express) == []
+
+
+def test_find_routes_scores_as_every_route_scored(express: Index) -> None:
+    routes = all_routes(express)
+    paths = [route.path for route in routes]
+    questions = [f"what does {path} do" for path in paths] + ["get post users", "/", "the api"]
+    questions += [" ".join(path.strip("/").split("/")) for path in paths]
+    for question in questions:
+        lowered, query = question.lower(), tokens(question)
+        scored = [
+            dataclasses.replace(route, score=route_score(lowered, query, route.method, route.path))
+            for route in routes
+        ]
+        expected = sorted(
+            (route for route in scored if route.score > 0),
+            key=lambda match: (-match.score, match.file, match.line),
+        )
+        assert find_routes(question, express) == expected, question
+    assert sum(bool(find_routes(question, express)) for question in questions) > len(paths)
 
 
 def test_all_routes_lists_registrations_chains_and_pathname_checks(express: Index) -> None:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from szrag.code.model import CodeRecord, Definition, EnvReference, Route, RouteMatch, SymbolMatch
@@ -311,26 +311,50 @@ def routes_by_path(index: Index) -> dict[str, tuple[Route, ...]]:
     )
 
 
-def _scored_routes(index: Index) -> list[tuple[str, Route, frozenset[str]]]:
-    """Each mounted route with its file and the tokens of its method and path."""
-    return index.derived(
-        "code.routes.scored",
-        lambda: [
+@dataclass(frozen=True, slots=True)
+class _RouteLookup:
+    """Every mounted route of one generation with its file and the tokens of its method and
+    path, and the routes holding each token: a route scores only when it shares a token with
+    the question or the question holds its path."""
+
+    routes: tuple[tuple[str, Route, frozenset[str]], ...]
+    lowered: tuple[str, ...]  # each route's path, lowercased
+    by_token: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, mounted: dict[str, tuple[Route, ...]]) -> _RouteLookup:
+        routes = tuple(
             (path, item, name_tokens(f"{item.method} {item.path}"))
-            for path, routes in routes_by_path(index).items()
-            for item in routes
-        ],
-    )
+            for path, items in mounted.items()
+            for item in items
+        )
+        by_token: dict[str, list[int]] = {}
+        for number, (_, _, route_tokens) in enumerate(routes):
+            for token in route_tokens:
+                by_token.setdefault(token, []).append(number)
+        return cls(
+            routes,
+            tuple(item.path.lower() for _, item, _ in routes),
+            {token: tuple(numbers) for token, numbers in by_token.items()},
+        )
+
+    def candidates(self, lowered: str, query: AbstractSet[str]) -> list[int]:
+        """The routes that may score, in index order."""
+        found = {number for token in query for number in self.by_token.get(token, ())}
+        found.update(number for number, path in enumerate(self.lowered) if path and path in lowered)
+        return sorted(found)
 
 
 def find_routes(question: str, index: Index) -> list[RouteMatch]:
     """Routes the question points at, best first."""
     lowered, query = question.lower(), tokens(question)
-    matches = [
-        RouteMatch(path, item.method, item.path, item.line, item.handler, score)
-        for path, item, route_tokens in _scored_routes(index)
-        if (score := _route_score(lowered, query, item.path, route_tokens)) > 0
-    ]
+    lookup = index.derived("code.routes.lookup", lambda: _RouteLookup.of(routes_by_path(index)))
+    matches = []
+    for number in lookup.candidates(lowered, query):
+        path, item, route_tokens = lookup.routes[number]
+        score = _route_score(lowered, query, item.path, route_tokens)
+        if score > 0:
+            matches.append(RouteMatch(path, item.method, item.path, item.line, item.handler, score))
     return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
 
 
@@ -359,7 +383,7 @@ def indexed_path(path: str | Path, index: Index) -> str:
     raw = str(path).strip().replace("\\", "/")
     if not raw:
         raise PathError("no path given")
-    if PurePosixPath(raw).is_absolute():
+    if raw.startswith("/"):  # absolute (backslashes are slashes by now)
         try:
             raw = Path(raw).resolve().relative_to(index.root.resolve()).as_posix()
         except ValueError:
