@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from szrag.code.graph import SymbolQuestion, code_records, find_symbols, symbol_score
-from szrag.code.model import SymbolMatch
+from szrag.code.model import SymbolMatches
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
 
@@ -84,9 +84,7 @@ def _questions(index: Index, count: int, seed: int) -> list[str]:
     return questions
 
 
-def _both(
-    index: Index, questions: list[str]
-) -> tuple[list[list[SymbolMatch]], list[list[SymbolMatch]]]:
+def _both(index: Index, questions: list[str]) -> tuple[list[SymbolMatches], list[SymbolMatches]]:
     index.keep_in_memory(False)
     one_by_one = [find_symbols(question, index) for question in questions]
     index.keep_in_memory()
@@ -144,3 +142,25 @@ def test_the_table_follows_the_index(tmp_path: Path) -> None:
     with load_index(tmp_path) as index:
         index.keep_in_memory()
         assert [match.name for match in find_symbols("the audit trail", index)] == ["audit_trail"]
+
+
+def test_matches_read_from_memory_behave_as_a_list(tmp_path: Path) -> None:
+    (tmp_path / "store.py").write_text(TRICKY)
+    (tmp_path / "again.py").write_text(TRICKY)
+    (tmp_path / "queue.js").write_text(TRICKY_JS)
+    with build_index(tmp_path) as index:
+        question = "how are carts checked in the store?"
+        listed = list(find_symbols(question, index))
+        index.keep_in_memory()
+        lazy = find_symbols(question, index)
+        assert type(lazy) is not SymbolMatches and len(lazy) == len(listed) > 4
+        assert lazy[-1] == listed[-1] and lazy[1:3] == listed[1:3] and lazy[:100] == listed
+        with pytest.raises(IndexError):
+            lazy[len(listed)]
+        assert lazy == listed and lazy == SymbolMatches(listed) and lazy != listed[1:]
+        plain = SymbolMatches(listed)
+        assert lazy.best_by_file() == plain.best_by_file()
+        assert list(lazy.best_by_file()) == ["again.py", "store.py"]  # by their first match
+        for path in ("store.py", "again.py", "queue.js", "missing.py"):
+            assert lazy.of_file(path) == plain.of_file(path)
+        assert lazy.of_file("store.py")[0].score == lazy.best_by_file()["store.py"]

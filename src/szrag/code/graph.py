@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from szrag.code.model import CodeRecord, Definition, EnvReference, Route, RouteMatch, SymbolMatch
+from szrag.code.model import (
+    CodeRecord,
+    Definition,
+    EnvReference,
+    Route,
+    RouteMatch,
+    SymbolMatch,
+    SymbolMatches,
+)
 from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
 from szrag.memo import TextMemo
@@ -223,7 +231,7 @@ def records_by_path(index: Index) -> dict[str, CodeRecord]:
     return index.derived("code.records.by_path", lambda: dict(code_records(index)))
 
 
-def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
+def find_symbols(question: str, index: Index) -> SymbolMatches:
     """Functions, classes and methods the question points at, best first."""
     asked = SymbolQuestion.of(question)
     if index.in_memory:  # a long-running face: every definition scored at once
@@ -246,7 +254,7 @@ def find_symbols(question: str, index: Index) -> list[SymbolMatch]:
                     path, item.name, item.kind, item.line, item.end_line, score, item.container
                 )
             )
-    return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+    return SymbolMatches(sorted(matches, key=lambda match: (-match.score, match.file, match.line)))
 
 
 _RUN = re.compile(r"[\w$]+")

@@ -7,8 +7,9 @@ A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read ba
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 IMPORT_KINDS = ("import", "require", "dynamic", "reexport", "from", "module")
 DEFINITION_KINDS = ("function", "class", "method", "arrow")
@@ -239,6 +240,59 @@ class SymbolMatch:
             "endLine": self.end_line,
             "score": self.score,
         }
+
+
+class SymbolMatches(Sequence[SymbolMatch]):
+    """A question's symbol matches, best first, ties by file and line.
+
+    A question sharing a common word matches thousands of definitions, and a codebase context
+    reads only their count, the first few, each file's best score and the matches of the files
+    it shows: a server's matches (``symbol_table``) make their records only when read. Equal
+    to any sequence of the same matches."""
+
+    def __init__(self, matches: Iterable[SymbolMatch] = ()) -> None:
+        self._matches = list(matches)
+        self._by_file: dict[str, list[SymbolMatch]] | None = None
+
+    def __len__(self) -> int:
+        return len(self._matches)
+
+    @overload
+    def __getitem__(self, index: int) -> SymbolMatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SymbolMatch]: ...
+
+    def __getitem__(self, index: int | slice) -> SymbolMatch | list[SymbolMatch]:
+        return self._matches[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SymbolMatches | list | tuple):
+            return NotImplemented
+        return len(self) == len(other) and all(
+            mine == theirs for mine, theirs in zip(self, other, strict=True)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, so never hashed
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+    def best_by_file(self) -> dict[str, int]:
+        """Each file's best score (its first match), files in the order of their first."""
+        best: dict[str, int] = {}
+        for match in self:
+            best.setdefault(match.file, match.score)
+        return best
+
+    def of_file(self, path: str) -> list[SymbolMatch]:
+        """The matches in file ``path``, best first."""
+        if self._by_file is None:
+            grouped: dict[str, list[SymbolMatch]] = {}
+            for match in self:
+                grouped.setdefault(match.file, []).append(match)
+            self._by_file = grouped
+        return list(self._by_file.get(path, ()))
 
 
 @dataclass(frozen=True, slots=True)

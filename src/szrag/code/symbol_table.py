@@ -21,8 +21,9 @@ real trees); numpy is imported only by the processes that keep views in memory.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +37,7 @@ from szrag.code.graph import (
     name_words,
     names_symbol,
 )
-from szrag.code.model import CodeRecord, Definition, SymbolMatch
+from szrag.code.model import CodeRecord, Definition, SymbolMatch, SymbolMatches
 
 IntArray = npt.NDArray[np.int64]
 MaskArray = npt.NDArray[np.uint64]
@@ -58,7 +59,9 @@ class SymbolTable:
     token_count: IntArray  # per name, its rows
     definition_name: IntArray  # per definition: its name's number,
     definition_class: IntArray  # its class's name's number (-1 for none),
-    rank: IntArray  # and its place in (file, line) order, ties in index order
+    rank: IntArray  # its place in (file, line) order, ties in index order,
+    definition_file: IntArray  # and its file's number
+    files: dict[str, int]  # the number of each file holding definitions
     by_run: dict[str, tuple[int, ...]]  # a definition name of word characters, lowercased
     unusual: tuple[int, ...]  # the definition names with other characters
 
@@ -96,6 +99,8 @@ class SymbolTable:
         rank = np.empty(len(definitions), dtype=np.int64)
         rank[order] = np.arange(len(definitions), dtype=np.int64)
         columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        files: dict[str, int] = {}
+        in_file = [files.setdefault(path, len(files)) for path, _ in definitions]
         return cls(
             definitions,
             tuple(numbers),
@@ -107,11 +112,13 @@ class SymbolTable:
             np.array(own, dtype=np.int64),
             np.array(classes, dtype=np.int64),
             rank,
+            np.array(in_file, dtype=np.int64),
+            files,
             {run: tuple(found) for run, found in by_run.items()},
             tuple(unusual),
         )
 
-    def matches(self, asked: SymbolQuestion) -> list[SymbolMatch]:
+    def matches(self, asked: SymbolQuestion) -> SymbolMatches:
         """The definitions ``asked`` gives a positive ``symbol_score``, best first, ties by
         file and line (``find_symbols``)."""
         rows, words = self._found(asked)
@@ -131,15 +138,7 @@ class SymbolTable:
             scores[with_class] += CONTAINER_TOKEN * _popcount(further)
         positive = np.flatnonzero(scores > 0)
         best = positive[np.lexsort((self.rank[positive], -scores[positive]))]
-        matches = []
-        for number, score in zip(best.tolist(), scores[best].tolist(), strict=True):
-            path, item = self.definitions[number]
-            matches.append(
-                SymbolMatch(
-                    path, item.name, item.kind, item.line, item.end_line, score, item.container
-                )
-            )
-        return matches
+        return TableMatches(self, best, scores[best])
 
     def _found(self, asked: SymbolQuestion) -> tuple[IntArray, IntArray]:
         """The rows whose token the question holds (written as code, else by its stem as a
@@ -183,6 +182,73 @@ class SymbolTable:
             if names_symbol(asked.lowered, self.names[number]):
                 named[number] = True
         return named
+
+
+class TableMatches(SymbolMatches):
+    """A question's matches as numbers of a table's definitions and their scores, each made
+    into a record when it is first read."""
+
+    def __init__(self, table: SymbolTable, numbers: IntArray, scores: IntArray) -> None:
+        super().__init__()
+        self._table = table
+        self._numbers = numbers
+        self._scores = scores
+        self._made: dict[int, SymbolMatch] = {}
+        self._places: dict[int, list[int]] | None = None  # by file number, best first
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> SymbolMatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SymbolMatch]: ...
+
+    def __getitem__(self, index: int | slice) -> SymbolMatch | list[SymbolMatch]:
+        if isinstance(index, slice):
+            return [self._made_at(place) for place in range(*index.indices(len(self)))]
+        place = index + len(self) if index < 0 else index
+        if not 0 <= place < len(self):
+            raise IndexError("symbol match index out of range")
+        return self._made_at(place)
+
+    def __iter__(self) -> Iterator[SymbolMatch]:
+        return (self._made_at(place) for place in range(len(self)))
+
+    def best_by_file(self) -> dict[str, int]:
+        files = self._table.definition_file[self._numbers]
+        numbers, first = np.unique(files, return_index=True)
+        order = np.argsort(first)
+        paths = list(self._table.files)
+        return {
+            paths[number]: score
+            for number, score in zip(
+                numbers[order].tolist(), self._scores[first[order]].tolist(), strict=True
+            )
+        }
+
+    def of_file(self, path: str) -> list[SymbolMatch]:
+        if self._places is None:
+            places: dict[int, list[int]] = {}
+            for place, number in enumerate(self._table.definition_file[self._numbers].tolist()):
+                places.setdefault(number, []).append(place)
+            self._places = places
+        number = self._table.files.get(path)
+        if number is None:
+            return []
+        return [self._made_at(place) for place in self._places.get(number, ())]
+
+    def _made_at(self, place: int) -> SymbolMatch:
+        made = self._made.get(place)
+        if made is None:
+            path, item = self._table.definitions[int(self._numbers[place])]
+            score = int(self._scores[place])
+            made = SymbolMatch(
+                path, item.name, item.kind, item.line, item.end_line, score, item.container
+            )
+            self._made[place] = made
+        return made
 
 
 def _popcount(masks: MaskArray) -> IntArray:

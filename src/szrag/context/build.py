@@ -341,13 +341,10 @@ def build_codebase_context(
     best = code_files.counted(clean) if index.in_memory else code_files.candidates(clean)
     for path, score in best:
         selection.offer(path, score, DIRECT)
-    symbols = tuple(find_symbols(clean, index))
+    symbols = find_symbols(clean, index)
     routes = tuple(find_routes(clean, index))
-    by_file: dict[str, list[SymbolMatch]] = {}
-    for symbol in symbols:
-        by_file.setdefault(symbol.file, []).append(symbol)
-    for path, found in by_file.items():  # best first: a file's first match is its best
-        selection.offer(path, found[0].score, DIRECT)
+    for path, score in symbols.best_by_file().items():
+        selection.offer(path, score, DIRECT)
     for route in routes:
         selection.offer(route.file, route.score, DIRECT)
 
@@ -379,7 +376,7 @@ def build_codebase_context(
             break
         if path not in stored:
             continue  # a retrieved path that is no longer indexed
-        own = by_file.get(path, [])
+        own = symbols.of_file(path)
         entry = code_entry(
             index,
             path,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -43,7 +43,7 @@ class CodeEntry:
 class CodebaseContext:
     """What the structure graph adds to the retrieved sources for one question."""
 
-    symbols: tuple[SymbolMatch, ...] = ()
+    symbols: Sequence[SymbolMatch] = ()  # a SymbolMatches when built for a question
     routes: tuple[RouteMatch, ...] = ()
     files: tuple[str, ...] = ()  # every selected file, best score first
     dependencies: tuple[str, ...] = ()
