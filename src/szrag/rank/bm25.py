@@ -20,6 +20,7 @@ content terms (``rank.words``). Then, step by step:
 
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -341,6 +342,7 @@ def structural_evidence(conn: sqlite3.Connection, question: str) -> dict[str, Ev
     return evidence
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def file_stem(path: str) -> str:
     """The file name without extension, as a query term would spell it."""
     name = path.rsplit("/", 1)[-1]

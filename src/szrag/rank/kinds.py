@@ -6,6 +6,7 @@ answer few of them; the ``bm25`` ranker demotes each kind unless the question as
 
 from __future__ import annotations
 
+import functools
 import re
 
 from szrag.text import SOURCE_TYPES
@@ -39,11 +40,13 @@ _ASKS_ABOUT_BOILERPLATE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question
 def is_test(path: str) -> bool:
     """A test, spec or fixture file."""
     return bool(TEST_PATH.search(path))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question
 def is_release_notes(path: str, file_type: str) -> bool:
     """A changelog, release notes or history file: it names every change, so it matches
     questions about the code better than the code does."""
@@ -52,6 +55,7 @@ def is_release_notes(path: str, file_type: str) -> bool:
     return file_type in _PROSE_TYPES and bool(_RELEASE_NOTES_FILE.search(path))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question
 def is_boilerplate(path: str) -> bool:
     """A licence or community file (code of conduct, authors, notice)."""
     return bool(_BOILERPLATE_FILE.search(path))
