@@ -384,6 +384,12 @@ SKIP_SAMPLES = (
     "MIIEowIBAAKCAQEAx1234567890abcdef\n-----END PRIVATE KEY-----",
     "sessionKey = 'a8F3k2L9q0Z7x1C4v6B5'",
     "nothing secret here: just words, a = b; c: d",
+    # assignments run on the lines holding a secret name's part only: first and last lines,
+    # no final line break, CRLF, a lowercase that grows (İ), a secret name in a comment
+    "password = 'hunter22'\nx = 1\ny = 'two'\napi_key = 'a8F3k2L9q0Z7x1C4v6B5'",
+    "a = 1\r\nDB_PASSWORD='s3cr3t!'\r\nb = 2\r\n",
+    "İstanbul = 'city'\ntoken = 'abc123def456'\n# the deploy token: 9f8e7d6c5b",
+    "# note: the api key = 9f8e7d6c5b4a\nconfig = {'secret': 'x9y8z7w6'}; other = 'plain'",
 )
 
 

@@ -65,6 +65,11 @@ class _Rule:
     # cheaper than a pattern that starts with a lookbehind (tried at every position).
     needles: tuple[str, ...] = ()
     lowered: tuple[str, ...] = ()
+    # A pattern that never matches across a line break, and redacts only a match whose own
+    # line holds a part of a secret name (``_SECRET_NAME_PARTS``): run on those lines alone.
+    # An assignment pattern matches every assignment of a text, and most lines of code hold
+    # no secret name.
+    by_line: bool = False
 
 
 def _has_template(value: str) -> bool:
@@ -385,14 +390,22 @@ def _keep_unquoted_colon(match: re.Match[str]) -> bool:
 # A key names a secret only when its lowercased text holds one of these (``key_words`` are
 # pieces of it): the assignment rules cannot redact a text without one.
 _SECRET_NAME_PARTS = ("pass", "pwd", "token", "secret", "auth", "credential", "key")
+_SECRET_PART = re.compile("|".join(_SECRET_NAME_PARTS))
+
+
+def _assignment(pattern: re.Pattern[str], keep: Callable[[re.Match[str]], bool]) -> _Rule:
+    # the key is on the line of its value, and a kept match's key holds one of the parts
+    return _Rule("secret_value", pattern, keep, lowered=_SECRET_NAME_PARTS, by_line=True)
+
+
 _ASSIGNMENT_RULES: tuple[_Rule, ...] = (
-    _Rule("secret_value", _QUOTED_ASSIGNMENT, _keep_quoted, lowered=_SECRET_NAME_PARTS),
-    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_unquoted_equals, lowered=_SECRET_NAME_PARTS),
-    _Rule("secret_value", _UNQUOTED_COLON, _keep_unquoted_colon, lowered=_SECRET_NAME_PARTS),
+    _assignment(_QUOTED_ASSIGNMENT, _keep_quoted),
+    _assignment(_UNQUOTED_EQUALS, _keep_unquoted_equals),
+    _assignment(_UNQUOTED_COLON, _keep_unquoted_colon),
 )
 _CONFIG_ASSIGNMENT_RULES: tuple[_Rule, ...] = (
     _ASSIGNMENT_RULES[0],
-    _Rule("secret_value", _UNQUOTED_EQUALS, _keep_config_equals, lowered=_SECRET_NAME_PARTS),
+    _assignment(_UNQUOTED_EQUALS, _keep_config_equals),
     _ASSIGNMENT_RULES[2],
 )
 
@@ -429,6 +442,36 @@ def _apply(rule: _Rule, text: str, found: list[str]) -> str:
     return rule.pattern.sub(replace, text)
 
 
+def _secret_lines(text: str, lowered: str) -> list[tuple[int, int]]:
+    """The (start, end) of each line of ``text`` whose folded form holds a part of a secret
+    name, in order; the whole text when folding moved its characters."""
+    if len(lowered) != len(text):  # a character lowercased into two: no offsets to share
+        return [(0, len(text))]
+    spans: list[tuple[int, int]] = []
+    for found in _SECRET_PART.finditer(lowered):
+        if spans and found.start() < spans[-1][1]:
+            continue  # on the line already taken
+        end = lowered.find("\n", found.start())
+        spans.append((lowered.rfind("\n", 0, found.start()) + 1, len(text) if end < 0 else end))
+    return spans
+
+
+def _apply_on_lines(rule: _Rule, text: str, lines: list[tuple[int, int]], found: list[str]) -> str:
+    """``_apply`` on the given lines of ``text`` alone: the same result for a rule that never
+    matches across a line break and keeps only matches whose line holds a secret name."""
+    pieces: list[str] = []
+    taken = 0
+    for start, end in lines:
+        line = text[start:end]
+        redacted = _apply(rule, line, found)
+        if redacted is not line:
+            pieces += [text[taken:start], redacted]
+            taken = end
+    if not pieces:
+        return text
+    return "".join(pieces) + text[taken:]
+
+
 def redact_text(text: str, *, path: str | None = None) -> Redaction:
     """``text`` with every secret replaced by ``[REDACTED:kind]``, and what was replaced.
 
@@ -440,6 +483,7 @@ def _redact(text: str, path: str | None) -> Redaction:
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
     lowered: str | None = None  # of the text as it is now (a marker may have changed it)
+    lines: list[tuple[int, int]] | None = None  # its lines holding a secret name's part
     for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
         if rule.needles and not any(needle in text for needle in rule.needles):
             continue
@@ -447,9 +491,15 @@ def _redact(text: str, path: str | None) -> Redaction:
             lowered = _folded(text) if lowered is None else lowered
             if not any(needle in lowered for needle in rule.lowered):
                 continue
-        redacted = _apply(rule, text, found)
+            if rule.by_line:
+                lines = _secret_lines(text, lowered) if lines is None else lines
+                redacted = _apply_on_lines(rule, text, lines, found)
+            else:
+                redacted = _apply(rule, text, found)
+        else:
+            redacted = _apply(rule, text, found)
         if redacted is not text:
-            text, lowered = redacted, None
+            text, lowered, lines = redacted, None, None
     lowered = _folded(text) if lowered is None else lowered
     if ":" in text and any(part in lowered for part in _SECRET_NAME_PARTS):
         text = _redact_yaml_blocks(text, found)  # only under a secret-named key
@@ -528,6 +578,9 @@ _PROSE_RULES: tuple[_Rule, ...] = (
         _COMMENT_ASSIGNMENT,
         _keep_comment,
         lowered=("token", "passw", "secret", "api", "credential"),
+        # a match is one line, and its key's line holds a part of a secret name (the
+        # lines ``_secret_lines`` gives are a superset of those holding one of ``lowered``)
+        by_line=True,
     ),
 )
 
