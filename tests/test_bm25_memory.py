@@ -262,3 +262,31 @@ def test_postings_are_read_apart_from_a_path_with_uri_characters(tmp_path: Path)
         view._read_apart(index.path, ["router"])
         found = view.cached("router")
         assert found is not None and found.size == 1
+
+
+def test_a_server_reads_a_new_word_at_once_when_that_is_cheaper_than_sqlite(
+    repo: Path,
+) -> None:
+    from szrag.index.shared import open_shared_index
+    from szrag.rank.bm25_memory import READ_COST
+
+    (repo / "docs/rare.md").write_text("# zeppelin\n\nthe zeppelin deploy\n")
+    build_index(repo).close()
+    with open_shared_index(repo) as index:
+        index.keep_in_memory()
+        view = bm25.memory_view(index)
+        assert view is not None
+        with index.reading():
+            terms = bm25.terms_of(index.conn, "zeppelin deploy router")
+        rare, common = "zeppelin", "deploy"
+        assert READ_COST * terms.frequencies[rare] < terms.frequencies[common]
+        with index.reading():
+            assert view.postings(index, common) is not None  # read by an earlier question
+            found = view.best(index, [common, rare], 10, terms.frequencies)
+            assert found == _sql(index, [common, rare], 10)  # from memory, read at once
+        assert view.cached(rare) is not None
+        with index.reading():
+            # a new word as common as the rest: SQLite scores, the word is read later
+            other = next(term for term in terms.selective if view.cached(term) is None)
+            even = {**terms.frequencies, other: terms.frequencies[common]}
+            assert view.best(index, [common, other], 10, even) is None

@@ -25,7 +25,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from szrag.index import Index
@@ -74,6 +74,7 @@ class Terms:
     present: tuple[str, ...]  # those the index holds at all
     selective: tuple[str, ...]  # those worth searching for
     weights: dict[str, float]  # idf of every present term
+    frequencies: dict[str, int] = field(default_factory=dict)  # chunks holding each term
 
     @property
     def unknown_words(self) -> list[str]:
@@ -144,6 +145,7 @@ def terms_of(conn: sqlite3.Connection, question: str, memory: ChunkPostings | No
         present=tuple(present),
         selective=tuple(selective),
         weights={term: _idf(total, frequencies[term]) for term in present},
+        frequencies=frequencies,
     )
 
 
@@ -216,7 +218,9 @@ def best_chunks(
 ) -> list[tuple[int, float]]:
     """(chunk id, bm25 rank) of the best chunks holding any selective term, best first: from
     ``memory`` when it can score every term, else from SQLite."""
-    found = memory.best(index, terms.selective, CANDIDATE_CHUNKS) if memory else None
+    found = (
+        memory.best(index, terms.selective, CANDIDATE_CHUNKS, terms.frequencies) if memory else None
+    )
     if found is not None:
         return found
     return index.conn.execute(
