@@ -440,3 +440,14 @@ def test_start_with_keeps_a_first_turn_in_a_new_conversation(tmp_path: Path) -> 
     assert len(ConversationStore(tmp_path / "conversations.db").turns(turn.conversation_id)) == 1
     assert store.latest("api") == started
     store.close()
+
+
+def test_a_first_turn_is_no_older_than_its_conversation(tmp_path: Path) -> None:
+    clock = Clock()
+    store = ConversationStore(tmp_path / "conversations.db", clock=clock)
+    turn = a_turn(new_id(), at=clock.now)
+    clock.now += 5  # the store's clock has moved on by the time the turn is kept
+    store.start_with(turn, face="api")
+    started = store.get(turn.conversation_id)
+    assert started.started_at == turn.asked_at <= started.updated_at
+    store.close()

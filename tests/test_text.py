@@ -171,6 +171,7 @@ def test_line_ranges_join_touching_and_nested_ranges() -> None:
     assert ranges.overlap(25, 26) and ranges.overlap(1, 10) and ranges.overlap(40, 45)
     assert not ranges.overlap(31, 39) and not ranges.overlap(41, 90)
     assert not LineRanges([]).overlap(1, 100)
+    assert LineRanges(iter([(10, 20), (30, 25)])).overlap(15, 15)  # any iterable, read once
 
 
 def test_tokens_by_line_are_each_lines_tokens() -> None:

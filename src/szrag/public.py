@@ -14,7 +14,7 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import PurePath
@@ -43,7 +43,9 @@ def public(value: Any) -> Any:
         return {str(key): public(item) for key, item in value.items()}
     if isinstance(value, set | frozenset):
         return sorted(public(item) for item in value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple) or (
+        isinstance(value, Sequence) and not isinstance(value, bytes | bytearray | memoryview)
+    ):  # a str was returned first
         return [public(item) for item in value]
     if isinstance(value, PurePath):
         return value.as_posix()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -242,13 +242,13 @@ class LineRanges:
 
     __slots__ = ("_ends", "_ranges", "_starts", "_unmerged")
 
-    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
         self._ranges = list(ranges)
         self._starts: list[int] = []
         self._ends: list[int] = []
         # an inverted range overlaps the chunks that hold both its ends: not one interval
-        self._unmerged = [item for item in ranges if item[0] > item[1]]
-        for first, last in sorted(item for item in ranges if item[0] <= item[1]):
+        self._unmerged = [item for item in self._ranges if item[0] > item[1]]
+        for first, last in sorted(item for item in self._ranges if item[0] <= item[1]):
             if self._ends and first <= self._ends[-1] + 1:  # lines are whole numbers
                 self._ends[-1] = max(self._ends[-1], last)
             else:

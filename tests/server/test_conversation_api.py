@@ -238,3 +238,22 @@ def test_a_slack_threads_conversation_is_not_continued_or_rated_through_the_api(
 
     assert continued.status_code == 404 and continued.json()["code"] == "unknown_conversation"
     assert rated.status_code == 404 and rated.json()["code"] == "unknown_answer"
+
+
+def test_a_stopped_server_leaves_its_conversations_in_the_file(web_repo: Path) -> None:
+    import sqlite3
+
+    from szrag.conversations.store import store_path
+    from szrag.server import ServerSettings, create_app
+    from szrag.server.testing import serve_asgi
+
+    app = create_app(web_repo, settings=ServerSettings(watch=False))
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=15) as client:
+        first = ask(client, LOCAL_ASK).json()["data"]
+    path = store_path(web_repo)
+    assert not path.with_name(path.name + "-wal").exists()  # closed: all of it in the file
+    with sqlite3.connect(path) as conn:
+        kept = conn.execute(
+            "SELECT count(*) FROM turns WHERE answer_id = ?", (first["answerId"],)
+        ).fetchone()
+    assert kept == (1,)

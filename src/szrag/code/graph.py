@@ -543,11 +543,12 @@ STRUCTURE_MEMO_CHARS = 4_000_000  # one generation's structure texts kept by a s
 
 def _structure_memo() -> TextMemo[str]:
     """A memo of ``_structure`` by path and index (the record is the index's, by path)."""
-    return TextMemo(
-        lambda path, index: _structure(path, index, records_by_path(index)[path]),
-        max_chars=STRUCTURE_MEMO_CHARS,
-        size=len,
-    )
+
+    def structure(path: str, index: Index) -> str:
+        record = records_by_path(index).get(path)
+        return _structure(path, index, record) if record is not None else ""
+
+    return TextMemo(structure, max_chars=STRUCTURE_MEMO_CHARS, size=len)
 
 
 def get_code_context(
@@ -560,17 +561,18 @@ def get_code_context(
     chunks overlapping the symbol's lines, spliced so overlapping chunks repeat no line.
     Files without a code record give an empty string.
     """
-    relative = indexed_path(path, index)
-    record = records_by_path(index).get(relative)
-    if record is None:
-        return ""
-    if index.in_memory:  # the same files come back question after question
-        structure = index.derived("code.structure", _structure_memo)(relative, index)
-    else:
-        structure = _structure(relative, index, record)
-    sections = [structure]
-    if symbol is not None:
-        ranges = _symbol_ranges(record, relative, symbol)
-        if ranges:
-            sections.extend(_source_sections(index, relative, ranges))
-    return "\n\n".join(section for section in sections if section)
+    with index.reading():  # the record, its views and its chunks of one generation
+        relative = indexed_path(path, index)
+        record = records_by_path(index).get(relative)
+        if record is None:
+            return ""
+        if index.in_memory:  # the same files come back question after question
+            structure = index.derived("code.structure", _structure_memo)(relative, index)
+        else:
+            structure = _structure(relative, index, record)
+        sections = [structure]
+        if symbol is not None:
+            ranges = _symbol_ranges(record, relative, symbol)
+            if ranges:
+                sections.extend(_source_sections(index, relative, ranges))
+        return "\n\n".join(section for section in sections if section)

@@ -9,9 +9,10 @@ The schema is versioned by ordered, named migrations (``MIGRATIONS``), each appl
 the transaction that records it in ``migrations``; a database that records a migration this
 version does not know was written by a newer szrag and is refused, not altered.
 
-A store keeps one connection, used by one operation at a time, so any thread (a server's
-workers, the event loop) may use one store: closing a WAL database's last connection
-checkpoints it, and doing that after every write cost a server's answer 3 ms a turn. The
+A store keeps one connection, used by one operation at a time, so any thread may use one
+store (a server calls it from worker threads: a read waits for a write in progress, which may
+itself wait for another process's): closing a WAL database's last connection checkpoints it,
+and doing that after every write cost a server's answer 3 ms a turn. The
 connection is opened again when the file at the path is no longer the one it reads (moved
 aside, replaced) or after an SQLite error. Writes prune as they go: turns older than the age bound,
 all but the last ``turns`` of the conversation written to, and the conversations used least
@@ -151,13 +152,19 @@ class ConversationStore:
         it, in one transaction (a face keeping its first answer)."""
         chosen = checked_id(turn.conversation_id)
         with self._writing() as conn:
-            self._start(conn, chosen, face, owner)
+            self._start(conn, chosen, face, owner, now=turn.asked_at)
             return self._append(conn, turn)
 
     def _start(
-        self, conn: sqlite3.Connection, chosen: str, face: str, owner: str | None
+        self,
+        conn: sqlite3.Connection,
+        chosen: str,
+        face: str,
+        owner: str | None,
+        *,
+        now: float | None = None,
     ) -> Conversation:
-        now = self.clock()
+        now = self.clock() if now is None else now
         conn.execute(
             "INSERT OR IGNORE INTO conversations (id, face, owner, started_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?)",

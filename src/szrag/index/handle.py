@@ -205,15 +205,17 @@ class Index:
     ) -> list[store.StoredChunk]:
         """The chunks of one file in order; with ``lines``, only those overlapping one of
         these (first, last) ranges."""
-        if self._memory_enabled:
-            return self._chunk_memory().chunks(self.conn, path, lines)
-        return store.file_chunks(self.conn, path, lines)
+        with self.reading():  # the rows and texts of one generation
+            if self._memory_enabled:
+                return self._chunk_memory().chunks(self.conn, path, lines)
+            return store.file_chunks(self.conn, path, lines)
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""
-        if self._memory_enabled:
-            return self._chunk_memory().texts(self.conn, ids)
-        return store.chunk_texts(self.conn, ids)
+        with self.reading():
+            if self._memory_enabled:
+                return self._chunk_memory().texts(self.conn, ids)
+            return store.chunk_texts(self.conn, ids)
 
     def _chunk_memory(self) -> ChunkMemory:
         return self.derived("index.chunks", ChunkMemory)

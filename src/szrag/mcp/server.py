@@ -94,6 +94,7 @@ class McpFace:
     def close(self) -> None:
         """Stop collecting logs and release the index."""
         self.host.runtime.detach()
+        self.host.conversations.close()
         self.index.close()
 
     # Tools -----------------------------------------------------------------------------

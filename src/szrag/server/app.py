@@ -126,6 +126,7 @@ def create_app(
                 await state.watcher.stop()
             await http_client.aclose()
             process_runtime.detach()
+            host.conversations.close()  # its WAL checkpointed into the file
             index.close()
 
     app = FastAPI(
