@@ -5,7 +5,6 @@ Pure functions, no I/O. The rules follow the original service so that scores are
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -240,9 +239,12 @@ class LineRanges:
     overlap one of them: merged once, each test a binary search (a file's symbols are often
     dozens of ranges, asked of every chunk of the file)."""
 
-    __slots__ = ("_ends", "_ranges", "_starts", "_unmerged")
+    __slots__ = ("_bisect", "_ends", "_ranges", "_starts", "_unmerged")
 
     def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        from bisect import bisect_left  # a C module a one-shot retrieval need not load
+
+        self._bisect = bisect_left
         self._ranges = list(ranges)
         self._starts: list[int] = []
         self._ends: list[int] = []
@@ -259,7 +261,7 @@ class LineRanges:
         """Whether lines ``start`` to ``end`` overlap one of the ranges."""
         if start > end:  # not a span of lines: the plain test, range by range
             return any(start <= last and end >= first for first, last in self._ranges)
-        at = bisect.bisect_left(self._ends, start)
+        at = self._bisect(self._ends, start)
         if at < len(self._ends) and self._starts[at] <= end:
             return True
         return any(start <= last and end >= first for first, last in self._unmerged)
