@@ -8,7 +8,7 @@ from pathlib import Path
 
 from szrag.code.graph import get_code_context
 from szrag.index import Index, build_index, load_index, store
-from szrag.index.chunk_memory import ChunkMemory
+from szrag.index.memory import ChunkMemory
 
 CopyFixture = Callable[[str], Path]
 

@@ -7,13 +7,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from szrag.config import RepoConfig
 from szrag.index import store
-from szrag.index.chunk_memory import ChunkMemory
 from szrag.index.collect import Skip
 from szrag.text import tokens
+
+if TYPE_CHECKING:
+    from szrag.index.memory import ChunkMemory, Edges
 
 T = TypeVar("T")
 DERIVED_GENERATIONS = 2
@@ -53,29 +55,6 @@ class RefreshReport:
     def changed_anything(self) -> bool:
         """True when the stored index was written."""
         return bool(self.rebuilt or self.added or self.changed or self.removed or self.touched)
-
-
-@dataclass(frozen=True, slots=True)
-class Edges:
-    """The stored edges of one generation by file, for a reader that keeps views in memory:
-    what each file imports or refers to, and which files import it (each sorted, as SQLite
-    orders them)."""
-
-    dependencies: dict[str, tuple[str, ...]]
-    dependants: dict[str, tuple[str, ...]]
-
-    @classmethod
-    def of(cls, conn: sqlite3.Connection) -> Edges:
-        targets: dict[str, set[str]] = {}
-        importers: dict[str, set[str]] = {}
-        for source, target, kind in conn.execute("SELECT source, target, kind FROM edges"):
-            targets.setdefault(source, set()).add(target)
-            if kind == "import":
-                importers.setdefault(target, set()).add(source)
-        return cls(
-            {path: tuple(sorted(found)) for path, found in targets.items()},
-            {path: tuple(sorted(found)) for path, found in importers.items()},
-        )
 
 
 class Index:
@@ -218,6 +197,8 @@ class Index:
             return store.chunk_texts(self.conn, ids)
 
     def _chunk_memory(self) -> ChunkMemory:
+        from szrag.index.memory import ChunkMemory  # a one-shot command keeps no views
+
         return self.derived("index.chunks", ChunkMemory)
 
     def image_paths(self) -> list[str]:
@@ -251,6 +232,8 @@ class Index:
         return [row[0] for row in rows]
 
     def _edges(self) -> Edges:
+        from szrag.index.memory import Edges
+
         return self.derived("index.edges", lambda: Edges.of(self.conn))
 
     def counts(self) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""A long-running reader's memory of chunks: each file's chunk rows and the texts read lately.
+"""A long-running reader's views of one index generation: each file's chunk rows and the chunk
+texts read lately (``ChunkMemory``), and the edges by file (``Edges``).
 
 A question's codebase context reads every chunk overlapping the symbols it matched in up to
 twenty files (a class spanning a file is the whole file), and inflating them was a third of a
@@ -15,6 +16,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from szrag.index import store
 
@@ -64,3 +66,26 @@ class ChunkMemory:
                 self._chars -= len(self._texts.popitem(last=False)[1])
         found.update(read)
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class Edges:
+    """The stored edges of one generation by file, for a reader that keeps views in memory:
+    what each file imports or refers to, and which files import it (each sorted, as SQLite
+    orders them)."""
+
+    dependencies: dict[str, tuple[str, ...]]
+    dependants: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection) -> Edges:
+        targets: dict[str, set[str]] = {}
+        importers: dict[str, set[str]] = {}
+        for source, target, kind in conn.execute("SELECT source, target, kind FROM edges"):
+            targets.setdefault(source, set()).add(target)
+            if kind == "import":
+                importers.setdefault(target, set()).add(source)
+        return cls(
+            {path: tuple(sorted(found)) for path, found in targets.items()},
+            {path: tuple(sorted(found)) for path, found in importers.items()},
+        )
