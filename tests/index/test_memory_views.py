@@ -7,8 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from szrag.code.graph import get_code_context
+from szrag.context import build_codebase_context
 from szrag.index import Index, build_index, load_index, store
 from szrag.index.memory import ChunkMemory
+from szrag.retrieve import retrieve
 
 CopyFixture = Callable[[str], Path]
 
@@ -82,3 +84,26 @@ def test_a_snapshot_reads_its_generation_once(copy_fixture: CopyFixture) -> None
         assert index.generation() == "next"
         index.conn.set_trace_callback(None)
         other.close()
+
+
+def test_a_closed_index_kept_in_memory_is_freed_by_reference_counting(
+    copy_fixture: CopyFixture,
+) -> None:
+    import gc
+    import weakref
+
+    gc.disable()  # no collection may break a cycle for us
+    try:
+        with build_index(copy_fixture("express_app")) as index:
+            index.keep_in_memory()
+            for entry in index.file_entries():
+                get_code_context(entry.path, index)
+            index.chunks(entry.path)
+            index.dependants(entry.path)
+            question = "how is the webhook signature verified?"
+            build_codebase_context(question, index, retrieve(question, index=index))
+            held = weakref.ref(index)
+        del index
+        assert held() is None
+    finally:
+        gc.enable()

@@ -20,6 +20,7 @@ import functools
 import itertools
 import posixpath
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -541,12 +542,18 @@ def _structure(path: str, index: Index, record: CodeRecord) -> str:
 STRUCTURE_MEMO_CHARS = 4_000_000  # one generation's structure texts kept by a server
 
 
-def _structure_memo() -> TextMemo[str]:
-    """A memo of ``_structure`` by path and index (the record is the index's, by path)."""
+def _structure_memo(index: Index) -> TextMemo[str]:
+    """A memo of ``_structure`` by path for one generation of ``index`` (held weakly: the
+    memo is one of the index's own views, and a cycle through it would outlive a closed
+    index in a process whose views are frozen out of the collector)."""
+    held = weakref.ref(index)
 
-    def structure(path: str, index: Index) -> str:
-        record = records_by_path(index).get(path)
-        return _structure(path, index, record) if record is not None else ""
+    def structure(path: str) -> str:
+        owner = held()
+        if owner is None:
+            return ""
+        record = records_by_path(owner).get(path)
+        return _structure(path, owner, record) if record is not None else ""
 
     return TextMemo(structure, max_chars=STRUCTURE_MEMO_CHARS, size=len)
 
@@ -567,7 +574,8 @@ def get_code_context(
         if record is None:
             return ""
         if index.in_memory:  # the same files come back question after question
-            structure = index.derived("code.structure", _structure_memo)(relative, index)
+            memo = index.derived("code.structure", lambda: _structure_memo(index))
+            structure = memo(relative)
         else:
             structure = _structure(relative, index, record)
         sections = [structure]
