@@ -7,7 +7,7 @@ A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read ba
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -257,6 +257,10 @@ class SymbolMatches(Sequence[SymbolMatch]):
     def __len__(self) -> int:
         return len(self._matches)
 
+    def _at(self, place: int) -> SymbolMatch:
+        """The match at ``place`` (0 <= place < len): what a lazy kind makes on first read."""
+        return self._matches[place]
+
     @overload
     def __getitem__(self, index: int) -> SymbolMatch: ...
 
@@ -264,7 +268,15 @@ class SymbolMatches(Sequence[SymbolMatch]):
     def __getitem__(self, index: slice) -> list[SymbolMatch]: ...
 
     def __getitem__(self, index: int | slice) -> SymbolMatch | list[SymbolMatch]:
-        return self._matches[index]
+        if isinstance(index, slice):
+            return [self._at(place) for place in range(*index.indices(len(self)))]
+        place = index + len(self) if index < 0 else index
+        if not 0 <= place < len(self):
+            raise IndexError("symbol match index out of range")
+        return self._at(place)
+
+    def __iter__(self) -> Iterator[SymbolMatch]:
+        return (self._at(place) for place in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SymbolMatches | list | tuple):

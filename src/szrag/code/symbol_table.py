@@ -21,9 +21,8 @@ real trees); numpy is imported only by the processes that keep views in memory.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -199,23 +198,6 @@ class TableMatches(SymbolMatches):
     def __len__(self) -> int:
         return len(self._numbers)
 
-    @overload
-    def __getitem__(self, index: int) -> SymbolMatch: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[SymbolMatch]: ...
-
-    def __getitem__(self, index: int | slice) -> SymbolMatch | list[SymbolMatch]:
-        if isinstance(index, slice):
-            return [self._made_at(place) for place in range(*index.indices(len(self)))]
-        place = index + len(self) if index < 0 else index
-        if not 0 <= place < len(self):
-            raise IndexError("symbol match index out of range")
-        return self._made_at(place)
-
-    def __iter__(self) -> Iterator[SymbolMatch]:
-        return (self._made_at(place) for place in range(len(self)))
-
     def best_by_file(self) -> dict[str, int]:
         files = self._table.definition_file[self._numbers]
         numbers, first = np.unique(files, return_index=True)
@@ -237,9 +219,9 @@ class TableMatches(SymbolMatches):
         number = self._table.files.get(path)
         if number is None:
             return []
-        return [self._made_at(place) for place in self._places.get(number, ())]
+        return [self._at(place) for place in self._places.get(number, ())]
 
-    def _made_at(self, place: int) -> SymbolMatch:
+    def _at(self, place: int) -> SymbolMatch:
         made = self._made.get(place)
         if made is None:
             path, item = self._table.definitions[int(self._numbers[place])]

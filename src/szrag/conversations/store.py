@@ -11,12 +11,12 @@ version does not know was written by a newer szrag and is refused, not altered.
 
 A store keeps one connection, used by one operation at a time, so any thread may use one
 store (a server calls it from worker threads: a read waits for a write in progress, which may
-itself wait for another process's): closing a WAL database's last connection checkpoints it,
-and doing that after every write cost a server's answer 3 ms a turn. The
-connection is opened again when the file at the path is no longer the one it reads (moved
-aside, replaced) or after an SQLite error. Writes prune as they go: turns older than the age bound,
-all but the last ``turns`` of the conversation written to, and the conversations used least
-recently beyond ``conversations``. Feedback is kept until removed by hand: it is the
+itself wait for another process's). Closing a WAL database's last connection checkpoints it,
+and doing that after every write cost a server's answer 3 ms a turn. The connection is opened
+again when the file at the path is no longer the one it reads (moved aside, replaced) or after
+an SQLite error. Writes prune as they go: turns older than the age bound, all but the last
+``turns`` of the conversation written to, and the conversations used least recently beyond
+``conversations``. Feedback is kept until removed by hand: it is the
 benchmark's source. The file is created readable by its owner only.
 """
 
@@ -119,7 +119,6 @@ class ConversationStore:
         self.path = Path(path)
         self.limits = limits or ConversationLimits()
         self.clock = clock
-        self._lock = threading.Lock()
         self._use = threading.Lock()  # the kept connection: one operation at a time
         self._conn: sqlite3.Connection | None = None
         self._file: tuple[int, int] | None = None  # the (device, inode) it reads
@@ -405,11 +404,10 @@ class ConversationStore:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            # every connection opened (kept until the file changes) checks the schema: a
-            # store moved aside is started afresh at its path
-            with self._lock:
-                migrate(conn, self.path)  # first: a foreign file stays as it was
-                conn.execute("PRAGMA journal_mode = WAL")
+            # every connection opened (kept until the file changes, and opened under
+            # ``_use``) checks the schema: a store moved aside is started afresh at its path
+            migrate(conn, self.path)  # first: a foreign file stays as it was
+            conn.execute("PRAGMA journal_mode = WAL")
         except BaseException:
             conn.close()
             raise

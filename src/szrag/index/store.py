@@ -420,7 +420,7 @@ def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
 
 
 ChunkPlace = tuple[int, str, int, int, str, str | None]  # a chunk row without its text
-_ID_BATCH = 500  # ids bound to one statement, well under SQLite's variable limit
+ID_BATCH = 500  # ids bound to one statement, well under SQLite's variable limit
 
 
 def file_chunks(
@@ -457,8 +457,8 @@ def overlapping(
 def chunk_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
     """The inflated text of each chunk id that has one."""
     found: dict[int, str] = {}
-    for offset in range(0, len(ids), _ID_BATCH):
-        batch = ids[offset : offset + _ID_BATCH]
+    for offset in range(0, len(ids), ID_BATCH):
+        batch = ids[offset : offset + ID_BATCH]
         marks = ",".join("?" * len(batch))
         rows = conn.execute(f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", batch)
         found.update((chunk_id, unpack(text)) for chunk_id, text in rows)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from szrag.index import Index
-from szrag.index.store import StoredFile, unpack
+from szrag.index.store import ID_BATCH, StoredFile, unpack
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
@@ -182,8 +182,8 @@ def _chunks_by_id(
     if memory is not None:
         return memory.chunks(ids)
     found: dict[int, RankedChunk] = {}
-    for offset in range(0, len(ids), 500):
-        batch = list(ids[offset : offset + 500])
+    for offset in range(0, len(ids), ID_BATCH):
+        batch = list(ids[offset : offset + ID_BATCH])
         marks = ",".join("?" * len(batch))
         rows = conn.execute(
             f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
@@ -279,8 +279,8 @@ def file_coverage(
             if file is not None:
                 coverage[path] = terms.share_of(file.tokens)
         return coverage
-    for offset in range(0, len(paths), 500):
-        batch = list(paths[offset : offset + 500])
+    for offset in range(0, len(paths), ID_BATCH):
+        batch = list(paths[offset : offset + ID_BATCH])
         marks = ",".join("?" * len(batch))
         for path, joined in conn.execute(
             f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
