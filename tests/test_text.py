@@ -105,6 +105,9 @@ def test_chunks_are_overlapping_sixty_line_windows_every_forty() -> None:
 
 def test_chunks_split_crlf_and_keep_a_trailing_empty_line() -> None:
     assert split_lines("a\r\nb\n") == ["a", "b", ""]
+    assert split_lines("a\nb\n\n") == ["a", "b", "", ""]  # no CR: the quick split
+    assert split_lines("a\rb\r\n\rc") == ["a\rb", "\rc"]  # a lone CR is no line break
+    assert split_lines("") == [""]
     chunks = create_chunks("a\r\nb\n", "x.md")
     assert [(chunk.start, chunk.end, chunk.text) for chunk in chunks] == [(1, 3, "a\nb\n")]
 

@@ -231,7 +231,8 @@ def file_type(path: str) -> str:
 
 def split_lines(content: str) -> list[str]:
     """Lines split on LF or CRLF, as the chunker sees them."""
-    return _LINE_BREAK.split(content)
+    # str.split is several times faster than the pattern, and the same without a CR
+    return _LINE_BREAK.split(content) if "\r" in content else content.split("\n")
 
 
 class LineRanges:

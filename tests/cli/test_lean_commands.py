@@ -73,3 +73,17 @@ def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule_nor_loads_ric
     assert "0 added, 0 changed, 0 removed" in out
     unused = ("pathspec", "szrag.retrieve", "szrag.redact", "szrag.rank", "szrag.code", "rich")
     assert sorted(name for name in loaded if name.startswith(unused)) == []
+
+
+def test_a_refresh_that_parses_a_changed_file_loads_no_question_over_the_index(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "server.py"
+    source.write_text("def refresh_cache():\n    return 1\n", "utf-8")
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    source.write_text("def refresh_cache():\n    return 2\n\ndef warm():\n    pass\n", "utf-8")
+    out, loaded = _modules_after(["index", "--root", str(tmp_path)])
+    assert "1 changed" in out
+    assert "szrag.code.extract" in loaded  # the file was parsed
+    unused = ("szrag.code.graph", "szrag.code.symbol_table", "szrag.retrieve", "szrag.rank")
+    assert sorted(name for name in loaded if name.startswith(unused)) == []

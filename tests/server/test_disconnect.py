@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from szrag.audit import AuditLog
+from szrag.llm.testing import ScriptedProvider, serve, text_reply
 from szrag.server.testing import SlowStreamProvider, serve_asgi
 from szrag.settings import Settings
 
@@ -111,3 +112,37 @@ def test_a_json_client_that_hangs_up_cancels_the_answer(
         return any(r["event"] == "ask" and r["outcome"] == "cancelled" for r in records)
 
     assert wait_until(cancelled_ask_audited, 5.0)
+
+
+def test_a_client_gone_mid_burst_leaves_no_failed_writes_in_the_log(
+    start_server: StartServer, web_repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The model's reply arrives in one burst, so many events are queued when the client
+    # hangs up: each must wait for the loop to learn of the lost connection, not be written
+    # to a dead socket (asyncio logs every write past the fifth as a failed send).
+    provider = ScriptedProvider()
+    with serve(provider) as base_url:
+        server = start_server(answer_settings=slow_model_settings(base_url))
+        caplog.set_level("WARNING", logger="asyncio")
+        for _ in range(3):
+            provider.script(text_reply("The gateway refills its bucket. " * 20, pieces=40))
+            with (
+                httpx.Client(base_url=server, timeout=10.0) as client,
+                client.stream(
+                    "POST",
+                    "/api/ask",
+                    json={"question": "gateway"},
+                    headers={"Accept": "text/event-stream"},
+                ) as response,
+            ):
+                for line in response.iter_lines():
+                    if line == "event: token":
+                        break
+
+        def asked_three_times() -> bool:
+            records = AuditLog(web_repo / ".rag" / "audit.log").read()
+            return sum(1 for r in records if r["event"] == "ask") >= 3
+
+        assert wait_until(asked_three_times, 10.0)
+    failed_writes = [r for r in caplog.records if "socket.send() raised" in r.getMessage()]
+    assert failed_writes == []

@@ -15,19 +15,47 @@ query cannot express.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from szrag.code.graph import (
-    extract_environment_variables,
-    find_environment_variable,
-    find_routes,
-    find_symbols,
-    get_code_context,
-    get_dependants,
-    get_dependencies,
-)
-from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+if TYPE_CHECKING:
+    from szrag.code.graph import (
+        extract_environment_variables,
+        find_environment_variable,
+        find_routes,
+        find_symbols,
+        get_code_context,
+        get_dependants,
+        get_dependencies,
+    )
+    from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
+
+# imported on first use (PEP 562): a refresh that parses a changed file needs only
+# ``analyse_source``, not the graph's questions over an index
+_HOMES = {
+    "extract_environment_variables": "szrag.code.graph",
+    "find_environment_variable": "szrag.code.graph",
+    "find_routes": "szrag.code.graph",
+    "find_symbols": "szrag.code.graph",
+    "get_code_context": "szrag.code.graph",
+    "get_dependants": "szrag.code.graph",
+    "get_dependencies": "szrag.code.graph",
+    "CodeRecord": "szrag.code.model",
+    "EnvReference": "szrag.code.model",
+    "RouteMatch": "szrag.code.model",
+    "SymbolMatch": "szrag.code.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'szrag.code' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CodeRecord",

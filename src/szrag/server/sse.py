@@ -78,6 +78,9 @@ async def answer_events(
             if isinstance(item, _Done):
                 break
             yield make_event(*item)
+            # A queue holding events returns without waiting: without this, a burst of
+            # them would all be written before the loop learns the client is gone.
+            await asyncio.sleep(0)
         error = None if task.cancelled() else task.exception()
         if task.cancelled():
             yield make_event(ERROR, {"code": "cancelled", "error": "the answer was cancelled"})
