@@ -47,6 +47,16 @@ class TextMemo(Generic[V]):
                 self._held -= dropped
         return value
 
+    def known(self, text: str, *extra: Hashable) -> V | None:
+        """The remembered result for ``text``, or None: nothing is computed."""
+        key = (text, *extra)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            self._entries.move_to_end(key)
+            return found[0]
+
     def clear(self) -> None:
         """Forget everything."""
         with self._lock:

@@ -351,3 +351,24 @@ def test_chunks_report_whether_they_carry_source_lines() -> None:
         "code": False,
         "related": False,
     }
+
+
+def test_counts_taken_as_a_run_match_counting_one_chunk_at_a_time() -> None:
+    # a counter with a run form (an exact encoding counts in worker threads) must give each
+    # chunk its own count, also around a chunk too long to count and one whose text shrinks
+    # when its secret is redacted
+    one_by_one = TokenCounter("bytes", lambda text: len(text.encode()))
+    as_run = TokenCounter(
+        "bytes", one_by_one.count, count_run=lambda texts: [len(t.encode()) for t in texts]
+    )
+    chunks = [
+        chunk("a", 30, "short é"),
+        chunk("huge", 90, "y" * 5000),
+        chunk("secret", 50, 'API_KEY = "sk-live-0123456789abcdef0123456789"'),
+        chunk("b", 10, "tail"),
+    ]
+    run = pack_chunks(chunks, budget=120, counter=as_run)
+    single = pack_chunks(chunks, budget=120, counter=one_by_one)
+    assert run == single
+    assert [item.tokens for item in run.chunks if item.key in ("a", "b")] == [8, 4]
+    assert any(item.key == "huge" and item.status == OVER_BUDGET for item in run.chunks)

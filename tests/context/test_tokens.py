@@ -172,3 +172,46 @@ def test_a_cached_encoding_file_is_used_without_network(
 def test_counters_are_callable_records() -> None:
     words = TokenCounter("words", lambda text: len(text.split()))
     assert words("a b c") == 3 and not words.exact and words.note is None
+
+
+class GatedEncoding:
+    """An encoding whose first text waits until the caller has asked for the next one, and
+    which records the threads and texts it encodes."""
+
+    name = "gated"
+
+    def __init__(self) -> None:
+        self.next_asked = threading.Event()
+        self.encoded: list[str] = []
+        self.threads: set[int] = set()
+
+    def encode(self, text: str, disallowed_special: tuple[str, ...] = ()) -> list[str]:
+        self.threads.add(threading.get_ident())
+        self.encoded.append(text)
+        if text == "first" and not self.next_asked.wait(5.0):
+            raise AssertionError("the next text was not asked for while this one was encoded")
+        return list(text)
+
+
+def test_a_run_of_texts_is_encoded_while_the_next_is_produced() -> None:
+    encoding = GatedEncoding()
+    counter = encoding_counter(encoding)
+
+    def texts() -> Iterator[str]:
+        yield "first"
+        encoding.next_asked.set()
+        yield "second"
+        yield "first"  # a repeat, in order
+
+    assert counter.count_each(texts()) == [5, 6, 5]
+    assert threading.get_ident() not in encoding.threads
+
+    # remembered counts are answered at once, without encoding again
+    before = len(encoding.encoded)
+    assert counter.count_each(iter(["second", "first"])) == [6, 5]
+    assert len(encoding.encoded) == before
+
+
+def test_a_counter_without_a_run_form_counts_one_text_at_a_time() -> None:
+    words = TokenCounter("words", lambda text: len(text.split()))
+    assert words.count_each(iter(["a b", "", "c d e"])) == [2, 0, 3]

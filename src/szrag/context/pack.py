@@ -7,14 +7,14 @@ fit the remaining budget, never truncated, and a key seen once is not taken agai
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from szrag.context.model import DIRECT, CodebaseContext, CodeEntry
 from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
 from szrag.public import public
-from szrag.redact import redact_text
+from szrag.redact import Redaction, redact_text
 from szrag.retrieve import Source
 
 MAX_CONTEXT_TOKENS = 4000  # the original's budget, kept by the slackzilla profile
@@ -255,24 +255,44 @@ class _Measured:
 HOPELESS_CHARS_PER_TOKEN = 32
 
 
-def _measure(chunk: ContextChunk, counter: TokenCounter, in_order: bool, budget: int) -> _Measured:
-    if len(chunk.text) > max(budget, 1) * HOPELESS_CHARS_PER_TOKEN:
-        estimate = estimate_token_count(chunk.text)
-        return _Measured(chunk, "", estimate, float(chunk.score) - estimate, 0, ())
-    # Redact before counting: the budget is spent on the text the model will see.
-    redaction = redact_text(chunk.text, path=chunk.path)
-    return _Measured(
-        chunk=chunk,
-        text=redaction.text,
-        tokens=counter(redaction.text),
-        priority=(
+def _measure_all(
+    chunks: Sequence[ContextChunk], counter: TokenCounter, in_order: bool, budget: int
+) -> list[_Measured]:
+    hopeless = max(budget, 1) * HOPELESS_CHARS_PER_TOKEN
+    redactions: dict[int, Redaction] = {}
+
+    def redacted_texts() -> Iterator[str]:
+        # read as the counter goes: an exact counter encodes one text while the next is redacted
+        for place, chunk in enumerate(chunks):
+            if len(chunk.text) <= hopeless:
+                # Redact before counting: the budget is spent on the text the model will see.
+                redactions[place] = redaction = redact_text(chunk.text, path=chunk.path)
+                yield redaction.text
+
+    counts = iter(counter.count_each(redacted_texts()))
+    measured: list[_Measured] = []
+    for place, chunk in enumerate(chunks):
+        redaction = redactions.get(place)
+        if redaction is None:
+            estimate = estimate_token_count(chunk.text)
+            measured.append(_Measured(chunk, "", estimate, float(chunk.score) - estimate, 0, ()))
+            continue
+        priority = (
             float(chunk.score)
             if in_order
             else chunk_priority(chunk.kind, chunk.score, redaction.text)
-        ),
-        redactions=redaction.count,
-        kinds=redaction.kinds,
-    )
+        )
+        measured.append(
+            _Measured(
+                chunk=chunk,
+                text=redaction.text,
+                tokens=next(counts),
+                priority=priority,
+                redactions=redaction.count,
+                kinds=redaction.kinds,
+            )
+        )
+    return measured
 
 
 def pack_chunks(
@@ -292,7 +312,7 @@ def pack_chunks(
     if budget < 0:
         raise ValueError(f"the token budget must not be negative (got {budget})")
     measure = counter if counter is not None else load_counter()
-    measured = [_measure(chunk, measure, in_order, budget) for chunk in chunks]
+    measured = _measure_all(chunks, measure, in_order, budget)
     ranked = sorted(measured, key=lambda item: -item.priority)
     seen: set[str] = set()
     used = 0
