@@ -1,18 +1,24 @@
 """Which files are code, and the tree-sitter grammar and queries of each language.
 
 Grammars and compiled queries are built on first use and kept for the life of the process:
-index builds parse in worker processes, and each worker pays the compile cost once.
+index builds parse in worker processes, and each worker pays the compile cost once. A
+process that parses a few files (a refresh) first compiles only the patterns its file could
+match (``query``): TypeScript's whole query takes 0.3 s to compile, and a file that reads no
+environment variable and compares no pathname needs about a third to two thirds of it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
 
 from tree_sitter import Language, Parser, Query
+
+from szrag.code.patterns import Pattern, split_patterns
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +122,66 @@ def query_text(file_name: str) -> str:
 
 
 @functools.cache
-def query(name: str) -> Query:
-    """The compiled structure query of ``name``: its query files joined in order."""
-    spec = LANGUAGES[name]
-    return Query(grammar(name), "\n".join(query_text(file) for file in spec.query_files))
+def _query_source(name: str) -> str:
+    return "\n".join(query_text(file) for file in LANGUAGES[name].query_files)
+
+
+@functools.cache
+def _patterns(name: str) -> tuple[Pattern, ...]:
+    return split_patterns(_query_source(name))
+
+
+_queries_lock = threading.Lock()
+_whole_queries: dict[str, Query] = {}
+_partial_queries: dict[str, tuple[frozenset[int], Query]] = {}  # what each leaves out
+_whole_only = False
+
+
+def compile_whole_queries() -> None:
+    """From now on, compile each language's whole query: for a process that parses many
+    files (a build's worker), where files needing different patterns would each cost one."""
+    global _whole_only
+    _whole_only = True
+
+
+def forget_queries() -> None:
+    """Drop the compiled queries and compile as a fresh process would (tests)."""
+    global _whole_only
+    with _queries_lock:
+        _whole_queries.clear()
+        _partial_queries.clear()
+        _whole_only = False
+
+
+def query(name: str, source: bytes | None = None) -> Query:
+    """The compiled structure query of ``name``: its query files joined in order.
+
+    With ``source`` (the file it will match), the first query a process compiles for
+    ``name`` leaves out the patterns that cannot match there (``patterns.py``): a refresh
+    that parses one file compiles only what it needs. A later file that needs a pattern
+    left out gets the whole query, and every file after it too.
+    """
+    with _queries_lock:
+        whole = _whole_queries.get(name)
+        if whole is not None:
+            return whole
+        if source is not None and not _whole_only:
+            patterns = _patterns(name)
+            left_out = frozenset(
+                place for place, pattern in enumerate(patterns) if not pattern.possible(source)
+            )
+            partial = _partial_queries.get(name)
+            if partial is not None and partial[0] <= left_out:
+                return partial[1]  # it holds every pattern this file could match
+            if partial is None and left_out:
+                kept = (
+                    pattern.text for place, pattern in enumerate(patterns) if place not in left_out
+                )
+                compiled = Query(grammar(name), "\n".join(kept))
+                _partial_queries[name] = (left_out, compiled)
+                return compiled
+        whole = _whole_queries[name] = Query(grammar(name), _query_source(name))
+        return whole
 
 
 @functools.cache

@@ -163,6 +163,9 @@ def _worker_start(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
+    from szrag.code.languages import compile_whole_queries
+
+    compile_whole_queries()  # a worker parses many files: each language's query once
 
     def watch() -> None:  # everywhere else, and as a second guard
         while os.getppid() == parent:

@@ -1,0 +1,120 @@
+"""A query's patterns and the literals each needs: a file compiles only what it could match."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tree_sitter import Query
+
+from szrag.code import analyse_source
+from szrag.code.components import COMPONENT_EXTENSIONS
+from szrag.code.languages import (
+    EXTENSIONS,
+    LANGUAGES,
+    compile_whole_queries,
+    forget_queries,
+    grammar,
+    query,
+    query_text,
+)
+from szrag.code.patterns import Pattern, split_patterns
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "languages"
+
+
+@pytest.fixture(autouse=True)
+def fresh_queries() -> Iterator[None]:
+    forget_queries()
+    yield
+    forget_queries()
+
+
+def needs(pattern: str) -> list[set[str]]:
+    (found,) = split_patterns(pattern)
+    return [{literal.decode() for literal in group} for group in found.needs]
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_the_split_agrees_with_the_compiler(language: str) -> None:
+    text = "\n".join(query_text(file) for file in LANGUAGES[language].query_files)
+    patterns = split_patterns(text)
+    assert len(patterns) == Query(grammar(language), text).pattern_count
+    for pattern in patterns:  # each is a whole pattern on its own
+        assert Query(grammar(language), pattern.text).pattern_count == 1
+
+
+def test_equality_and_set_predicates_name_what_a_pattern_needs() -> None:
+    assert needs('((identifier) @x (#eq? @x "environ"))') == [{"environ"}]
+    assert needs('(call function: (identifier) @f (#any-of? @f "get" "post")) @c') == [
+        {"get", "post"}
+    ]
+    both = '(attribute object: (identifier) @o (#eq? @o "os") attribute: (identifier) @a (#eq? @a "environ"))'
+    assert needs(both) == [{"os"}, {"environ"}]
+    assert needs('((string) @s (#eq? @s "a\\"b\\\\"))') == [{'a"b\\'}]
+
+
+def test_a_capture_a_match_may_leave_empty_needs_nothing() -> None:
+    # a predicate over an empty capture holds whatever the literal
+    assert needs('((call (identifier)? @f) @c (#eq? @f "getenv"))') == []
+    assert needs('((module (comment)* @c) @m (#eq? @c "x"))') == []
+    assert needs('((call [(identifier) @f (attribute)]) @c (#eq? @f "getenv"))') == []
+    # in every branch of an alternation, the capture is always filled
+    filled = '((call [(identifier) @f (attribute attribute: (identifier) @f)]) (#eq? @f "getenv"))'
+    assert needs(filled) == [{"getenv"}]
+
+
+def test_predicates_other_than_equality_to_literals_need_nothing() -> None:
+    assert needs('((identifier) @x (#match? @x "^env$"))') == []
+    assert needs('((identifier) @x (#not-eq? @x "env"))') == []
+    assert needs("((pair key: (_) @a value: (_) @b) (#eq? @a @b))") == []
+    assert needs("(function_definition name: (identifier) @name) @definition.function") == []
+
+
+def test_a_pattern_is_possible_only_with_one_literal_of_each_group() -> None:
+    pattern = Pattern("(x)", ((b"os",), (b"environ", b"getenv")))
+    assert pattern.possible(b"import os\nos.getenv('A')")
+    assert not pattern.possible(b"import os\n")
+    assert not pattern.possible(b"getenv('A')")
+    assert Pattern("(x)").possible(b"")
+
+
+def test_a_first_file_compiles_only_the_patterns_it_could_match() -> None:
+    plain = b"def add(a, b):\n    return a + b\n"
+    partial = query("python", plain)
+    whole_count = len(split_patterns(_python_query()))
+    assert partial.pattern_count < whole_count
+    # a file needing no more patterns shares it; one needing a pattern left out gets the
+    # whole query, and so does every file after it
+    assert query("python", b"def other():\n    pass\n") is partial
+    reads = query("python", b"import os\nos.environ['HOME']\n")
+    assert reads.pattern_count == whole_count
+    assert query("python", plain) is reads
+    assert query("python") is reads
+
+
+def test_a_worker_compiles_whole_queries() -> None:
+    compile_whole_queries()
+    assert query("python", b"x = 1\n").pattern_count == len(split_patterns(_python_query()))
+
+
+def _python_query() -> str:
+    return "\n".join(query_text(file) for file in LANGUAGES["python"].query_files)
+
+
+FIXTURE_SOURCES = sorted(
+    path
+    for path in FIXTURES.rglob("*")
+    if path.is_file() and (path.suffix in EXTENSIONS or path.suffix in COMPONENT_EXTENSIONS)
+)
+
+
+@pytest.mark.parametrize("source", FIXTURE_SOURCES, ids=lambda path: path.name)
+def test_a_file_gives_the_same_record_from_the_patterns_it_could_match(source: Path) -> None:
+    relative = source.relative_to(FIXTURES).as_posix()
+    text = source.read_text(encoding="utf-8")
+    from_its_patterns = analyse_source(relative, text)  # the first file of a fresh process
+    forget_queries()
+    compile_whole_queries()
+    assert analyse_source(relative, text) == from_its_patterns
