@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from szrag.code.languages import (
     compile_whole_queries,
     forget_queries,
     grammar,
+    parser,
     query,
     query_text,
 )
@@ -51,7 +52,7 @@ def test_equality_and_set_predicates_name_what_a_pattern_needs() -> None:
         {"get", "post"}
     ]
     both = '(attribute object: (identifier) @o (#eq? @o "os") attribute: (identifier) @a (#eq? @a "environ"))'
-    assert needs(both) == [{"os"}, {"environ"}]
+    assert needs(both) == [{"environ"}, {"os"}]  # the longest first: the rarest
     assert needs('((string) @s (#eq? @s "a\\"b\\\\"))') == [{'a"b\\'}]
 
 
@@ -73,30 +74,52 @@ def test_predicates_other_than_equality_to_literals_need_nothing() -> None:
 
 
 def test_a_pattern_is_possible_only_with_one_literal_of_each_group() -> None:
-    pattern = Pattern("(x)", ((b"os",), (b"environ", b"getenv")))
-    assert pattern.possible(b"import os\nos.getenv('A')")
-    assert not pattern.possible(b"import os\n")
-    assert not pattern.possible(b"getenv('A')")
-    assert Pattern("(x)").possible(b"")
+    pattern = Pattern("(x)", ((b"environ", b"getenv"), (b"os",)))
+
+    def holding(*literals: bytes) -> Callable[[bytes], bool]:
+        return lambda literal: literal in literals
+
+    assert pattern.possible(holding(b"os", b"getenv"))
+    assert not pattern.possible(holding(b"os"))
+    assert not pattern.possible(holding(b"getenv"))
+    assert Pattern("(x)").possible(holding())
+
+
+def test_a_literal_counts_only_as_the_whole_text_of_a_node() -> None:
+    # "environment" and "get_environ" hold "environ" as text, but no node is "environ"
+    plain = b"def get_environ():\n    environment = 'prod'\n    return environment\n"
+    reads = b"import os\nHOME = os.environ['HOME']\n"
+    # os.environ[...], environ[...] and "..." in os.environ could match; no .get( nor getenv
+    assert _partial_count(plain) + 3 == _partial_count(reads)
+
+
+def _partial_count(source: bytes) -> int:
+    forget_queries()
+    tree = parser("python").parse(source)
+    return query("python", source, tree.root_node).pattern_count
+
+
+def _python(source: bytes) -> Query:
+    return query("python", source, parser("python").parse(source).root_node)
 
 
 def test_a_first_file_compiles_only_the_patterns_it_could_match() -> None:
     plain = b"def add(a, b):\n    return a + b\n"
-    partial = query("python", plain)
+    partial = _python(plain)
     whole_count = len(split_patterns(_python_query()))
     assert partial.pattern_count < whole_count
     # a file needing no more patterns shares it; one needing a pattern left out gets the
     # whole query, and so does every file after it
-    assert query("python", b"def other():\n    pass\n") is partial
-    reads = query("python", b"import os\nos.environ['HOME']\n")
+    assert _python(b"def other():\n    pass\n") is partial
+    reads = _python(b"import os\nos.environ['HOME']\n")
     assert reads.pattern_count == whole_count
-    assert query("python", plain) is reads
+    assert _python(plain) is reads
     assert query("python") is reads
 
 
 def test_a_worker_compiles_whole_queries() -> None:
     compile_whole_queries()
-    assert query("python", b"x = 1\n").pattern_count == len(split_patterns(_python_query()))
+    assert _python(b"x = 1\n").pattern_count == len(split_patterns(_python_query()))
 
 
 def _python_query() -> str:

@@ -123,7 +123,7 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     state = Extraction(LANGUAGES[name], path, source, root, RecordBuilder(name))
     if (top_level := root_query(name)) is not None:
         _walk(state, top_level, max_start_depth=0)
-    _walk(state, query(name, source))
+    _walk(state, query(name, source, root))
     _finish_calls(state)
     _finish_exports(state)
     state.builder.routes.extend(literal.apply_prefixes(state.literal_routes, state.route_prefixes))

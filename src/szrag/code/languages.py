@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
 
-from tree_sitter import Language, Parser, Query
+from tree_sitter import Language, Node, Parser, Query
 
 from szrag.code.patterns import Pattern, split_patterns
 
@@ -153,35 +154,62 @@ def forget_queries() -> None:
         _whole_only = False
 
 
-def query(name: str, source: bytes | None = None) -> Query:
+def query(name: str, source: bytes | None = None, root: Node | None = None) -> Query:
     """The compiled structure query of ``name``: its query files joined in order.
 
-    With ``source`` (the file it will match), the first query a process compiles for
-    ``name`` leaves out the patterns that cannot match there (``patterns.py``): a refresh
-    that parses one file compiles only what it needs. A later file that needs a pattern
-    left out gets the whole query, and every file after it too.
+    With ``source`` and ``root`` (the file it will match and its tree), the first query a
+    process compiles for ``name`` leaves out the patterns that cannot match there
+    (``patterns.py``): a refresh that parses one file compiles only what it needs. A later
+    file that needs a pattern left out gets the whole query, and every file after it too.
     """
     with _queries_lock:
         whole = _whole_queries.get(name)
         if whole is not None:
             return whole
-        if source is not None and not _whole_only:
+        if source is not None and root is not None and not _whole_only:
             patterns = _patterns(name)
+            holds = _node_texts(source, root)
             left_out = frozenset(
-                place for place, pattern in enumerate(patterns) if not pattern.possible(source)
+                place for place, pattern in enumerate(patterns) if not pattern.possible(holds)
             )
             partial = _partial_queries.get(name)
             if partial is not None and partial[0] <= left_out:
                 return partial[1]  # it holds every pattern this file could match
             if partial is None and left_out:
                 kept = (
-                    pattern.text for place, pattern in enumerate(patterns) if place not in left_out
+                    text
+                    for place, text in enumerate(p.text for p in patterns)
+                    if place not in left_out
                 )
                 compiled = Query(grammar(name), "\n".join(kept))
                 _partial_queries[name] = (left_out, compiled)
                 return compiled
         whole = _whole_queries[name] = Query(grammar(name), _query_source(name))
         return whole
+
+
+def _node_texts(source: bytes, root: Node) -> Callable[[bytes], bool]:
+    """Whether some node of the tree ``root`` (of ``source``) has a literal as its text."""
+    found: dict[bytes, bool] = {}
+
+    def holds(literal: bytes) -> bool:
+        if literal not in found:
+            found[literal] = _spans_a_node(source, root, literal)
+        return found[literal]
+
+    return holds
+
+
+def _spans_a_node(source: bytes, root: Node, literal: bytes) -> bool:
+    # the deepest node around an occurrence spans it exactly when any node does
+    start = source.find(literal)
+    while start >= 0:
+        end = start + len(literal)
+        node = root.descendant_for_byte_range(start, end)
+        if node is not None and node.start_byte == start and node.end_byte == end:
+            return True
+        start = source.find(literal, start + 1)
+    return False
 
 
 @functools.cache

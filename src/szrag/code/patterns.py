@@ -9,13 +9,15 @@ changes none of the others' matches, nor their order.
 
 A predicate over a capture that may hold no node is true whatever the literal (tree-sitter
 checks every node the capture holds), so only captures a match always fills are read this
-way: not one under ``?`` or ``*``, nor one that some branch of an alternation lacks.
+way: not one under ``?`` or ``*``, nor one that some branch of an alternation lacks. Whether
+a file holds a literal is asked of its tree (``languages.query``): some node must span one
+of the literal's occurrences exactly, so ``environment`` does not hold ``environ``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _TOKEN = re.compile(
@@ -35,9 +37,10 @@ class Pattern:
     text: str
     needs: tuple[tuple[bytes, ...], ...] = ()
 
-    def possible(self, source: bytes) -> bool:
-        """Whether the pattern could match somewhere in ``source``."""
-        return all(any(literal in source for literal in group) for group in self.needs)
+    def possible(self, holds: Callable[[bytes], bool]) -> bool:
+        """Whether the pattern could match in a file where ``holds(literal)`` says whether
+        some node's text is ``literal``."""
+        return all(any(holds(literal) for literal in group) for group in self.needs)
 
 
 def split_patterns(query: str) -> tuple[Pattern, ...]:
@@ -104,12 +107,14 @@ def _pattern(text: str) -> Pattern:
     except _Unreadable:
         return Pattern(text)
     filled = root.filled()
-    needs = tuple(
+    needs = [
         literals
         for name, capture, literals in predicates
         if name in _GATING and capture in filled and literals
-    )
-    return Pattern(text, needs)
+    ]
+    # the longest literals first: the rarest, so a pattern that cannot match is told soonest
+    needs.sort(key=lambda group: -min(map(len, group)))
+    return Pattern(text, tuple(needs))
 
 
 class _Unreadable(Exception):
