@@ -19,6 +19,7 @@ from szrag.code.languages import (
     parser,
     query,
     query_text,
+    root_query,
 )
 from szrag.code.patterns import Pattern, split_patterns
 
@@ -141,3 +142,14 @@ def test_a_file_gives_the_same_record_from_the_patterns_it_could_match(source: P
     forget_queries()
     compile_whole_queries()
     assert analyse_source(relative, text) == from_its_patterns
+
+
+def test_the_root_query_also_leaves_out_what_a_file_cannot_match() -> None:
+    source = b"def add(a, b):\n    return a + b\n"  # no __all__
+    tree = parser("python").parse(source)
+    partial = root_query("python", source, tree.root_node)
+    whole_count = len(
+        split_patterns("\n".join(query_text(f) for f in LANGUAGES["python"].root_query_files))
+    )
+    assert partial is not None and partial.pattern_count < whole_count
+    assert root_query("javascript", source, tree.root_node) is None  # it has none

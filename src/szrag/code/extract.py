@@ -121,7 +121,7 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
         return None
     root = tree.root_node
     state = Extraction(LANGUAGES[name], path, source, root, RecordBuilder(name))
-    if (top_level := root_query(name)) is not None:
+    if (top_level := root_query(name, source, root)) is not None:
         _walk(state, top_level, max_start_depth=0)
     _walk(state, query(name, source, root))
     _finish_calls(state)

@@ -122,24 +122,31 @@ def query_text(file_name: str) -> str:
     return resources.files("szrag").joinpath("queries", file_name).read_text(encoding="utf-8")
 
 
-@functools.cache
-def _query_source(name: str) -> str:
-    return "\n".join(query_text(file) for file in LANGUAGES[name].query_files)
+STRUCTURE = "structure"
+ROOT = "root"
+_QueryKey = tuple[str, str]  # (language, STRUCTURE or ROOT)
 
 
 @functools.cache
-def _patterns(name: str) -> tuple[Pattern, ...]:
-    return split_patterns(_query_source(name))
+def _query_source(key: _QueryKey) -> str:
+    spec = LANGUAGES[key[0]]
+    files = spec.query_files if key[1] == STRUCTURE else spec.root_query_files
+    return "\n".join(query_text(file) for file in files)
+
+
+@functools.cache
+def _patterns(key: _QueryKey) -> tuple[Pattern, ...]:
+    return split_patterns(_query_source(key))
 
 
 _queries_lock = threading.Lock()
-_whole_queries: dict[str, Query] = {}
-_partial_queries: dict[str, tuple[frozenset[int], Query]] = {}  # what each leaves out
+_whole_queries: dict[_QueryKey, Query] = {}
+_partial_queries: dict[_QueryKey, tuple[frozenset[int], Query]] = {}  # what each leaves out
 _whole_only = False
 
 
 def compile_whole_queries() -> None:
-    """From now on, compile each language's whole query: for a process that parses many
+    """From now on, compile each language's whole queries: for a process that parses many
     files (a build's worker), where files needing different patterns would each cost one."""
     global _whole_only
     _whole_only = True
@@ -162,29 +169,39 @@ def query(name: str, source: bytes | None = None, root: Node | None = None) -> Q
     (``patterns.py``): a refresh that parses one file compiles only what it needs. A later
     file that needs a pattern left out gets the whole query, and every file after it too.
     """
+    return _compiled((name, STRUCTURE), source, root)
+
+
+def root_query(name: str, source: bytes | None = None, root: Node | None = None) -> Query | None:
+    """The compiled patterns of ``name`` rooted at the file's root node, if it has any
+    (``source`` and ``root`` as for ``query``)."""
+    if not LANGUAGES[name].root_query_files:
+        return None
+    return _compiled((name, ROOT), source, root)
+
+
+def _compiled(key: _QueryKey, source: bytes | None, root: Node | None) -> Query:
     with _queries_lock:
-        whole = _whole_queries.get(name)
+        whole = _whole_queries.get(key)
         if whole is not None:
             return whole
         if source is not None and root is not None and not _whole_only:
-            patterns = _patterns(name)
+            patterns = _patterns(key)
             holds = _node_texts(source, root)
             left_out = frozenset(
                 place for place, pattern in enumerate(patterns) if not pattern.possible(holds)
             )
-            partial = _partial_queries.get(name)
+            partial = _partial_queries.get(key)
             if partial is not None and partial[0] <= left_out:
                 return partial[1]  # it holds every pattern this file could match
             if partial is None and left_out:
                 kept = (
-                    text
-                    for place, text in enumerate(p.text for p in patterns)
-                    if place not in left_out
+                    pattern.text for place, pattern in enumerate(patterns) if place not in left_out
                 )
-                compiled = Query(grammar(name), "\n".join(kept))
-                _partial_queries[name] = (left_out, compiled)
+                compiled = Query(grammar(key[0]), "\n".join(kept))
+                _partial_queries[key] = (left_out, compiled)
                 return compiled
-        whole = _whole_queries[name] = Query(grammar(name), _query_source(name))
+        whole = _whole_queries[key] = Query(grammar(key[0]), _query_source(key))
         return whole
 
 
@@ -210,15 +227,6 @@ def _spans_a_node(source: bytes, root: Node, literal: bytes) -> bool:
             return True
         start = source.find(literal, start + 1)
     return False
-
-
-@functools.cache
-def root_query(name: str) -> Query | None:
-    """The compiled patterns of ``name`` rooted at the file's root node, if it has any."""
-    spec = LANGUAGES[name]
-    if not spec.root_query_files:
-        return None
-    return Query(grammar(name), "\n".join(query_text(file) for file in spec.root_query_files))
 
 
 def parser(name: str) -> Parser:
