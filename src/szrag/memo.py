@@ -48,7 +48,8 @@ class TextMemo(Generic[V]):
         return value
 
     def known(self, text: str, *extra: Hashable) -> V | None:
-        """The remembered result for ``text``, or None: nothing is computed."""
+        """The remembered result for ``text``, or None (for a memo whose results are never
+        None): nothing is computed."""
         key = (text, *extra)
         with self._lock:
             found = self._entries.get(key)

@@ -22,6 +22,7 @@ from szrag.code.languages import (
     root_query,
 )
 from szrag.code.patterns import Pattern, split_patterns
+from szrag.index import build_index, load_index
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "languages"
 
@@ -38,13 +39,33 @@ def needs(pattern: str) -> list[set[str]]:
     return [{literal.decode() for literal in group} for group in found.needs]
 
 
-@pytest.mark.parametrize("language", sorted(LANGUAGES))
-def test_the_split_agrees_with_the_compiler(language: str) -> None:
-    text = "\n".join(query_text(file) for file in LANGUAGES[language].query_files)
+QUERY_FILES = [
+    (language, files)
+    for language, spec in sorted(LANGUAGES.items())
+    for files in (spec.query_files, spec.root_query_files)
+    if files
+]
+
+
+@pytest.mark.parametrize(("language", "files"), QUERY_FILES, ids=lambda item: str(item))
+def test_the_split_agrees_with_the_compiler(language: str, files: tuple[str, ...]) -> None:
+    text = "\n".join(query_text(file) for file in files)
     patterns = split_patterns(text)
     assert len(patterns) == Query(grammar(language), text).pattern_count
     for pattern in patterns:  # each is a whole pattern on its own
         assert Query(grammar(language), pattern.text).pattern_count == 1
+
+
+def test_a_top_level_wildcard_or_string_is_a_pattern_of_its_own() -> None:
+    text = '((identifier) @a (#eq? @a "zz"))\n_ @w\n"def" @keyword'
+    patterns = split_patterns(text)
+    assert [pattern.text for pattern in patterns] == [
+        '((identifier) @a (#eq? @a "zz"))',
+        "_ @w",
+        '"def" @keyword',
+    ]
+    assert [len(pattern.needs) for pattern in patterns] == [1, 0, 0]
+    assert Query(grammar("python"), text).pattern_count == 3
 
 
 def test_equality_and_set_predicates_name_what_a_pattern_needs() -> None:
@@ -65,6 +86,23 @@ def test_a_capture_a_match_may_leave_empty_needs_nothing() -> None:
     # in every branch of an alternation, the capture is always filled
     filled = '((call [(identifier) @f (attribute attribute: (identifier) @f)]) (#eq? @f "getenv"))'
     assert needs(filled) == [{"getenv"}]
+
+
+def test_quantifiers_count_as_the_compiler_reads_them() -> None:
+    # a quantifier after the capture still makes the node optional; one or more fills it
+    assert needs('((call (identifier) @f ?) @c (#eq? @f "getenv"))') == []
+    assert needs('((block (expression_statement)+ @s) (#eq? @s "x"))') == [{"x"}]
+
+
+def test_a_predicate_inside_one_branch_needs_nothing() -> None:
+    branch = '(call function: [((identifier) @f (#eq? @f "getenv")) (attribute)]) @c'
+    assert needs(branch) == []
+
+
+def test_empty_or_unknown_literals_need_nothing() -> None:
+    assert needs('((identifier) @x (#eq? @x ""))') == []
+    assert needs('((identifier) @x (#any-of? @x "" "env"))') == []
+    assert needs('((identifier) @x (#eq? @x "\\q"))') == []  # an escape not read
 
 
 def test_predicates_other_than_equality_to_literals_need_nothing() -> None:
@@ -153,3 +191,42 @@ def test_the_root_query_also_leaves_out_what_a_file_cannot_match() -> None:
     )
     assert partial is not None and partial.pattern_count < whole_count
     assert root_query("javascript", source, tree.root_node) is None  # it has none
+
+
+def test_a_language_with_many_files_to_parse_compiles_its_whole_query() -> None:
+    compile_whole_queries(["python"])
+    source = b"x = 1\n"
+    tree = parser("python").parse(source)
+    assert query("python", source, tree.root_node).pattern_count == len(
+        split_patterns(_python_query())
+    )
+    script = b"const x = 1;\n"
+    js_tree = parser("javascript").parse(script)
+    whole_js = "\n".join(query_text(f) for f in LANGUAGES["javascript"].query_files)
+    assert query("javascript", script, js_tree.root_node).pattern_count < len(
+        split_patterns(whole_js)
+    )
+
+
+def test_a_refresh_parsing_two_files_of_a_language_compiles_its_whole_query(
+    tmp_path: Path,
+) -> None:
+    for name in ("a.py", "b.py", "c.js"):
+        (tmp_path / name).write_text("x = 1\n", "utf-8")
+    build_index(tmp_path).close()
+    forget_queries()
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n", "utf-8")
+    (tmp_path / "b.py").write_text("def b():\n    return 2\n", "utf-8")
+    (tmp_path / "c.js").write_text("function c() { return 3 }\n", "utf-8")
+    index = load_index(tmp_path)
+    assert sorted(index.last_report.changed) == ["a.py", "b.py", "c.js"]
+    index.close()
+    # the two Python files compiled Python's whole query; the one JavaScript file its own
+    source = b"x = 1\n"
+    assert query("python", source, parser("python").parse(source).root_node).pattern_count == len(
+        split_patterns(_python_query())
+    )
+    whole_js = "\n".join(query_text(f) for f in LANGUAGES["javascript"].query_files)
+    script = b"function c() { return 3 }\n"
+    tree = parser("javascript").parse(script)
+    assert query("javascript", script, tree.root_node).pattern_count < len(split_patterns(whole_js))

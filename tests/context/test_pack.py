@@ -372,3 +372,9 @@ def test_counts_taken_as_a_run_match_counting_one_chunk_at_a_time() -> None:
     assert run == single
     assert [item.tokens for item in run.chunks if item.key in ("a", "b")] == [8, 4]
     assert any(item.key == "huge" and item.status == OVER_BUDGET for item in run.chunks)
+
+
+def test_a_counter_giving_too_few_counts_is_an_error() -> None:
+    short = TokenCounter("short", len, count_run=lambda texts: [len(t) for t in list(texts)[1:]])
+    with pytest.raises(ValueError, match="gave 1 counts for 2 texts"):
+        pack_chunks([chunk("a", 1, "aa"), chunk("b", 2, "bb")], budget=100, counter=short)

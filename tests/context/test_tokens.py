@@ -210,6 +210,20 @@ def test_a_run_of_texts_is_encoded_while_the_next_is_produced() -> None:
     before = len(encoding.encoded)
     assert counter.count_each(iter(["second", "first"])) == [6, 5]
     assert len(encoding.encoded) == before
+    # no encoding thread outlives its run: a process with threads would not fork its workers
+    assert [t.name for t in threading.enumerate() if t.name.startswith("szrag-tokens")] == []
+
+
+def test_a_run_that_fails_midway_stops_its_threads() -> None:
+    counter = encoding_counter(byte_encoding())
+
+    def texts() -> Iterator[str]:
+        yield "counted"
+        raise OSError("the chunk could not be read")
+
+    with pytest.raises(OSError, match="could not be read"):
+        counter.count_each(texts())
+    assert [t.name for t in threading.enumerate() if t.name.startswith("szrag-tokens")] == []
 
 
 def test_a_counter_without_a_run_form_counts_one_text_at_a_time() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
@@ -142,23 +142,23 @@ def _patterns(key: _QueryKey) -> tuple[Pattern, ...]:
 _queries_lock = threading.Lock()
 _whole_queries: dict[_QueryKey, Query] = {}
 _partial_queries: dict[_QueryKey, tuple[frozenset[int], Query]] = {}  # what each leaves out
-_whole_only = False
+_whole_only: set[str] = set()  # languages whose whole queries are compiled at once
 
 
-def compile_whole_queries() -> None:
-    """From now on, compile each language's whole queries: for a process that parses many
-    files (a build's worker), where files needing different patterns would each cost one."""
-    global _whole_only
-    _whole_only = True
+def compile_whole_queries(names: Iterable[str] | None = None) -> None:
+    """From now on, compile the whole queries of these languages (default: all): for a
+    process that parses many files of one (a build's worker), where files needing different
+    patterns would cost a partial query and then the whole one."""
+    with _queries_lock:
+        _whole_only.update(LANGUAGES if names is None else names)
 
 
 def forget_queries() -> None:
     """Drop the compiled queries and compile as a fresh process would (tests)."""
-    global _whole_only
     with _queries_lock:
         _whole_queries.clear()
         _partial_queries.clear()
-        _whole_only = False
+        _whole_only.clear()
 
 
 def query(name: str, source: bytes | None = None, root: Node | None = None) -> Query:
@@ -181,27 +181,34 @@ def root_query(name: str, source: bytes | None = None, root: Node | None = None)
 
 
 def _compiled(key: _QueryKey, source: bytes | None, root: Node | None) -> Query:
+    whole = _whole_queries.get(key)
+    if whole is not None:  # read without the lock: a query once compiled stays
+        return whole
+    left_out: frozenset[int] | None = None
+    if source is not None and root is not None and key[0] not in _whole_only:
+        holds = _node_texts(source, root)
+        left_out = frozenset(
+            place for place, pattern in enumerate(_patterns(key)) if not pattern.possible(holds)
+        )
     with _queries_lock:
         whole = _whole_queries.get(key)
         if whole is not None:
             return whole
-        if source is not None and root is not None and not _whole_only:
-            patterns = _patterns(key)
-            holds = _node_texts(source, root)
-            left_out = frozenset(
-                place for place, pattern in enumerate(patterns) if not pattern.possible(holds)
-            )
+        if left_out is not None:
             partial = _partial_queries.get(key)
             if partial is not None and partial[0] <= left_out:
                 return partial[1]  # it holds every pattern this file could match
             if partial is None and left_out:
                 kept = (
-                    pattern.text for place, pattern in enumerate(patterns) if place not in left_out
+                    pattern.text
+                    for place, pattern in enumerate(_patterns(key))
+                    if place not in left_out
                 )
                 compiled = Query(grammar(key[0]), "\n".join(kept))
                 _partial_queries[key] = (left_out, compiled)
                 return compiled
         whole = _whole_queries[key] = Query(grammar(key[0]), _query_source(key))
+        _partial_queries.pop(key, None)
         return whole
 
 
@@ -217,16 +224,23 @@ def _node_texts(source: bytes, root: Node) -> Callable[[bytes], bool]:
     return holds
 
 
+# occurrences of a literal tried against the tree before it is taken as held: each costs a
+# descent from the root, and a word inside many longer ones ("all" in "call") is rarely a node
+MAX_TRIED_OCCURRENCES = 64
+
+
 def _spans_a_node(source: bytes, root: Node, literal: bytes) -> bool:
     # the deepest node around an occurrence spans it exactly when any node does
     start = source.find(literal)
-    while start >= 0:
+    for _ in range(MAX_TRIED_OCCURRENCES):
+        if start < 0:
+            return False
         end = start + len(literal)
         node = root.descendant_for_byte_range(start, end)
         if node is not None and node.start_byte == start and node.end_byte == end:
             return True
         start = source.find(literal, start + 1)
-    return False
+    return start >= 0  # more occurrences than were tried: held, to be safe
 
 
 def parser(name: str) -> Parser:

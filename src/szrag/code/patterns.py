@@ -65,12 +65,14 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int, int]]:
 
 
 def _top_level(query: str) -> list[str]:
-    """The text of each top-level pattern, as written: a node, alternation or string with
-    the captures and quantifier after it."""
+    """The text of each top-level pattern, as written: a node, alternation, string or
+    wildcard with the captures and quantifier after it."""
     spans: list[list[int]] = []
     depth = 0
     for kind, _, start, end in _tokens(query):
-        if (depth == 0 and kind in ("open", "string")) or not spans:
+        # captures and quantifiers belong to the pattern before them; anything else at the
+        # top level starts one
+        if (depth == 0 and kind not in ("capture", "quantifier", "close")) or not spans:
             spans.append([start, end])
         spans[-1][1] = end
         if kind == "open":
@@ -110,7 +112,8 @@ def _pattern(text: str) -> Pattern:
     needs = [
         literals
         for name, capture, literals in predicates
-        if name in _GATING and capture in filled and literals
+        # an empty text would be a node of no width: not looked for
+        if name in _GATING and capture in filled and literals and b"" not in literals
     ]
     # the longest literals first: the rarest, so a pattern that cannot match is told soonest
     needs.sort(key=lambda group: -min(map(len, group)))

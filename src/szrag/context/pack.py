@@ -269,7 +269,10 @@ def _measure_all(
                 redactions[place] = redaction = redact_text(chunk.text, path=chunk.path)
                 yield redaction.text
 
-    counts = iter(counter.count_each(redacted_texts()))
+    counted = counter.count_each(redacted_texts())
+    if len(counted) != len(redactions):
+        raise ValueError(f"{counter.name} gave {len(counted)} counts for {len(redactions)} texts")
+    counts = iter(counted)
     measured: list[_Measured] = []
     for place, chunk in enumerate(chunks):
         redaction = redactions.get(place)

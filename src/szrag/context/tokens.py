@@ -131,15 +131,28 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
         return len(encoding.encode(text, disallowed_special=()))
 
     remembered = TextMemo(encoded, max_chars=REMEMBERED_CHARS, size=lambda count: 0)
-    # threads start on the first text not yet remembered, and stay for the process
-    pool = ThreadPoolExecutor(ENCODING_THREADS, thread_name_prefix="szrag-tokens")
 
     def count_run(texts: Iterable[str]) -> list[int]:
         counts: list[int | Future[int]] = []
-        for text in texts:
-            known = remembered.known(text)
-            counts.append(known if known is not None else pool.submit(remembered, text))
-        return [count if isinstance(count, int) else count.result() for count in counts]
+        # threads for this run only, started by its first text not yet remembered: none
+        # outlive it (a process with threads would no longer fork its build's workers)
+        pool: ThreadPoolExecutor | None = None
+        try:
+            for text in texts:
+                known = remembered.known(text)
+                if known is not None:
+                    counts.append(known)
+                    continue
+                if pool is None:
+                    pool = ThreadPoolExecutor(ENCODING_THREADS, thread_name_prefix="szrag-tokens")
+                try:
+                    counts.append(pool.submit(remembered, text))
+                except RuntimeError:  # the interpreter is shutting down: counted here
+                    counts.append(remembered(text))
+            return [count if isinstance(count, int) else count.result() for count in counts]
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     return TokenCounter(name or str(encoding.name), remembered, exact=True, count_run=count_run)
 

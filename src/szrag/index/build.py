@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -206,11 +207,22 @@ def _prepare_many(
             return
         except (OSError, RuntimeError) as error:  # no pool here: read serially instead
             log.warning("parallel indexing unavailable (%s); reading files one by one", error)
+    if total > 1:
+        _compile_whole_queries_for_repeats(item.path for item in items)
     for done, arg in enumerate(args, 1):
         result = prepare_file(*arg)
         if progress:
             progress(done, total, result.path)
         yield result
+
+
+def _compile_whole_queries_for_repeats(paths: Iterable[str]) -> None:
+    """A language with two files or more to parse here gets its whole query: a first file's
+    partial query would otherwise be followed by the whole one."""
+    from szrag.code.languages import compile_whole_queries, language_of
+
+    counts = Counter(language_of(path) for path in paths)
+    compile_whole_queries(name for name, count in counts.items() if name and count > 1)
 
 
 def _write_prepared(conn: sqlite3.Connection, prepared: PreparedFile) -> None:
