@@ -230,8 +230,9 @@ async def _answer(reply: Reply, send: Send) -> None:
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
     for piece in reply.chunks:
         await send({"type": "http.response.body", "body": piece, "more_body": True})
-        if reply.chunk_delay:
-            await asyncio.sleep(reply.chunk_delay)
+        # even without a delay, let the loop see a client that hung up (an answer cancelled
+        # mid-reply) before the next piece is written to its socket
+        await asyncio.sleep(reply.chunk_delay)
     if reply.cut:
         # Returning without the final body message makes the server drop the connection.
         return
@@ -257,7 +258,9 @@ def serve(app: ScriptedProvider, *, path: str = "/v1") -> Iterator[str]:
         app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1, access_log=False
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"scripted-provider-{port}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:

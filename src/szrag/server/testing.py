@@ -50,7 +50,9 @@ def serve_asgi(app: ASGIApp, *, lifespan: Literal["on", "off"] = "on") -> Iterat
         timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"asgi-{port}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started:
