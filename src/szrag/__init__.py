@@ -6,9 +6,9 @@ pay for the answer pipeline, the model client or the server.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from szrag.lazy import lazy_getattr
 from szrag.version import __version__
 
 if TYPE_CHECKING:
@@ -67,13 +67,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'szrag' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 
 __all__ = [

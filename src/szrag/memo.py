@@ -29,11 +29,9 @@ class TextMemo(Generic[V]):
 
     def __call__(self, text: str, *extra: Hashable) -> V:
         key = (text, *extra)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                return found[0]
+        found = self._lookup(key)
+        if found is not None:
+            return found[0]
         value = self._compute(text, *extra)
         cost = len(text) + self._size(value)
         if cost * 4 > self._max_chars:  # a text this large would push out too many others
@@ -50,13 +48,16 @@ class TextMemo(Generic[V]):
     def known(self, text: str, *extra: Hashable) -> V | None:
         """The remembered result for ``text``, or None (for a memo whose results are never
         None): nothing is computed."""
-        key = (text, *extra)
+        found = self._lookup((text, *extra))
+        return None if found is None else found[0]
+
+    def _lookup(self, key: Hashable) -> tuple[V, int] | None:
+        """The entry for ``key``, now the most recently used, or None."""
         with self._lock:
             found = self._entries.get(key)
-            if found is None:
-                return None
-            self._entries.move_to_end(key)
-            return found[0]
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
 
     def clear(self) -> None:
         """Forget everything."""

@@ -15,9 +15,10 @@ query cannot express.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
+
+from szrag.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from szrag.code.graph import (
@@ -48,13 +49,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'szrag.code' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _TOKEN = re.compile(
     r'(?P<space>\s+)|(?P<comment>;[^\n]*)|(?P<string>"(?:[^"\\]|\\.)*")|(?P<open>[(\[])'
@@ -87,20 +87,19 @@ class _Element:
     """A node, alternation, string or wildcard of a pattern, as far as captures go."""
 
     alternation: bool = False
-    children: list[_Element] | None = None
-    captures: list[str] | None = None
+    children: list[_Element] = field(default_factory=list)
+    captures: list[str] = field(default_factory=list)
     optional: bool = False
 
     def filled(self) -> set[str]:
         """The captures every match of this element fills."""
         if self.optional:
             return set()
-        own = set(self.captures or ())
-        children = self.children or []
+        own = set(self.captures)
         if self.alternation:
-            branches = [child.filled() for child in children]
+            branches = [child.filled() for child in self.children]
             return own | (set.intersection(*branches) if branches else set())
-        return own.union(*(child.filled() for child in children))
+        return own.union(*(child.filled() for child in self.children))
 
 
 def _pattern(text: str) -> Pattern:
@@ -130,18 +129,17 @@ def _parse(
     """The element tree of one top-level pattern and its predicates (name, capture,
     literals)."""
     predicates: list[tuple[str, str, tuple[bytes, ...]]] = []
-    root = _Element(children=[])
+    root = _Element()
     stack = [root]
     at = 0
     while at < len(tokens):
         kind, text = tokens[at]
         parent = stack[-1]
-        assert parent.children is not None
         if kind == "open" and at + 1 < len(tokens) and tokens[at + 1][0] == "predicate":
             at = _read_predicate(tokens, at + 1, predicates)
             continue
         if kind == "open":
-            element = _Element(alternation=text == "[", children=[])
+            element = _Element(alternation=text == "[")
             parent.children.append(element)
             stack.append(element)
         elif kind == "close":
@@ -152,7 +150,7 @@ def _parse(
             parent.children.append(_Element())
         elif kind == "capture":
             target = parent.children[-1] if parent.children else parent
-            target.captures = [*(target.captures or []), text[1:]]
+            target.captures.append(text[1:])
         elif kind == "quantifier":
             if not parent.children:
                 raise _Unreadable(text)
