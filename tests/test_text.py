@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -11,6 +12,7 @@ from szrag.text import (
     file_type,
     heading_before,
     normalise_path,
+    split_identifiers,
     split_lines,
     stem,
     tokens,
@@ -181,3 +183,50 @@ def test_tokens_by_line_are_each_lines_tokens() -> None:
     text = "const fooBar = 1;\nİstanbul ẞtraße getURL\n\n  x\r\nsnake_case99 camelCaseWord\nend"
     assert tokens_by_line(text) == [tokens(line) for line in text.split("\n")]
     assert tokens_by_line("") == [set()]
+
+
+# The definitions the fast paths must agree with: patterns over the whole text.
+_DEFINED_CAMEL = re.compile(r"([a-z])([A-Z])")
+_DEFINED_TOKEN = re.compile(r"[a-z0-9]{2,}")
+_DEFINED_WORD = re.compile(r"[a-z0-9]+")
+_DEFINED_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_DEFINED_ACRONYM = re.compile(r"([A-Z])([A-Z][a-z])")
+# letters that lowercase into ASCII (the Kelvin sign, a dotted capital I), a final sigma,
+# spaces that are not ASCII, a lone surrogate, ligatures and title case, beside ASCII
+_AWKWARD = "aZbY09AB cd_-.'\n\r\t\x1c\u212a\u0130\u03a3\u03c3\u00a0\u2028\u0085\u00e9\u00c9\u1e9e\u00df\ufb00\u0149\u01c5\ud800"
+
+
+def _awkward_texts() -> list[str]:
+    rng = random.Random(20261202)
+    samples = ["", "getHTTPServerURL", "XMLHttpRequest_v2", "\u212aelvin \u0130stanbul ÆON"]
+    samples += [
+        "".join(rng.choice(_AWKWARD) for _ in range(rng.randint(0, 24))) for _ in range(3000)
+    ]
+    return samples
+
+
+def test_tokens_are_the_camel_split_lowercase_runs_of_two_or_more() -> None:
+    for value in _awkward_texts():
+        spaced = _DEFINED_CAMEL.sub(r"\1 \2", value).lower()
+        assert tokens(value) == set(_DEFINED_TOKEN.findall(spaced)), repr(value)
+        assert tokens_by_line(value) == [
+            set(_DEFINED_TOKEN.findall(line)) for line in spaced.split("\n")
+        ], repr(value)
+
+
+def test_words_are_the_runs_of_the_lowercased_text() -> None:
+    for value in _awkward_texts():
+        expected = list(dict.fromkeys(_DEFINED_WORD.findall(value.lower())))
+        assert words(value) == expected, repr(value)
+    assert words("\u212a8s \u0130D") == ["k8s", "i", "d"]  # lowercased before it is cut
+
+
+def test_split_identifiers_spaces_each_word_of_an_identifier() -> None:
+    assert split_identifiers("getHTTPServerURL my_var2Name\nXMLHttp") == (
+        "get HTTP Server URL my var2 Name\nXML Http"
+    )
+    for value in _awkward_texts():
+        spaced = _DEFINED_LOWER_UPPER.sub(r"\1 \2", value)
+        assert split_identifiers(value) == _DEFINED_ACRONYM.sub(r"\1 \2", spaced).replace(
+            "_", " "
+        ), repr(value)

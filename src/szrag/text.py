@@ -14,10 +14,25 @@ from pathlib import PurePosixPath
 CHUNK_SIZE = 60
 CHUNK_STEP = 40
 
-_CAMEL_BOUNDARY = re.compile(r"([a-z])([A-Z])")
+# Each pattern that splits words matches the capital letter a space goes before, tested from
+# behind: a pattern that starts with a capital is tried only at capitals, which are few, and
+# one that starts with a look-behind (or a lowercase letter) is tried at every character.
+_CAMEL_BOUNDARY = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 _TOKEN = re.compile(r"[a-z0-9]{2,}")
-_WORD = re.compile(r"[a-z0-9]+")
 _LINE_BREAK = re.compile(r"\r?\n")
+_ALNUM = b"0123456789abcdefghijklmnopqrstuvwxyz"
+# bytes.translate tables over a text's UTF-8 bytes, a C pass a character at a time (a str's
+# translate looks every character up in a dict). An ASCII byte that is neither a letter nor
+# a digit becomes a space, so str.split() cuts the text into its runs of letters and digits.
+# A byte of a multi-byte character is never ASCII: the runs keep such characters, the words
+# (of lowercase ASCII letters and digits only) end at them.
+_RUN_BYTES = bytes(
+    code if code >= 0x80 or bytes([code]).lower() in _ALNUM else 0x20 for code in range(256)
+)
+_WORD_BYTES = bytes(
+    bytes([code]).lower()[0] if code < 0x80 and bytes([code]).lower() in _ALNUM else 0x20
+    for code in range(256)
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$")
 
 _FILE_TYPES: dict[str, str] = {
@@ -159,10 +174,19 @@ class Chunk:
     text: str
 
 
+def _space_before(match: re.Match[str]) -> str:
+    # a function: a template such as r" \g<0>" is expanded by Python code for every match
+    return " " + match[0]
+
+
 def tokens(value: str) -> set[str]:
     """Unique lowercase alphanumeric tokens of two or more characters, camelCase split."""
-    # path separators need no pass of their own: no token holds one
-    return set(_TOKEN.findall(_CAMEL_BOUNDARY.sub(r"\1 \2", value).lower()))
+    # path separators need no pass of their own: no token holds one. A token never spans an
+    # ASCII character that is neither a letter nor a digit, so the patterns need only read
+    # each distinct run between such characters once (code repeats its names many times).
+    separated = value.encode("utf-8", "surrogatepass").translate(_RUN_BYTES)
+    runs = " ".join(set(separated.decode("utf-8", "surrogatepass").split()))
+    return set(_TOKEN.findall(_CAMEL_BOUNDARY.sub(_space_before, runs).lower()))
 
 
 def tokens_by_line(value: str) -> list[set[str]]:
@@ -170,7 +194,7 @@ def tokens_by_line(value: str) -> list[set[str]]:
     # a camelCase boundary is two letters, never a newline: the whole text splits the same
     return [
         set(_TOKEN.findall(line))
-        for line in _CAMEL_BOUNDARY.sub(r"\1 \2", value).lower().split("\n")
+        for line in _CAMEL_BOUNDARY.sub(_space_before, value).lower().split("\n")
     ]
 
 
@@ -186,7 +210,14 @@ def words(value: str) -> list[str]:
     A token occurs as a substring of the lowercased text exactly when it occurs inside
     one of these runs, so they stand in for the text in substring matching.
     """
-    return list(dict.fromkeys(_WORD.findall(value.lower())))
+    # lowercased (ASCII, the only letters a word holds) and cut at every other character in
+    # one pass; any other text is lowercased first, as a letter outside ASCII may lowercase
+    # into it (the Kelvin sign into k)
+    if value.isascii():
+        data = value.encode("ascii")
+    else:
+        data = value.lower().encode("utf-8", "surrogatepass")
+    return list(dict.fromkeys(data.translate(_WORD_BYTES).decode("ascii").split()))
 
 
 _VOWEL = re.compile(r"[aeiouy]")
@@ -323,8 +354,8 @@ def extract_file_references(question: str, extensions: frozenset[str]) -> list[s
     return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))
 
 
-_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
-_ACRONYM_WORD = re.compile(r"([A-Z])([A-Z][a-z])")
+_LOWER_UPPER = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")
+_ACRONYM_WORD = re.compile(r"[A-Z](?<=[A-Z][A-Z])(?=[a-z])")
 
 
 def split_identifiers(text: str) -> str:
@@ -332,7 +363,8 @@ def split_identifiers(text: str) -> str:
 
     Never joins or splits lines, so a whole file can be rewritten once and cut into chunks.
     """
-    return _ACRONYM_WORD.sub(r"\1 \2", _LOWER_UPPER.sub(r"\1 \2", text)).replace("_", " ")
+    spaced = _ACRONYM_WORD.sub(_space_before, _LOWER_UPPER.sub(_space_before, text))
+    return spaced.replace("_", " ")
 
 
 def code_terms(text: str, text_words: list[str] | None = None) -> str:
