@@ -161,3 +161,37 @@ def test_a_named_mixed_case_path_keeps_its_own_score(index: Index) -> None:
     assert named[0].path == "README.md"
     # the mention adds to the text match (a score of its own), never replaces it
     assert named[0].score > PATH_MENTION_BONUS * SCORE_SCALE
+
+
+def _term_counts(index: Index) -> list[tuple[str, int, int]]:
+    index.conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_counts USING fts5vocab(main, chunk_terms, row)"
+    )
+    return index.conn.execute(
+        "SELECT term, doc, cnt FROM temp.term_counts ORDER BY term"
+    ).fetchall()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # lines that end in a carriage return of their own, and one inside a line
+        "".join(f"quetzalLine{n} = read_value_{n}\r\r\nkeep\rgoing {n}\n" for n in range(70)),
+        # many definitions across overlapping windows
+        "".join(f"def quetzal_handler_{n}(request):\n    return n{n}\n\n" for n in range(90)),
+        "",
+    ],
+)
+def test_a_changed_or_removed_file_leaves_no_term_behind(
+    retrieval_repo: Path, index: Index, content: str
+) -> None:
+    before = _term_counts(index)
+    target = retrieval_repo / "server/quetzal.py"
+    target.write_text(content, newline="")
+    refresh_index(index)
+    assert _term_counts(index) != before or not content
+    target.write_text(content + "\n# edited\n", newline="")  # changed: old terms go first
+    refresh_index(index)
+    target.unlink()
+    refresh_index(index)
+    assert _term_counts(index) == before

@@ -32,6 +32,8 @@ def resolve_edges(
     language = record.get("language")
     python = language == "python"
     by_package = RESOLVERS.get(str(language))
+    resolved = _python_imports(known) if python else None
+    folder = posixpath.dirname(path)
     edges: list[tuple[str, str]] = []
     roots: tuple[str, ...] | None = None  # the same for every import of the file
     for item in record.get("imports") or ():
@@ -40,11 +42,19 @@ def resolve_edges(
         if by_package is not None:
             targets = by_package(path, item, known)
         elif python:
-            if roots is None:
-                roots = tuple(python_roots(path, known))
-            targets = resolve_python_import(
-                path, item["source"], item.get("names") or (), item.get("kind"), known, roots
-            )
+            names = tuple(item.get("names") or ())
+            # the same import from files of one folder resolves the same: once per folder
+            key = (folder, item["source"], names, item.get("kind"))
+            found = resolved.get(key) if resolved is not None else None
+            if found is None:
+                if roots is None:
+                    roots = tuple(python_roots(path, known))
+                found = resolve_python_import(
+                    path, item["source"], names, item.get("kind"), known, roots
+                )
+                if resolved is not None:
+                    resolved[key] = found
+            targets = found
         else:
             target = resolve_script_import(path, item["source"], known)
             targets = [target] if target else []
@@ -142,8 +152,11 @@ def resolve_python_import(
             package = posixpath.dirname(package)
         bases = [posixpath.join(package, relative_path) if relative_path else package]
     else:
-        bases = (  # lazily: the first base that resolves ends the search
-            posixpath.join(root, relative_path) if root else relative_path
+        # lazily: the first base that resolves ends the search. A dotted name holds no "/"
+        # to restart the path at, so joining is concatenation (posixpath.join is slower)
+        joiner = posixpath.join if relative_path.startswith("/") else _concatenate
+        bases = (
+            joiner(root, relative_path) if root else relative_path
             for root in (python_roots(path, known) if roots is None else roots)
         )
     folders = _folders(known)
@@ -169,6 +182,24 @@ def resolve_python_import(
         if module:
             return [module]
     return []
+
+
+_PythonImport = tuple[str, str, tuple[str, ...], object]  # folder, source, names, kind
+_PYTHON_IMPORTS: list[tuple[frozenset[str], dict[_PythonImport, list[str]]]] = []
+
+
+def _python_imports(known: Set[str]) -> dict[_PythonImport, list[str]] | None:
+    """The Python imports resolved so far against an immutable ``known`` (the last one seen,
+    as ``_folders``)."""
+    if not isinstance(known, frozenset):
+        return None
+    if not _PYTHON_IMPORTS or _PYTHON_IMPORTS[0][0] is not known:
+        _PYTHON_IMPORTS[:] = [(known, {})]
+    return _PYTHON_IMPORTS[0][1]
+
+
+def _concatenate(directory: str, relative: str) -> str:
+    return f"{directory}/{relative}"
 
 
 _FOLDERS: list[tuple[frozenset[str], frozenset[str]]] = []  # the last known set's folders

@@ -17,7 +17,7 @@ from typing import Any
 
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index.terms import code_names, term_fields
-from szrag.text import Chunk, LineRanges, code_terms
+from szrag.text import Chunk, LineRanges, code_terms, split_identifiers
 
 APPLICATION = "szrag"
 SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name
@@ -343,11 +343,7 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
         Chunk(start, end, kind, heading, unpack(text))
         for _, start, end, kind, heading, text, _ in rows
     ]
-    bodies = [
-        code_terms(chunk.text, unpack(words).split())
-        for chunk, (*_, words) in zip(chunks, rows, strict=True)
-    ]
-    fields = term_fields(path, chunks, unpack_json(code), bodies)
+    fields = term_fields(path, chunks, unpack_json(code), _indexed_bodies(chunks, rows))
     # a contentless full-text table forgets a row only when given the values it indexed
     conn.executemany(
         "INSERT INTO chunk_terms(chunk_terms, rowid, path, heading, symbols, body)"
@@ -356,6 +352,28 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
     )
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
     conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+
+
+def _indexed_bodies(chunks: list[Chunk], rows: list[tuple[Any, ...]]) -> list[str]:
+    """The ``code_terms`` each chunk was indexed with (``rows`` end with its packed words)."""
+    joined = [unpack(row[-1]) for row in rows]
+    # overlapping windows: the file's lines are split once, not once per window holding them
+    lines: list[str] = []
+    for chunk in chunks:
+        window = chunk.text.split("\n")
+        overlap = len(lines) - (chunk.start - 1)
+        if overlap < 0 or chunk.end - chunk.start + 1 != len(window):  # not a run of windows
+            return [
+                code_terms(chunk.text, words.split())
+                for chunk, words in zip(chunks, joined, strict=True)
+            ]
+        lines.extend(window[overlap:])
+    # split_identifiers keeps every line a line of its own
+    split = split_identifiers("\n".join(lines)).split("\n")
+    return [
+        "\n".join(split[chunk.start - 1 : chunk.end]) + "\n" + words
+        for chunk, words in zip(chunks, joined, strict=True)
+    ]
 
 
 def update_stat(conn: sqlite3.Connection, path: str, stat: tuple[int, int, int, int]) -> None:

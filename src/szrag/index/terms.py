@@ -6,6 +6,7 @@ very values it was indexed with, so writes and deletes must compute them the sam
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,9 @@ def term_fields(
     path_terms = code_terms(path)
     # each name once, though overlapping chunks hold most of them twice
     defined = [(line, code_terms(name)) for line, name in definitions(code)]
+    # a chunk's names are found by binary search over their lines, kept in record order
+    by_line = sorted(range(len(defined)), key=lambda place: defined[place][0])
+    lines = [defined[place][0] for place in by_line]
     headings: dict[str, str] = {}
 
     def heading_terms(heading: str) -> str:
@@ -42,13 +46,12 @@ def term_fields(
             headings[heading] = code_terms(heading)
         return headings[heading]
 
+    def symbol_terms(start: int, end: int) -> str:
+        inside = by_line[bisect_left(lines, start) : bisect_right(lines, end)]
+        return " ".join(defined[place][1] for place in sorted(inside))
+
     return [
-        (
-            path_terms,
-            heading_terms(chunk.heading or ""),
-            " ".join(terms for line, terms in defined if chunk.start <= line <= chunk.end),
-            body,
-        )
+        (path_terms, heading_terms(chunk.heading or ""), symbol_terms(chunk.start, chunk.end), body)
         for chunk, body in zip(chunks, bodies, strict=True)
     ]
 
