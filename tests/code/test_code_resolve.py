@@ -236,3 +236,34 @@ def test_resolving_against_a_frozen_set_gives_what_a_plain_set_gives() -> None:
     assert resolve_python_import("scripts/run.py", "app", ("core",), "from", frozenset(known)) == [
         "src/app/core.py"
     ]
+
+
+def test_one_import_from_files_of_different_folders_resolves_for_each() -> None:
+    # resolutions are remembered per folder within one known set: never across folders
+    known = frozenset(
+        {"a/__init__.py", "a/util.py", "a/x.py", "a/y.py", "b/__init__.py", "b/util.py"}
+        | {"b/z.py", "util.py", "tool.py"}
+    )
+
+    def record(*imports: tuple[str, list[str], str]) -> dict[str, Any]:
+        return {
+            "language": "python",
+            "imports": [
+                {"source": source, "names": names, "kind": kind, "line": 1}
+                for source, names, kind in imports
+            ],
+        }
+
+    relative = record((".", ["util"], "from"))
+    assert resolve_edges("a/x.py", relative, known) == [("a/util.py", "import")]
+    assert resolve_edges("a/y.py", relative, known) == [("a/util.py", "import")]
+    assert resolve_edges("b/z.py", relative, known) == [("b/util.py", "import")]
+    absolute = record(("util", [], "import"))
+    assert resolve_edges("a/x.py", absolute, known) == [("util.py", "import")]
+    assert resolve_edges("tool.py", absolute, known) == [("util.py", "import")]
+    # the file itself is left out of what its folder resolved
+    assert resolve_edges("util.py", absolute, known) == []
+    named = record((".", ["x"], "from"))
+    assert resolve_edges("a/y.py", named, known) == [("a/x.py", "import")]
+    assert resolve_edges("a/x.py", named, known) == []
+    assert resolve_edges("a/y.py", named, known - {"a/x.py"}) == [("a/__init__.py", "import")]
