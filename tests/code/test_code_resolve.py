@@ -239,7 +239,8 @@ def test_resolving_against_a_frozen_set_gives_what_a_plain_set_gives() -> None:
 
 
 def test_one_import_from_files_of_different_folders_resolves_for_each() -> None:
-    # resolutions are remembered per folder within one known set: never across folders
+    # with a memo, resolutions are remembered per folder: never across folders
+    memo: dict[Any, list[str]] = {}
     known = frozenset(
         {"a/__init__.py", "a/util.py", "a/x.py", "a/y.py", "b/__init__.py", "b/util.py"}
         | {"b/z.py", "util.py", "tool.py"}
@@ -255,15 +256,15 @@ def test_one_import_from_files_of_different_folders_resolves_for_each() -> None:
         }
 
     relative = record((".", ["util"], "from"))
-    assert resolve_edges("a/x.py", relative, known) == [("a/util.py", "import")]
-    assert resolve_edges("a/y.py", relative, known) == [("a/util.py", "import")]
-    assert resolve_edges("b/z.py", relative, known) == [("b/util.py", "import")]
+    assert resolve_edges("a/x.py", relative, known, memo) == [("a/util.py", "import")]
+    assert resolve_edges("a/y.py", relative, known, memo) == [("a/util.py", "import")]
+    assert resolve_edges("b/z.py", relative, known, memo) == [("b/util.py", "import")]
     absolute = record(("util", [], "import"))
-    assert resolve_edges("a/x.py", absolute, known) == [("util.py", "import")]
-    assert resolve_edges("tool.py", absolute, known) == [("util.py", "import")]
+    assert resolve_edges("a/x.py", absolute, known, memo) == [("util.py", "import")]
+    assert resolve_edges("tool.py", absolute, known, memo) == [("util.py", "import")]
     # the file itself is left out of what its folder resolved
-    assert resolve_edges("util.py", absolute, known) == []
+    assert resolve_edges("util.py", absolute, known, memo) == []
     named = record((".", ["x"], "from"))
-    assert resolve_edges("a/y.py", named, known) == [("a/x.py", "import")]
-    assert resolve_edges("a/x.py", named, known) == []
-    assert resolve_edges("a/y.py", named, known - {"a/x.py"}) == [("a/__init__.py", "import")]
+    assert resolve_edges("a/y.py", named, known, memo) == [("a/x.py", "import")]
+    assert resolve_edges("a/x.py", named, known, memo) == []
+    assert resolve_edges("a/y.py", named, known - {"a/x.py"}, {}) == [("a/__init__.py", "import")]

@@ -78,9 +78,13 @@ def analyse_source(path: str, text: str) -> dict[str, Any] | None:
 
 
 def resolve_edges(
-    path: str, record: dict[str, Any], known_paths: Collection[str]
+    path: str,
+    record: dict[str, Any],
+    known_paths: Collection[str],
+    memo: dict[Any, list[str]] | None = None,
 ) -> list[tuple[str, str]]:
-    """(target path, kind) dependency edges of one file; kind is "import" or "path"."""
+    """(target path, kind) dependency edges of one file; kind is "import" or "path".
+    ``memo``: one dict for files resolved against the same ``known_paths``, to share work."""
     from szrag.code import resolve
 
-    return resolve.resolve_edges(path, record, known_paths)
+    return resolve.resolve_edges(path, record, known_paths, memo)

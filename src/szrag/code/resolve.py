@@ -25,14 +25,20 @@ _COMPILED_TO_SOURCE = {
 
 
 def resolve_edges(
-    path: str, record: dict[str, Any], known_paths: Collection[str]
+    path: str,
+    record: dict[str, Any],
+    known_paths: Collection[str],
+    memo: dict[Any, list[str]] | None = None,
 ) -> list[tuple[str, str]]:
-    """(target, kind) edges of one file: "import" for resolved imports, "path" for references."""
+    """(target, kind) edges of one file: "import" for resolved imports, "path" for references.
+
+    ``memo``: a dict the caller keeps for files resolved against the same ``known_paths``;
+    the same Python import from files of one folder is then resolved once."""
     known = known_paths if isinstance(known_paths, Set) else frozenset(known_paths)
     language = record.get("language")
     python = language == "python"
     by_package = RESOLVERS.get(str(language))
-    resolved = _python_imports(known) if python else None
+    resolved = memo if python else None
     folder = posixpath.dirname(path)
     edges: list[tuple[str, str]] = []
     roots: tuple[str, ...] | None = None  # the same for every import of the file
@@ -182,20 +188,6 @@ def resolve_python_import(
         if module:
             return [module]
     return []
-
-
-_PythonImport = tuple[str, str, tuple[str, ...], object]  # folder, source, names, kind
-_PYTHON_IMPORTS: list[tuple[frozenset[str], dict[_PythonImport, list[str]]]] = []
-
-
-def _python_imports(known: Set[str]) -> dict[_PythonImport, list[str]] | None:
-    """The Python imports resolved so far against an immutable ``known`` (the last one seen,
-    as ``_folders``)."""
-    if not isinstance(known, frozenset):
-        return None
-    if not _PYTHON_IMPORTS or _PYTHON_IMPORTS[0][0] is not known:
-        _PYTHON_IMPORTS[:] = [(known, {})]
-    return _PYTHON_IMPORTS[0][1]
 
 
 def _concatenate(directory: str, relative: str) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -255,8 +255,9 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
                 rows.append(row)
     from szrag.code import resolve_edges
 
+    memo: dict[Any, list[str]] = {}  # imports files of one folder share
     for path, code in rows:
-        edges = resolve_edges(path, store.unpack_json(code), known)
+        edges = resolve_edges(path, store.unpack_json(code), known, memo)
         conn.executemany(
             "INSERT OR IGNORE INTO edges(source, target, kind) VALUES (?, ?, ?)",
             ((path, target, kind) for target, kind in edges),
