@@ -268,3 +268,19 @@ def test_one_import_from_files_of_different_folders_resolves_for_each() -> None:
     assert resolve_edges("a/y.py", named, known, memo) == [("a/x.py", "import")]
     assert resolve_edges("a/x.py", named, known, memo) == []
     assert resolve_edges("a/y.py", named, known - {"a/x.py"}, {}) == [("a/__init__.py", "import")]
+
+
+def test_a_damaged_record_resolves_without_the_memo() -> None:
+    known = frozenset({"pkg/__init__.py", "pkg/mod.py"})
+    record: dict[str, Any] = {
+        "language": "python",
+        "imports": [
+            {"source": "pkg", "names": [["junk"]], "kind": "import", "line": 1},
+            {"source": "pkg.mod", "names": [], "kind": ["junk"], "line": 2},
+        ],
+    }
+    memo: dict[Any, list[str]] = {}
+    assert resolve_edges("main.py", record, known, memo) == [
+        ("pkg/__init__.py", "import"),
+        ("pkg/mod.py", "import"),
+    ]

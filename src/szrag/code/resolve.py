@@ -51,15 +51,16 @@ def resolve_edges(
             names = tuple(item.get("names") or ())
             # the same import from files of one folder resolves the same: once per folder
             key = (folder, item["source"], names, item.get("kind"))
-            found = resolved.get(key) if resolved is not None else None
+            here = resolved if resolved is not None and _hashable(key) else None
+            found = here.get(key) if here is not None else None
             if found is None:
                 if roots is None:
                     roots = tuple(python_roots(path, known))
                 found = resolve_python_import(
                     path, item["source"], names, item.get("kind"), known, roots
                 )
-                if resolved is not None:
-                    resolved[key] = found
+                if here is not None:
+                    here[key] = found
             targets = found
         else:
             target = resolve_script_import(path, item["source"], known)
@@ -188,6 +189,14 @@ def resolve_python_import(
         if module:
             return [module]
     return []
+
+
+def _hashable(key: tuple[Any, ...]) -> bool:
+    try:
+        hash(key)
+    except TypeError:  # a damaged record's names or kind: resolved without the memo
+        return False
+    return True
 
 
 def _concatenate(directory: str, relative: str) -> str:
