@@ -381,7 +381,16 @@ def code_terms(text: str, text_words: list[str] | None = None) -> str:
 def chunk_code_terms(content: str, chunks: list[Chunk], chunk_words: list[str]) -> list[str]:
     """``code_terms`` of every chunk, rewriting the file once; ``chunk_words`` are the
     chunks' space-joined ``words``."""
-    split = split_lines(split_identifiers(content))
+    return _window_terms(split_lines(split_identifiers(content)), chunks, chunk_words)
+
+
+def lines_code_terms(lines: list[str], chunks: list[Chunk], chunk_words: list[str]) -> list[str]:
+    """``chunk_code_terms`` from the file's lines (each without its line break)."""
+    # split_identifiers keeps every line a line of its own
+    return _window_terms(split_identifiers("\n".join(lines)).split("\n"), chunks, chunk_words)
+
+
+def _window_terms(split: list[str], chunks: list[Chunk], chunk_words: list[str]) -> list[str]:
     return [
         "\n".join(split[chunk.start - 1 : chunk.end]) + "\n" + joined
         for chunk, joined in zip(chunks, chunk_words, strict=True)

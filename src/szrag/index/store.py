@@ -17,7 +17,7 @@ from typing import Any
 
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index.terms import code_names, term_fields
-from szrag.text import Chunk, LineRanges, code_terms, split_identifiers
+from szrag.text import Chunk, LineRanges, code_terms, lines_code_terms
 
 APPLICATION = "szrag"
 SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name
@@ -368,12 +368,7 @@ def _indexed_bodies(chunks: list[Chunk], rows: list[tuple[Any, ...]]) -> list[st
                 for chunk, words in zip(chunks, joined, strict=True)
             ]
         lines.extend(window[overlap:])
-    # split_identifiers keeps every line a line of its own
-    split = split_identifiers("\n".join(lines)).split("\n")
-    return [
-        "\n".join(split[chunk.start - 1 : chunk.end]) + "\n" + words
-        for chunk, words in zip(chunks, joined, strict=True)
-    ]
+    return lines_code_terms(lines, chunks, joined)
 
 
 def update_stat(conn: sqlite3.Connection, path: str, stat: tuple[int, int, int, int]) -> None:
