@@ -226,6 +226,40 @@ def test_reading_keeps_one_snapshot_while_another_connection_refreshes(
         ]
 
 
+def test_a_writer_committing_between_the_check_and_the_lock_is_not_overwritten(
+    retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stats a refresh compares before taking the write lock are used under it only if
+    no other connection committed in between."""
+    from szrag.index import build as build_module
+
+    build_index(retrieval_repo).close()
+    _write(retrieval_repo, "notes/new.md", "# New\n\nwritten while another refresh looked\n")
+    (retrieval_repo / "server/scheduler.js").write_text("function changedHere() {}\n")
+    original = build_module._stale_stats
+    interjected: list[bool] = []
+
+    def overtaken(conn: sqlite3.Connection, collection: Any) -> Any:
+        found = original(conn, collection)
+        if not interjected:  # the other connection's own refresh goes straight through
+            interjected.append(True)
+            with load_index(retrieval_repo, refresh=False) as other:
+                other_report = refresh_index(other)
+            assert other_report.added == ["notes/new.md"]
+            assert other_report.changed == ["server/scheduler.js"]
+        return found
+
+    with load_index(retrieval_repo, refresh=False) as index:
+        monkeypatch.setattr(build_module, "_stale_stats", overtaken)
+        report = refresh_index(index)
+        assert report.added == [] and report.changed == [] and not report.warnings
+        paths = [row[0] for row in index.conn.execute("SELECT path FROM files")]
+    assert paths.count("notes/new.md") == 1
+    with load_index(retrieval_repo) as index:
+        assert not refresh_index(index).changed_anything
+        assert "changedHere" in index.chunks("server/scheduler.js")[0].text
+
+
 def _damage(database: Path) -> None:
     """Overwrite pages in the middle of the file, as a failing disk or a bad copy would."""
     data = bytearray(database.read_bytes())

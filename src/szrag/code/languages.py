@@ -14,8 +14,7 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from tree_sitter import Language, Node, Parser, Query
 
@@ -117,9 +116,14 @@ def grammar(name: str) -> Language:
     raise KeyError(f"no grammar for {name!r}")
 
 
+# beside the package's modules, as setuptools installs its package data; read by path, since
+# importlib.resources costs about 10 ms to import in every process that parses a file
+_QUERIES = Path(__file__).resolve().parent.parent / "queries"
+
+
 def query_text(file_name: str) -> str:
     """The text of one bundled query file."""
-    return resources.files("szrag").joinpath("queries", file_name).read_text(encoding="utf-8")
+    return (_QUERIES / file_name).read_text(encoding="utf-8")
 
 
 STRUCTURE = "structure"

@@ -8,6 +8,7 @@ updates the stored stat, with no re-read of chunks or re-parse.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import signal
@@ -322,7 +323,7 @@ def _failed_stats(collection: Collection, report: RefreshReport) -> dict[str, St
 
 def _diff(
     collection: Collection,
-    stored: dict[str, tuple[StatTuple, str]],
+    stored: dict[str, StatTuple],
     verify: bool,
     remembered: dict[str, tuple[StatTuple, str]] | None = None,
 ) -> tuple[list[CollectedFile], list[str]]:
@@ -331,15 +332,13 @@ def _diff(
     A file left out after reading (``remembered``) is a candidate again only once its stat
     changes: a binary with a text extension is not re-read on every refresh."""
     known = remembered or {}
-    candidates = [
-        item
-        for item in collection.files
-        if verify
-        or (
-            stored.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
-            and known.get(item.path, (None, ""))[0] != _stat_tuple(item.stat)
-        )
-    ]
+    candidates = []
+    for item in collection.files:
+        stat = _stat_tuple(item.stat)
+        if verify or (
+            stored.get(item.path) != stat and known.get(item.path, (None, ""))[0] != stat
+        ):
+            candidates.append(item)
     present = {item.path for item in collection.files}
     removed = sorted(path for path in stored if path not in present)
     return candidates, removed
@@ -351,12 +350,18 @@ def _apply_refresh(
     config: RepoConfig,
     progress: Progress | None,
     verify: bool,
+    indexed: list[store.StatRow] | None = None,
 ) -> RefreshReport:
-    """Bring the stored index in line with ``collection`` (caller holds the write lock)."""
+    """Bring the stored index in line with ``collection`` (caller holds the write lock);
+    ``indexed``: the indexed files' stats if the caller read them in this transaction."""
     report = RefreshReport()
-    stored = store.stored_stats(conn)
+    stored = {
+        row[0]: row[1:] for row in (store.indexed_stats(conn) if indexed is None else indexed)
+    }
     remembered = store.remembered_skips(conn)
     candidates, removed = _diff(collection, stored, verify, remembered)
+    # a re-read file whose bytes are as indexed only gets its new stat
+    hashes = store.file_hashes(conn, [item.path for item in candidates if item.path in stored])
     retried = {item.path for item in candidates}
     present = {item.path for item in collection.files}
     # still unchanged, still left out: kept with their reason
@@ -377,8 +382,8 @@ def _apply_refresh(
                 report.removed.append(prepared.path)
             continue
         previous = stored.get(prepared.path)
-        if previous is not None and previous[1] == prepared.sha256:
-            if previous[0] != prepared.stat:
+        if previous is not None and hashes.get(prepared.path) == prepared.sha256:
+            if previous != prepared.stat:
                 store.update_stat(conn, prepared.path, prepared.stat)
                 touched_paths.append(prepared.path)
             continue
@@ -412,16 +417,19 @@ def _apply_refresh(
     return report
 
 
-def _needs_write(conn: sqlite3.Connection, collection: Collection) -> bool:
-    """False when every collected file is as indexed (or as left out after reading), none is
-    gone and the images are as listed: one comparison. Anything else goes to the refresh,
-    which works out what changed once."""
-    if store.known_stats(conn) != [
+def _stale_stats(conn: sqlite3.Connection, collection: Collection) -> list[store.StatRow] | None:
+    """None when every collected file is as indexed (or as left out after reading), none is
+    gone and the images are as listed: one comparison. Otherwise the indexed files' stats,
+    for the refresh to work out what changed from."""
+    indexed = store.indexed_stats(conn)
+    remembered = store.remembered_stats(conn)
+    known = list(heapq.merge(indexed, remembered)) if remembered else indexed
+    if known == [
         (item.path, item.stat.size, item.stat.mtime_ns, item.stat.ctime_ns, item.stat.inode)
         for item in collection.files
-    ]:
-        return True
-    return _images_of(collection) != store.image_rows(conn)
+    ] and _images_of(collection) == store.image_rows(conn):
+        return None
+    return indexed
 
 
 class _LockBusy(Exception):
@@ -625,13 +633,17 @@ def refresh_index(
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
         collection = collect(index.root, index.config, previous)
-        if not verify and not _needs_write(conn, collection):
+        seen = store.data_version(conn)
+        stale = None if verify else _stale_stats(conn, collection)
+        if not verify and stale is None:
             report = RefreshReport(skipped=index.skipped())
             if collection.snapshot != previous:
                 _keep_walk_quietly(conn, collection, kept)
         else:
             with _WriteLock(conn, lock_wait):
-                report = _apply_refresh(conn, collection, index.config, progress, verify)
+                if store.data_version(conn) != seen:  # another writer committed meanwhile
+                    stale = None
+                report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
                 _keep_walk(conn, collection, kept)
     except _LockBusy:
         report = RefreshReport(skipped=index.skipped())

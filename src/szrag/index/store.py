@@ -379,22 +379,37 @@ def update_stat(conn: sqlite3.Connection, path: str, stat: tuple[int, int, int, 
     )
 
 
-def stored_stats(conn: sqlite3.Connection) -> dict[str, tuple[tuple[int, int, int, int], str]]:
-    """Path -> ((size, mtime_ns, ctime_ns, inode), sha256) for every indexed file."""
-    return {
-        row[0]: ((row[1], row[2], row[3], row[4]), row[5])
-        for row in conn.execute("SELECT path, size, mtime_ns, ctime_ns, inode, sha256 FROM files")
-    }
+def data_version(conn: sqlite3.Connection) -> int:
+    """A number that changes when another connection commits to the database."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-def known_stats(conn: sqlite3.Connection) -> list[tuple[str, int, int, int, int]]:
-    """(path, size, mtime_ns, ctime_ns, inode) of every file indexed or left out after it was
-    read, by path: what a walk finding nothing changed collects."""
+StatRow = tuple[str, int, int, int, int]  # path, size, mtime_ns, ctime_ns, inode
+
+
+def indexed_stats(conn: sqlite3.Connection) -> list[StatRow]:
+    """(path, size, mtime_ns, ctime_ns, inode) of every indexed file, by path."""
     return conn.execute(
-        "SELECT path, size, mtime_ns, ctime_ns, inode FROM files UNION ALL"
-        " SELECT path, size, mtime_ns, ctime_ns, inode FROM skipped WHERE size IS NOT NULL"
+        "SELECT path, size, mtime_ns, ctime_ns, inode FROM files ORDER BY path"
+    ).fetchall()
+
+
+def remembered_stats(conn: sqlite3.Connection) -> list[StatRow]:
+    """The same of every file left out after it was read, by path."""
+    return conn.execute(
+        "SELECT path, size, mtime_ns, ctime_ns, inode FROM skipped WHERE size IS NOT NULL"
         " ORDER BY path"
     ).fetchall()
+
+
+def file_hashes(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    """Path -> sha256 of those of ``paths`` that are indexed."""
+    found: dict[str, str] = {}
+    for offset in range(0, len(paths), ID_BATCH):
+        batch = paths[offset : offset + ID_BATCH]
+        marks = ", ".join("?" * len(batch))
+        found.update(conn.execute(f"SELECT path, sha256 FROM files WHERE path IN ({marks})", batch))
+    return found
 
 
 def image_rows(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
