@@ -8,7 +8,9 @@ nothing changed and with one file changed (a Python file, then a TypeScript one)
 ``szrag retrieve`` (process start to printed result, median over five questions), the warm server's ``/api/ask`` without a model
 (the five questions again and again, and ten others asked once each: words the server has not
 searched for yet) and its time to the first token with a scripted provider that answers at
-once, and the index on disk. Floors: reading every file, a stat of every file, ``python -c pass``,
+once; with the file watcher on, as ``szrag serve`` runs by default, a question asked just after
+a file is rewritten and the server's CPU for that one edit (its refresh and the views it
+builds again); and the index on disk. Floors: reading every file, a stat of every file, ``python -c pass``,
 tree-sitter's own parse and structure query of every code file (CPU, and that shared by the
 cores: the least a build that parses every code file can take), and the least a one-shot
 question can do with its index current (open it, compare every file's stat, run the
@@ -295,6 +297,54 @@ def measure_server(version: Version, provider: ScriptedProvider, url: str, round
                             break
 
 
+def _process_cpu(pid: int) -> float:
+    """CPU seconds ``pid`` has used (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_edits(version: Version, url: str, rounds: int) -> None:
+    """With the file watcher on, as ``szrag serve`` runs by default: one file rewritten, the
+    question asked right after it (which may meet the refresh and the new generation's views
+    being built), and the server's CPU from the edit until it has refreshed and rebuilt them."""
+    serving = szrag_server(
+        version.corpus, url, environ=version.environment, start_timeout=300, watch=True
+    )
+    with serving as base, httpx.Client(base_url=base, timeout=120) as client:
+
+        def refreshes() -> int:
+            return int(client.get("/api/status").json()["watcher"]["refreshes"])
+
+        def ask() -> float:
+            started = time.perf_counter()
+            client.post("/api/ask", json={"question": QUESTIONS[0], "withAi": False})
+            return time.perf_counter() - started
+
+        pid = int(client.get("/api/status").json()["pid"])
+        for _ in range(3):  # warm-up, the views built
+            ask()
+        for round_number in range(rounds * 2):
+            _, changed = CHANGED_FILES[round_number % len(CHANGED_FILES)]
+            target = version.corpus / changed
+            original = target.read_bytes()
+            comment = "#" if changed.endswith(".py") else "//"
+            time.sleep(2)  # the last round's refresh and collections are over
+            seen, cpu = refreshes(), _process_cpu(pid)
+            try:
+                target.write_bytes(original + f"\n{comment} edited {round_number}\n".encode())
+                time.sleep(0.6)  # past the watcher's debounce: the refresh has begun
+                version.record("ask after an edit", ask())
+                deadline = time.monotonic() + 60
+                while refreshes() == seen and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                version.record("server CPU per edit", _process_cpu(pid) - cpu)
+            finally:
+                target.write_bytes(original)
+                deadline = time.monotonic() + 60
+                while refreshes() < seen + 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=None, help="a git revision to compare with")
@@ -347,6 +397,8 @@ def main() -> None:
     with serve(provider) as url:
         for version in versions:
             measure_server(version, provider, url, args.rounds)
+        for version in versions:
+            measure_edits(version, url, args.rounds)
 
     files = sum(1 for _ in _corpus_files(versions[-1].corpus))
     print(f"mixed corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores")
@@ -367,6 +419,8 @@ def main() -> None:
         ("warm ask", "ms", ""),
         ("warm ask, new words", "ms", ""),
         ("first token", "ms", ""),
+        ("ask after an edit", "ms", ""),
+        ("server CPU per edit", "s", ""),
         ("index MB", "MB", f"corpus {floor['corpus_mb']:.0f} MB"),
     )
     for name, unit, floor_text in rows:

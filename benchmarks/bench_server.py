@@ -41,7 +41,8 @@ ANSWER = "The handler reads the configuration, then validates each entry. " * 6
 SERVER_SCRIPT = """
 import sys, uvicorn
 from szrag.server import RateLimit, ServerSettings, create_app
-settings = ServerSettings(watch=False, ask_rate=RateLimit(0, 0), read_rate=RateLimit(0, 0))
+watch = len(sys.argv) > 3 and sys.argv[3] == "watch"
+settings = ServerSettings(watch=watch, ask_rate=RateLimit(0, 0), read_rate=RateLimit(0, 0))
 app = create_app(sys.argv[1], settings=settings)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
 """
@@ -66,13 +67,15 @@ def szrag_server(
     *,
     environ: Mapping[str, str] | None = None,
     start_timeout: float = 120,
+    watch: bool = False,
 ) -> Iterator[str]:
     """``szrag`` in a subprocess (with ``environ``, default this process's) pointed at
-    ``provider_url``; yields its base URL."""
+    ``provider_url``, its file watcher on with ``watch``; yields its base URL."""
     port = _free_port()
     env = {**(os.environ if environ is None else environ), "AI_URL": provider_url}
     env.update(AI_API_KEY="bench", AI_MODEL="bench", SZRAG_AUDIT_LOG="off")
-    process = subprocess.Popen([sys.executable, "-c", SERVER_SCRIPT, str(root), str(port)], env=env)
+    command = [sys.executable, "-c", SERVER_SCRIPT, str(root), str(port)]
+    process = subprocess.Popen([*command, "watch"] if watch else command, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + start_timeout

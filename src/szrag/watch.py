@@ -70,16 +70,33 @@ def start_warming(index: Index) -> asyncio.Task[None]:
     return asyncio.create_task(anyio.to_thread.run_sync(warm), name="szrag-warm-views")
 
 
-def keep_out_of_collections() -> None:
-    """Collect once, then freeze what survives (``gc.freeze``) so later collections pass it by.
+# frozen objects that became cyclic garbage wait this long at most for the full pass that
+# collects them; every freeze between collects only what is not frozen yet
+FULL_COLLECTION_SECONDS = 60.0
+
+
+class _Collections:
+    last_full_pass = -FULL_COLLECTION_SECONDS
+
+
+def keep_out_of_collections(*, full: bool | None = None) -> None:
+    """Collect, then freeze what survives (``gc.freeze``) so later collections pass it by.
 
     The views of a large index are a few hundred thousand objects; every full pass of the
     cyclic collector walks them all (about 0.3 s on the mixed corpus of the benchmarks), and a
     process answering questions triggers one every few questions. Frozen objects are still
-    freed by reference counting when their generation is dropped (the views hold no cycles);
-    the next call unfreezes first, so whatever cycle an old generation left is collected then.
+    freed by reference counting when their generation is dropped (the views hold no cycles).
+    A collection passes frozen objects by, so between full passes (``full``; by default when
+    the last was ``FULL_COLLECTION_SECONDS`` ago) only what came since the last freeze is
+    collected: after a refresh, the views it rebuilt, not the many it kept. A full pass
+    unfreezes first, so whatever cycle an old generation left is collected then.
     """
-    gc.unfreeze()
+    now = time.monotonic()
+    if full is None:
+        full = now - _Collections.last_full_pass >= FULL_COLLECTION_SECONDS
+    if full:
+        gc.unfreeze()
+        _Collections.last_full_pass = now
     gc.collect()
     gc.freeze()
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from szrag.code.graph import get_code_context
 from szrag.context import build_codebase_context
-from szrag.index import Index, build_index, load_index, store
+from szrag.index import Index, build_index, load_index, refresh_index, store
 from szrag.index.memory import ChunkMemory
 from szrag.retrieve import retrieve
 
@@ -107,3 +109,99 @@ def test_a_closed_index_kept_in_memory_is_freed_by_reference_counting(
         assert held() is None
     finally:
         gc.enable()
+
+
+def _views(index: Index) -> tuple[object, ...]:
+    """The per-generation views a long-running face keeps, as plain values to compare."""
+    from szrag.code.graph import code_records, records_by_path
+
+    with index.reading():
+        return (
+            index.files(),
+            list(index.files_by_path().items()),
+            index.file_entries(),
+            code_records(index),
+            list(records_by_path(index).items()),
+            build_codebase_context("how does the logger write audit entries", index),
+        )
+
+
+def test_views_carried_across_refreshes_are_the_views_built_afresh(
+    copy_fixture: CopyFixture,
+) -> None:
+    from szrag.index.shared import open_shared_index
+
+    root = copy_fixture("express_app")
+    build_index(root).close()
+    with open_shared_index(root) as kept:
+        kept.keep_in_memory()
+        before = {file.path: file for file in kept.files()}
+        _views(kept)
+        logger = root / "server" / "lib" / "logger.js"
+        logger.write_text(logger.read_text() + "\nfunction rotate() { return 1; }\n")  # changed
+        (root / "server" / "lib" / "audit.js").write_text(  # added
+            'const logger = require("./logger");\nfunction audit() { logger.log("x"); }\n'
+        )
+        removed = next(path for path in (root / "server").rglob("*.js") if path != logger)
+        removed.unlink()
+        touched = next(path for path in root.rglob("*.js") if path not in (logger, removed))
+        touched.write_bytes(touched.read_bytes())  # a new stat, the same bytes
+        os.utime(touched, ns=(1, 1))
+        report = refresh_index(kept)
+        assert report.changed and report.added and report.removed and report.touched
+        carried = _views(kept)
+        kept_files = kept.files()
+        with open_shared_index(root) as afresh:
+            afresh.keep_in_memory()
+            built = _views(afresh)
+    assert carried == built
+    # what did not change is not decoded again: the very objects of the generation before
+    rewritten = {*report.changed, *report.added, *report.touched}
+    files = {file.path: file for file in kept_files}
+    assert all(files[path] is before[path] for path in files if path not in rewritten)
+    (touched_path,) = report.touched
+    assert files[touched_path] is not before[touched_path]
+    assert files[touched_path].tokens is before[touched_path].tokens
+    assert files[touched_path].mtime_ns == 1
+
+
+def test_a_view_asked_for_by_two_threads_at_once_is_built_once(copy_fixture: CopyFixture) -> None:
+    import threading
+    import time
+
+    from szrag.index.shared import open_shared_index
+
+    root = copy_fixture("express_app")
+    build_index(root).close()
+    with open_shared_index(root) as index:
+        building, release = threading.Event(), threading.Event()
+        calls: list[str] = []
+        results: list[object] = []
+
+        def compute() -> object:
+            calls.append(threading.current_thread().name)
+            building.set()
+            release.wait(10)
+            return object()
+
+        def ask() -> None:
+            results.append(index.derived("test.view", compute))
+
+        first = threading.Thread(target=ask, name="first")
+        first.start()
+        assert building.wait(10)
+        second = threading.Thread(target=ask, name="second")
+        second.start()
+        time.sleep(0.2)
+        assert second.is_alive() and calls == ["first"]  # waiting for the first build
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert calls == ["first"] and len(results) == 2 and results[0] is results[1]
+
+        def failing() -> object:
+            raise RuntimeError("no view")
+
+        with contextlib.suppress(RuntimeError):
+            index.derived("test.failing", failing)
+        assert index.derived("test.failing", object) is not None  # a failed build is retried

@@ -236,6 +236,32 @@ def test_warmed_views_are_kept_out_of_collections_and_freed_when_dropped(web_rep
         assert first() is None  # reference counting still frees a frozen view
 
 
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_freeze_between_full_passes_collects_only_what_is_not_frozen() -> None:
+    import gc
+    import weakref
+
+    from szrag.watch import keep_out_of_collections
+
+    keep_out_of_collections(full=True)
+    frozen = _Cycle()
+    keep_out_of_collections(full=False)  # ``frozen`` survives this one and is frozen by it
+    held = weakref.ref(frozen)
+    young = _Cycle()
+    fresh = weakref.ref(young)
+    del frozen, young
+    keep_out_of_collections(full=False)
+    assert fresh() is None  # garbage made since the last freeze is collected
+    assert held() is not None  # a frozen cycle waits for the next full pass
+    keep_out_of_collections(full=True)
+    assert held() is None
+    assert gc.get_freeze_count() > 0
+
+
 def test_a_server_builds_the_shared_views_before_its_first_question(web_repo: Path) -> None:
     from szrag.server import ServerSettings, create_app
     from szrag.server.testing import serve_asgi

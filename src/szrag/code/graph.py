@@ -221,10 +221,28 @@ def extract_environment_variables(question: str) -> list[str]:
 
 def code_records(index: Index) -> list[tuple[str, CodeRecord]]:
     """(path, record) of every parsed file, kept until the index changes."""
-    return index.derived(
-        "code.records",
-        lambda: [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()],
-    )
+    return index.derived("code.records", lambda: _decoded_records(index))
+
+
+def _decoded_records(index: Index) -> list[tuple[str, CodeRecord]]:
+    if not index.in_memory:
+        return [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()]
+    # a long-running face: a file whose content is as it was keeps the record made before
+    earlier: dict[str, tuple[str, CodeRecord]] = index.carried("code.records", {})
+    kept: dict[str, tuple[str, CodeRecord]] = {}
+    records = []
+    for path, file in index.files_by_path().items():
+        if file.code is None:
+            continue
+        known = earlier.get(path)
+        if known is not None and known[0] == file.sha256:
+            record = known[1]
+        else:
+            record = CodeRecord.from_dict(file.code)
+        kept[path] = (file.sha256, record)
+        records.append((path, record))
+    index.carry("code.records", kept)
+    return records
 
 
 def records_by_path(index: Index) -> dict[str, CodeRecord]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -73,21 +74,47 @@ class Index:
         # views per generation; two kept so a reader still on the previous snapshot during a
         # refresh neither throws away nor rebuilds the views of the new one
         self._derived: dict[str, dict[str, object]] = {}
+        # a view being built, by (generation, key): another thread asking for it waits for
+        # that build instead of building it again beside it (twice the work, each half as fast)
+        self._building: dict[tuple[str, str], threading.Lock] = {}
+        self._views_lock = threading.Lock()
+        # what a view's next build may reuse from its last (``carry``), whatever the generation
+        self._carried: dict[str, object] = {}
         # the snapshots ``reading`` holds open, by connection (a server reads from several
         # threads), with their generation once read
         self._snapshots: dict[int, str | None] = {}
 
     def derived(self, key: str, compute: Callable[[], T]) -> T:
-        """``compute()``, remembered until the index changes (for views built from it)."""
+        """``compute()``, remembered until the index changes (for views built from it); built
+        once however many threads ask for it at the same time."""
         generation = self.generation()
-        views = self._derived.get(generation)
-        if views is None:
-            views = self._derived[generation] = {}
-            while len(self._derived) > DERIVED_GENERATIONS:
-                self._derived.pop(next(iter(self._derived)))
-        if key not in views:
-            views[key] = compute()
-        return cast(T, views[key])
+        with self._views_lock:
+            views = self._derived.get(generation)
+            if views is None:
+                views = self._derived[generation] = {}
+                while len(self._derived) > DERIVED_GENERATIONS:
+                    self._derived.pop(next(iter(self._derived)))
+            if key in views:
+                return cast(T, views[key])
+            building = self._building.setdefault((generation, key), threading.Lock())
+        with building:
+            if key in views:  # built by the thread this one waited for
+                return cast(T, views[key])
+            try:
+                views[key] = value = compute()
+            finally:
+                with self._views_lock:
+                    self._building.pop((generation, key), None)
+        return value
+
+    def carry(self, key: str, value: object) -> None:
+        """Keep ``value`` for the next build of a view (the parts of its last build it may
+        reuse, checked by the view itself: they may be of any earlier generation)."""
+        self._carried[key] = value
+
+    def carried(self, key: str, default: T) -> T:
+        """What the last build of a view kept with ``carry``, or ``default``."""
+        return cast(T, self._carried.get(key, default))
 
     def code_records(self) -> list[tuple[str, dict[str, Any]]]:
         """(path, code record) of every file that has one, by path."""
@@ -151,10 +178,17 @@ class Index:
         """Every indexed file's path facts, cached until the index changes."""
         generation = self.generation()
         if self._entries is None or generation != self._entries_generation:
-            self._entries = [
-                FileEntry(row[0], row[1], row[1].lower(), row[2], frozenset(tokens(row[1])))
-                for row in self.conn.execute("SELECT id, path, type FROM files ORDER BY path")
-            ]
+            # a path's entry holds as long as its row and type do (most survive a refresh)
+            earlier = {entry.path: entry for entry in self._entries or ()}
+            entries = []
+            for row in self.conn.execute("SELECT id, path, type FROM files ORDER BY path"):
+                entry = earlier.get(row[1])
+                if entry is None or (entry.id, entry.type) != (row[0], row[2]):
+                    entry = FileEntry(
+                        row[0], row[1], row[1].lower(), row[2], frozenset(tokens(row[1]))
+                    )
+                entries.append(entry)
+            self._entries = entries
             self._entries_generation = generation
         return self._entries
 

@@ -93,7 +93,10 @@ class SharedIndex(Index):
         cached = self._files
         if cached is not None and cached[0] == generation:
             return list(cached[1])
-        files = super().files()
+        # a refresh changes a few files: the others keep the tokens and records decoded for
+        # the generation before (decoding every record again took seconds on a large index)
+        earlier = {} if cached is None else {file.path: file for file in cached[1]}
+        files = store.files_reusing(self.conn, earlier)
         self._files = (generation, files)
         return list(files)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -439,6 +439,55 @@ def iter_files(conn: sqlite3.Connection) -> Iterator[StoredFile]:
     """Every indexed file, by path."""
     for row in conn.execute(f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"):
         yield _file_from_row(row)
+
+
+def files_reusing(conn: sqlite3.Connection, known: Mapping[str, StoredFile]) -> list[StoredFile]:
+    """Every indexed file, by path, as ``iter_files`` reads them; a file whose path, type and
+    content hash are those of its entry in ``known`` (an earlier read) keeps that entry's
+    decoded tokens and record, so only the files that changed are inflated and decoded."""
+    snapshot = not conn.in_transaction  # both reads from one snapshot
+    if snapshot:
+        conn.execute("BEGIN")
+    try:
+        rows = conn.execute(
+            "SELECT id, path, size, mtime_ns, ctime_ns, inode, sha256, type FROM files"
+            " ORDER BY path"
+        ).fetchall()
+        files: list[StoredFile | None] = []
+        unread: dict[int, int] = {}  # file id -> its place in ``files``
+        for row in rows:
+            earlier = known.get(row[1])
+            if earlier is None or (earlier.sha256, earlier.type) != (row[6], row[7]):
+                unread[row[0]] = len(files)
+                files.append(None)
+            elif (earlier.id, earlier.size, earlier.mtime_ns, earlier.ctime_ns, earlier.inode) == (
+                row[0],
+                *row[2:6],
+            ):
+                files.append(earlier)
+            else:
+                files.append(
+                    replace(
+                        earlier,
+                        id=row[0],
+                        size=row[2],
+                        mtime_ns=row[3],
+                        ctime_ns=row[4],
+                        inode=row[5],
+                    )
+                )
+        ids = list(unread)
+        for offset in range(0, len(ids), ID_BATCH):
+            batch = ids[offset : offset + ID_BATCH]
+            marks = ", ".join("?" * len(batch))
+            for row in conn.execute(
+                f"SELECT {_FILE_COLUMNS} FROM files WHERE id IN ({marks})", batch
+            ):
+                files[unread[row[0]]] = _file_from_row(row)
+    finally:
+        if snapshot:
+            conn.execute("COMMIT")
+    return [file for file in files if file is not None]
 
 
 def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
