@@ -313,14 +313,14 @@ def measure_edits(version: Version, url: str, rounds: int) -> None:
     with serving as base, httpx.Client(base_url=base, timeout=120) as client:
 
         def refreshes() -> int:
-            return int(client.get("/api/status").json()["watcher"]["refreshes"])
+            return int(client.get("/api/status").json()["data"]["watcher"]["refreshes"])
 
         def ask() -> float:
             started = time.perf_counter()
             client.post("/api/ask", json={"question": QUESTIONS[0], "withAi": False})
             return time.perf_counter() - started
 
-        pid = int(client.get("/api/status").json()["pid"])
+        pid = int(client.get("/api/status").json()["data"]["pid"])
         for _ in range(3):  # warm-up, the views built
             ask()
         for round_number in range(rounds * 2):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import heapq
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -139,13 +139,14 @@ class CodeFiles:
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
         """The code files among ``files``, in their order."""
         code = [file for file in files if file.type in CODE_TYPES]
-        by_token: dict[str, list[int]] = {}
-        by_path_token: dict[str, list[int]] = {}
+        # defaultdict: setdefault would make an empty list for each of a million pairs
+        by_token: defaultdict[str, list[int]] = defaultdict(list)
+        by_path_token: defaultdict[str, list[int]] = defaultdict(list)
         for number, file in enumerate(code):
             for token in file.tokens:
-                by_token.setdefault(token, []).append(number)
+                by_token[token].append(number)
             for token in path_tokens(file.path):
-                by_path_token.setdefault(token, []).append(number)
+                by_path_token[token].append(number)
         in_order = sorted(range(len(code)), key=lambda number: code[number].path)
         by_path = array("I", bytes(4 * len(code)))
         for place, number in enumerate(in_order):
