@@ -136,6 +136,32 @@ def test_code_candidates_score_each_file_as_candidate_score_does() -> None:
         assert CodeFiles.of(files).counted(question) == expected[:MAX_CANDIDATES], question
 
 
+def test_code_files_updated_from_another_generation_are_the_code_files_built_afresh() -> None:
+    before = [
+        stored("server/app.js", "javascript", "server routes app listen"),
+        stored("lib/db.js", "javascript", "query rows pool server"),
+        stored("docs/server.md", "markdown", "server routes"),  # not code
+        stored("app/views.py", "python", "render template users rows"),
+    ]
+    earlier = CodeFiles.of(before)
+    assert earlier.updated(before) is earlier  # nothing changed: the same views
+    after = [
+        before[0],
+        stored("lib/db.js", "javascript", "query pool cache"),  # lost rows and server, new cache
+        before[2],
+        stored("app/views.py", "python", "render template users rows listen"),
+    ]
+    updated = earlier.updated(after)
+    assert updated == CodeFiles.of(after)
+    assert "rows" in updated.by_token and list(updated.by_token["rows"]) == [2]
+    assert list(updated.by_token["listen"]) == [0, 2] and list(updated.by_token["cache"]) == [1]
+    assert list(earlier.by_token["rows"]) == [1, 2]  # the other generation's views are kept
+    renamed = [*after[:3], stored("app/pages.py", "python", "render")]
+    assert earlier.updated(renamed) == CodeFiles.of(renamed)  # other paths: built afresh
+    for question in ("where is the query cache", "how do server routes listen", "users rows"):
+        assert updated.counted(question) == CodeFiles.of(after).counted(question), question
+
+
 def chunk(start: int, end: int) -> StoredChunk:
     text = "\n".join(f"line {number}" for number in range(start, end + 1))
     return StoredChunk(0, "a.js", start, end, "javascript", None, text)

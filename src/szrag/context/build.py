@@ -8,12 +8,13 @@ code entry: its structure, plus the source lines of the symbols that matched.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from szrag.code.graph import (
@@ -134,6 +135,7 @@ class CodeFiles:
     by_token: dict[str, array[int]]  # token -> the numbers of the files holding it
     by_path_token: dict[str, array[int]]  # token -> the numbers of the files whose path has it
     by_path: array[int]  # each file's place in path order, for ties
+    token_sets: tuple[frozenset[str], ...]  # each file's tokens, for ``updated``
 
     @classmethod
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
@@ -157,7 +159,37 @@ class CodeFiles:
             {token: array("I", numbers) for token, numbers in by_token.items()},
             {token: array("I", numbers) for token, numbers in by_path_token.items()},
             by_path,
+            tuple(file.tokens for file in code),
         )
+
+    def updated(self, files: Iterable[StoredFile]) -> CodeFiles:
+        """``CodeFiles.of(files)`` made from these views of other files (a refresh changes a
+        few): when the code files are the same paths in the same order, only the tokens a
+        file gained or lost are moved; otherwise they are built afresh."""
+        code = [file for file in files if file.type in CODE_TYPES]
+        if len(code) != len(self.paths) or any(
+            file.path != path for file, path in zip(code, self.paths, strict=True)
+        ):
+            return CodeFiles.of(code)
+        by_token: dict[str, array[int]] | None = None
+        for number, (file, earlier) in enumerate(zip(code, self.token_sets, strict=True)):
+            if file.tokens is earlier or file.tokens == earlier:
+                continue
+            if by_token is None:
+                by_token = dict(self.by_token)  # the arrays of other tokens are shared
+            for token in earlier - file.tokens:
+                kept = array("I", (held for held in by_token[token] if held != number))
+                if kept:
+                    by_token[token] = kept
+                else:
+                    del by_token[token]
+            for token in file.tokens - earlier:
+                grown = array("I", by_token.get(token, ()))
+                bisect.insort(grown, number)
+                by_token[token] = grown
+        if by_token is None:
+            return self
+        return replace(self, by_token=by_token, token_sets=tuple(file.tokens for file in code))
 
     def candidates(self, question: str) -> list[tuple[str, int]]:
         """The best 12 files with a positive candidate score (see ``candidate_score``), best
@@ -327,6 +359,14 @@ def code_entry(
 # --- the whole --------------------------------------------------------------------------
 
 
+def _code_files(index: Index, stored: dict[str, StoredFile]) -> CodeFiles:
+    """The code-file views of this generation, from the last ones built (``carry``)."""
+    earlier: CodeFiles | None = index.carried("context.code_files", None)
+    built = CodeFiles.of(stored.values()) if earlier is None else earlier.updated(stored.values())
+    index.carry("context.code_files", built)
+    return built
+
+
 def build_codebase_context(
     question: str, index: Index, retrieved_sources: Sequence[Source] = ()
 ) -> CodebaseContext:
@@ -338,7 +378,7 @@ def build_codebase_context(
     selection = _Selection()
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
-    code_files = index.derived("context.code_files", lambda: CodeFiles.of(stored.values()))
+    code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
     best = code_files.counted(clean) if index.in_memory else code_files.candidates(clean)
     for path, score in best:
         selection.offer(path, score, DIRECT)
