@@ -76,7 +76,7 @@ class Index:
         self._derived: dict[str, dict[str, object]] = {}
         # a view being built, by (generation, key): another thread asking for it waits for
         # that build instead of building it again beside it (twice the work, each half as fast)
-        self._building: dict[tuple[str, str], threading.Lock] = {}
+        self._building: dict[tuple[str, str], threading.RLock] = {}
         self._views_lock = threading.Lock()
         # what a view's next build may reuse from its last (``carry``), whatever the generation
         self._carried: dict[str, object] = {}
@@ -96,7 +96,8 @@ class Index:
                     self._derived.pop(next(iter(self._derived)))
             if key in views:
                 return cast(T, views[key])
-            building = self._building.setdefault((generation, key), threading.Lock())
+            # reentrant: a view whose build asks for itself builds again, as it always did
+            building = self._building.setdefault((generation, key), threading.RLock())
         with building:
             if key in views:  # built by the thread this one waited for
                 return cast(T, views[key])
