@@ -76,6 +76,8 @@ FULL_COLLECTION_SECONDS = 60.0
 
 
 class _Collections:
+    """When this process last ran a full pass (``time.monotonic``)."""
+
     last_full_pass = -FULL_COLLECTION_SECONDS
 
 

@@ -445,6 +445,8 @@ def files_reusing(conn: sqlite3.Connection, known: Mapping[str, StoredFile]) -> 
     """Every indexed file, by path, as ``iter_files`` reads them; a file whose path, type and
     content hash are those of its entry in ``known`` (an earlier read) keeps that entry's
     decoded tokens and record, so only the files that changed are inflated and decoded."""
+    if not known:
+        return list(iter_files(conn))
     snapshot = not conn.in_transaction  # both reads from one snapshot
     if snapshot:
         conn.execute("BEGIN")
