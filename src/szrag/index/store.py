@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from szrag.errors import DamagedIndexError, IndexStoreError
 from szrag.index.terms import code_names, term_fields
@@ -405,9 +405,7 @@ def remembered_stats(conn: sqlite3.Connection) -> list[StatRow]:
 def file_hashes(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
     """Path -> sha256 of those of ``paths`` that are indexed."""
     found: dict[str, str] = {}
-    for offset in range(0, len(paths), ID_BATCH):
-        batch = paths[offset : offset + ID_BATCH]
-        marks = ", ".join("?" * len(batch))
+    for batch, marks in in_batches(paths):
         found.update(conn.execute(f"SELECT path, sha256 FROM files WHERE path IN ({marks})", batch))
     return found
 
@@ -478,10 +476,7 @@ def files_reusing(conn: sqlite3.Connection, known: Mapping[str, StoredFile]) -> 
                         inode=row[5],
                     )
                 )
-        ids = list(unread)
-        for offset in range(0, len(ids), ID_BATCH):
-            batch = ids[offset : offset + ID_BATCH]
-            marks = ", ".join("?" * len(batch))
+        for batch, marks in in_batches(list(unread)):
             for row in conn.execute(
                 f"SELECT {_FILE_COLUMNS} FROM files WHERE id IN ({marks})", batch
             ):
@@ -500,6 +495,14 @@ def get_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
 
 ChunkPlace = tuple[int, str, int, int, str, str | None]  # a chunk row without its text
 ID_BATCH = 500  # ids bound to one statement, well under SQLite's variable limit
+T = TypeVar("T")
+
+
+def in_batches(values: Sequence[T]) -> Iterator[tuple[list[T], str]]:
+    """``values`` in batches of ``ID_BATCH``, each with its ``?,?,...`` placeholders."""
+    for offset in range(0, len(values), ID_BATCH):
+        batch = list(values[offset : offset + ID_BATCH])
+        yield batch, ",".join("?" * len(batch))
 
 
 def file_chunks(
@@ -536,9 +539,7 @@ def overlapping(
 def chunk_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
     """The inflated text of each chunk id that has one."""
     found: dict[int, str] = {}
-    for offset in range(0, len(ids), ID_BATCH):
-        batch = ids[offset : offset + ID_BATCH]
-        marks = ",".join("?" * len(batch))
+    for batch, marks in in_batches(ids):
         rows = conn.execute(f"SELECT id, text FROM chunk_texts WHERE id IN ({marks})", batch)
         found.update((chunk_id, unpack(text)) for chunk_id, text in rows)
     return found

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from szrag.index import Index
-from szrag.index.store import ID_BATCH, StoredFile, unpack
+from szrag.index.store import StoredFile, in_batches, unpack
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
@@ -182,9 +182,7 @@ def _chunks_by_id(
     if memory is not None:
         return memory.chunks(ids)
     found: dict[int, RankedChunk] = {}
-    for offset in range(0, len(ids), ID_BATCH):
-        batch = list(ids[offset : offset + ID_BATCH])
-        marks = ",".join("?" * len(batch))
+    for batch, marks in in_batches(ids):
         rows = conn.execute(
             f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
             f" WHERE c.id IN ({marks})",
@@ -279,9 +277,7 @@ def file_coverage(
             if file is not None:
                 coverage[path] = terms.share_of(file.tokens)
         return coverage
-    for offset in range(0, len(paths), ID_BATCH):
-        batch = list(paths[offset : offset + ID_BATCH])
-        marks = ",".join("?" * len(batch))
+    for batch, marks in in_batches(paths):
         for path, joined in conn.execute(
             f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
         ):
