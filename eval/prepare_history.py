@@ -10,7 +10,8 @@ The script is deterministic: the same mirrors give the same cases, in the same o
 writes, under ``--out``:
 
 * ``cases.jsonl``: one case per line (``id``, ``question``, ``files``, ``root``, ``class``
-  ``history``, ``dataset``, ``revision``), in history order per repository, so consecutive
+  ``history``, ``dataset``, ``revision``, ``hunks``: each gold file's old-side line ranges
+  from ``git diff -U0``, the lines the change touched), in history order per repository, so consecutive
   cases differ by small checkouts and the index refreshes incrementally;
 * ``trees/<dataset>/``: a shared clone of each mirror (objects borrowed from the mirror),
   which ``szrag eval`` checks out at each case's revision.
@@ -88,6 +89,38 @@ class Case:
     files: tuple[str, ...]
     dataset: str
     revision: str
+    # per gold file, the old-side line ranges the change touched (1-based, inclusive)
+    hunks: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+
+
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
+
+
+def old_side_ranges(diff: str) -> tuple[tuple[int, int], ...]:
+    """The old-side line ranges of a ``git diff -U0``; a pure insertion after line ``a``
+    counts its two neighbours, ``a`` and ``a + 1``."""
+    ranges: list[tuple[int, int]] = []
+    for match in _HUNK_HEADER.finditer(diff):
+        start = int(match.group(1))
+        count = 1 if match.group(2) is None else int(match.group(2))
+        if count == 0:
+            ranges.append((max(start, 1), start + 1))
+        else:
+            ranges.append((start, start + count - 1))
+    return tuple(ranges)
+
+
+def gold_hunks(
+    mirror: Path, parent: str, commit: str, paths: Sequence[str]
+) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """Each gold file's old-side hunks between ``parent`` and ``commit``."""
+    hunks = []
+    for path in paths:
+        diff = git(mirror, "diff", "-U0", "--no-renames", parent, commit, "--", path)
+        ranges = old_side_ranges(diff)
+        if ranges:
+            hunks.append((path, ranges))
+    return tuple(hunks)
 
 
 def git(repository: Path, *arguments: str) -> str:
@@ -175,7 +208,10 @@ def cases_of(dataset: str, mirror: Path) -> list[Case]:
         if not gold or len(gold) > MAX_GOLD_FILES or len(sources) > MAX_CHANGED_SOURCES:
             continue
         seen_questions.add(key)
-        found.append(Case(f"{dataset}-{commit[:10]}", question, tuple(gold), dataset, parents[0]))
+        hunks = gold_hunks(mirror, parents[0], commit, gold)
+        found.append(
+            Case(f"{dataset}-{commit[:10]}", question, tuple(gold), dataset, parents[0], hunks)
+        )
     found.reverse()  # oldest first: each checkout moves the tree forward a little
     return found
 
@@ -228,6 +264,7 @@ def write_cases(out: Path, cases: Sequence[Case]) -> Path:
                 "class": "history",
                 "dataset": case.dataset,
                 "revision": case.revision,
+                "hunks": {path: [list(span) for span in spans] for path, spans in case.hunks},
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path

@@ -573,9 +573,15 @@ async def test_an_answer_without_a_model_shows_the_best_matching_lines(
     lines = result["answer"].splitlines()
     first = next(number for number, line in enumerate(lines) if line.startswith("- "))
     assert lines[first].startswith("- server/webhook.js:")
-    shown = lines[first + 1 : first + 5]
-    assert all(" | " in line for line in shown)  # numbered lines of the source itself
+    # a fenced block of its own, so the page renders it as code, not a paragraph
+    assert lines[first + 1] == "" and lines[first + 2] == "```js"
+    close = lines.index("```", first + 3)
+    shown = lines[first + 3 : close]
+    assert shown and all(" | " in line for line in shown)  # numbered lines of the source
     assert any("verifyGithubSignature" in line for line in shown)
+    start = int(lines[first].split(":")[1].split("-")[0])
+    assert int(shown[0].split(" | ")[0]) == start  # the unit's first line, its signature
+    assert "Symbols found:" in lines and any("`verifyGithubSignature`" in line for line in lines)
 
 
 async def test_excerpts_are_redacted(copy_fixture: Any) -> None:

@@ -9,7 +9,15 @@ from click.testing import CliRunner
 
 from szrag.cli import main
 from szrag.errors import ConfigError
-from szrag.evaluate import EvalCase, evaluate, load_cases, score_case
+from szrag.evaluate import (
+    EvalCase,
+    evaluate,
+    holds_hunk,
+    hunk_lines,
+    line_rank,
+    load_cases,
+    score_case,
+)
 
 
 def case(files: tuple[str, ...], query_class: str = "conceptual") -> EvalCase:
@@ -45,6 +53,9 @@ def write_cases(path: Path, rows: list[dict[str, object]]) -> Path:
         ({"question": "q", "files": "a.js"}, "files must be a list"),
         ({"question": "q", "files": ["a"], "class": "odd"}, "class must be one of"),
         ({"question": "q", "files": [], "class": "docs"}, "nomatch cases, and only they"),
+        ({"question": "q", "files": ["a"], "hunks": [[1, 2]]}, "hunks must map paths"),
+        ({"question": "q", "files": ["a"], "hunks": {"a": [[3, 2]]}}, "hunks of a must be"),
+        ({"question": "q", "files": ["a"], "hunks": {"a": [[0, 2]]}}, "hunks of a must be"),
     ],
 )
 def test_bad_cases_name_their_line(tmp_path: Path, row: dict[str, object], message: str) -> None:
@@ -111,3 +122,28 @@ def test_eval_command_prints_metrics_and_failures(retrieval_repo: Path, tmp_path
         main, ["eval", str(path), "--root", str(retrieval_repo), "--ranker", "spec"]
     )
     assert human.exit_code == 0 and "overall" in human.stdout and "ranker spec" in human.stdout
+
+
+def test_line_rank_counts_a_files_units_as_one_result() -> None:
+    case = EvalCase("c", "q", ("b.py",), Path("."), "history", hunks=(("b.py", ((40, 42),)),))
+    sources = [("a.py", 1, 10), ("a.py", 20, 30), ("b.py", 1, 9), ("b.py", 35, 41)]
+    assert line_rank(case, sources) == 2  # the second file, however many units the first had
+    assert line_rank(case, [("b.py", 43, 50), ("c.py", 40, 42)]) is None  # off by one line
+
+
+def test_hunk_evidence_needs_half_of_a_hunks_telling_lines(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "def verify(signature, body):\n    expected = sign(body)\n    return compare(expected, signature)\n    }\n",
+        encoding="utf-8",
+    )
+    case = EvalCase("c", "q", ("m.py",), tmp_path, "history", hunks=(("m.py", ((1, 4),)),))
+    hunks = hunk_lines(case)
+    assert hunks == [
+        [
+            "def verify(signature, body):",
+            "expected = sign(body)",
+            "return compare(expected, signature)",
+        ]
+    ]
+    assert holds_hunk(hunks, "FILE: m.py\n    expected = sign(body)\ndef verify(signature, body):")
+    assert not holds_hunk(hunks, "expected = sign(body)\n}")  # one of three, and "}" proves nothing

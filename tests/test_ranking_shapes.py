@@ -27,8 +27,8 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def paths(root: Path, question: str, limit: int = 8) -> list[str]:
-    with build_index(root) as index:
-        return [source.path for source in retrieve(question, limit, index=index)]
+    with build_index(root) as index:  # the files, in rank order (a file may give units)
+        return list(dict.fromkeys(source.path for source in retrieve(question, limit, index=index)))
 
 
 PROXY = (

@@ -118,6 +118,22 @@ def test_history_becomes_cases_with_source_gold_files(prepare: ModuleType, histo
     assert prepare.cases_of("tiny", history) == cases  # deterministic
 
 
+def test_each_case_records_the_old_side_hunks_of_its_gold_files(
+    prepare: ModuleType, history: Path
+) -> None:
+    proxy, retry = prepare.cases_of("tiny", history)
+    # the NO_PROXY fix inserted two lines after line 1 of the old file: a pure insertion
+    # counts its two neighbours
+    assert proxy.hunks == (("src/proxy.py", ((1, 2),)),)
+    # the jitter change replaced line 4 of the old file
+    assert retry.hunks == (("src/retry.py", ((4, 4),)),)
+    assert prepare.old_side_ranges("@@ -10,3 +10,4 @@\n@@ -0,0 +1 @@\n@@ -7 +8 @@") == (
+        (10, 12),
+        (1, 1),
+        (7, 7),
+    )
+
+
 def test_noise_filter_keeps_questions_and_drops_housekeeping(prepare: ModuleType) -> None:
     assert prepare.acceptable("fix(router): keep params on unmatched requests (#5268)")
     assert prepare.acceptable("Detect ZIP archives as binary content")
@@ -152,6 +168,10 @@ def test_eval_checks_out_each_revision_and_scores_every_ranker(prepared: Path) -
     assert bm25.overall.evidence_recall == 1.0
     assert all(0 < (result.context_tokens or 0) <= 12000 for result in bm25.results)
     assert baseline.overall.evidence_recall is None  # the baseline has no context
+    # line level: the returned unit overlaps the changed lines, and the context holds them
+    assert bm25.overall.line_cases == 2
+    assert bm25.overall.line_hit_at_5 == 1.0 and bm25.overall.hunk_evidence == 1.0
+    assert baseline.overall.line_hit_at_5 is None  # whole files cite no lines
     tree = prepared.parent / "trees" / "tiny"
     assert git(tree, "rev-parse", "HEAD").strip() == cases[-1].revision
     assert git(tree, "status", "--porcelain").strip() == ""  # the index is kept out of git

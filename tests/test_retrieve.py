@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES
 from szrag.config import SLACKZILLA, profile_named
 from szrag.errors import QuestionError
 from szrag.index import Index, build_index, load_index, refresh_index
@@ -164,7 +165,9 @@ def test_conceptual_query_finds_code_and_docs(index: Index) -> None:
 def test_documentation_query_prefers_markdown_sections(index: Index) -> None:
     sources = retrieve("How is replay of Slack requests prevented?", index=index)
     assert sources[0].path == "docs/security.md"
-    assert sources[0].heading == "Security"
+    # the section that answers, by its own heading, not the document's first window
+    assert sources[0].heading == "Slack requests"
+    assert sources[0].text.startswith("## Slack requests") and "replay" in sources[0].text
     assert sources[0].type == "markdown"
 
 
@@ -185,21 +188,35 @@ def test_result_shape_threshold_and_one_chunk_per_file(tmp_path: Path) -> None:
     (tmp_path / "weak.md").write_text("nothing relevant here but alpha\n")
     with build_index(tmp_path) as opened:
         sources = retrieve("alpha guide", index=opened)
-    # one chunk of guide.md, then the weaker file: the default profile fills the list
-    assert [source.path for source in sources] == ["guide.md", "weak.md"]
+    # guide.md's best sections (at most three), then the weaker file: the default profile
+    # fills the list
+    paths = [source.path for source in sources]
+    assert list(dict.fromkeys(paths)) == ["guide.md", "weak.md"] and paths.count("guide.md") <= 3
     with build_index(tmp_path, profile="slackzilla") as opened:
         spec = retrieve("alpha guide", index=opened)
     assert [source.path for source in spec] == ["guide.md"]  # weak.md < 85% of the best
     source = sources[0]
     assert set(source.to_dict()) == {"path", "start", "end", "type", "heading", "text", "score"}
-    assert (source.start, source.end, source.heading) == (1, 60, "Guide")
+    assert source.heading == "Guide" and source.end - source.start + 1 <= MAX_UNIT_LINES
+    assert (spec[0].start, spec[0].end, spec[0].heading) == (1, 60, "Guide")  # the window
 
 
 def test_snippets_are_capped_at_3500_characters(tmp_path: Path) -> None:
     (tmp_path / "wide.md").write_text("\n".join("needle " + "x" * 200 for _ in range(60)))
+    (tmp_path / "one.js").write_text("var needle=1;" * 1000)  # minified: one line
+    with build_index(tmp_path, profile="slackzilla") as opened:
+        (window,) = [
+            source for source in retrieve("needle", index=opened) if source.path == "wide.md"
+        ]
+    assert len(window.text) == MAX_SOURCE_LENGTH
     with build_index(tmp_path) as opened:
-        (source,) = retrieve("needle", index=opened)
-    assert len(source.text) == MAX_SOURCE_LENGTH
+        sources = retrieve("needle", index=opened)
+    # units are cut to fit, so none is cut mid-line; but one line longer than the cap is
+    wide = [source for source in sources if source.path == "wide.md"]
+    assert wide and all(len(source.text) <= MAX_UNIT_CHARS for source in wide)
+    assert all(source.text.endswith("x" * 200) for source in wide)
+    (minified,) = [source for source in sources if source.path == "one.js"]
+    assert (minified.start, minified.end, len(minified.text)) == (1, 1, MAX_SOURCE_LENGTH)
 
 
 def test_ties_break_by_path_and_results_are_deterministic(tmp_path: Path) -> None:

@@ -114,6 +114,7 @@ from szrag.retrieve import (
     require_question,
     retrieve,
     retrieve_images,
+    source_notes,
 )
 from szrag.runtime.git import read_git_head
 from szrag.runtime.sources import (
@@ -408,22 +409,46 @@ def public_context(context: CodebaseContext) -> CodebaseContext:
 
 
 EXCERPT_SOURCES = 3  # sources shown with lines of their own in an answer without a model
-EXCERPT_LINES = 4
+EXCERPT_LINES = 6
+EXCERPT_WHOLE = 12  # a unit this short is shown whole
+EXCERPT_SYMBOLS = 5
+_FENCE_LANGUAGE = re.compile(r"[a-z0-9+#-]{1,12}")
 
 
 def excerpt(source: Source, question: str, lines: int = EXCERPT_LINES) -> list[str]:
-    """A few numbered lines of ``source`` around the line that shares most words with the
-    question, redacted like everything a caller sees."""
-    wanted = tokens(question)
+    """Numbered lines of ``source`` as a fenced code block: a short unit whole, else its
+    first line (the signature) and the lines around the one sharing most words with the
+    question; redacted like everything a caller sees."""
     text = source.text.split("\n")
-    scores = [len(wanted & line_tokens) for line_tokens in tokens_by_line(source.text)]
-    best = max(range(len(text)), key=lambda number: (scores[number], -number)) if text else 0
-    first = max(0, min(best - 1, len(text) - lines))
+    if len(text) <= EXCERPT_WHOLE:
+        numbers = list(range(len(text)))
+    else:
+        wanted = tokens(question)
+        scores = [len(wanted & line_tokens) for line_tokens in tokens_by_line(source.text)]
+        best = max(range(len(text)), key=lambda number: (scores[number], -number))
+        first = max(0, min(best - 1, len(text) - lines))
+        numbers = sorted({0, *range(first, first + lines)})
+    width = len(str(source.start + numbers[-1]))
     shown = []
-    for number in range(first, min(len(text), first + lines)):
+    for place, number in enumerate(numbers):
+        if place and number != numbers[place - 1] + 1:
+            shown.append(f"{'':>{width}} | …")
         line = redact(text[number], path=source.path).rstrip()
-        shown.append(f"    {source.start + number:>5} | {line[:160]}")
-    return shown
+        shown.append(f"{source.start + number:>{width}} | {line[:160]}")
+    suffix = source.path.rpartition(".")[2].lower() if "." in source.path else ""
+    language = suffix if _FENCE_LANGUAGE.fullmatch(suffix) else ""
+    return [f"```{language}", *shown, "```"]
+
+
+def symbol_lines(context: CodebaseContext | None) -> list[str]:
+    """The definitions the question points at, one line each, best first."""
+    if context is None or not context.symbols:
+        return []
+    found = [
+        f"- `{item.name}` ({item.kind}) {item.file}:{item.line}-{item.end_line}"
+        for item in list(context.symbols)[:EXCERPT_SYMBOLS]
+    ]
+    return ["", "Symbols found:", *found]
 
 
 def local_answer(
@@ -449,7 +474,8 @@ def local_answer(
             heading = f" ({source.heading})" if source.heading else ""
             lines.append(f"- {source.path}:{source.start}-{source.end}{heading}")
             if question and number < EXCERPT_SOURCES:
-                lines.extend(excerpt(source, question))
+                lines += ["", *excerpt(source, question), ""]  # a block of its own: Markdown
+        lines += symbol_lines(evidence.context)
     else:
         lines += ["", "No repository source matched the question."]
     if evidence.images:
@@ -1103,6 +1129,7 @@ async def debug_question_async(
             plan=host.plan(opened.config, budget=budget),
             expand=not oriented,
         )
+        notes = tuple(source_notes(opened, evidence.sources))
     shown = redact_invocation_secrets(clean, invocation)
     withheld = invocation is not None and bool(invocation.withheld)
     return DebugReport(
@@ -1118,6 +1145,7 @@ async def debug_question_async(
         codebase_context=public_context(evidence.context) if evidence.context else None,
         context=evidence.packed,
         activities=tuple(recorder.activities),
+        notes=notes,
     )
 
 

@@ -139,6 +139,7 @@ class Profile:
     tokenizer: str = "estimate"
     packing: str = "spec"
     fill: bool = False  # rankers fill the requested number of files (the original cuts at 85%)
+    units: bool = False  # a chosen file answers with its best units, not the ranker's window
 
 
 SLACKZILLA = Profile(
@@ -167,6 +168,7 @@ DEFAULT = Profile(
     tokenizer="cl100k_base",
     packing="evidence",
     fill=True,
+    units=True,
 )
 
 

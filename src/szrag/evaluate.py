@@ -18,6 +18,14 @@ ranker is judged in one pass over the cases, beside ``files``, a plain whole-fil
 baseline that knows nothing of chunks, structure or code. With ``context``, each case also
 packs the context a model would receive and records whether a gold file's own source lines
 are in it (evidence recall) and how many tokens it used.
+
+A case may also name the lines that answer it: ``"hunks": {"path": [[start, end], ...]}``
+(1-based, inclusive; ``eval/prepare_history.py`` records the old side of the real change).
+Such cases are judged at line level too: line-hit@1 and @5 (a source of the first one or
+five files returned overlaps a gold hunk; a file's units count as one result, as its one
+window does in the ``slackzilla`` profile) and, with ``context``, hunk
+evidence (the packed context holds at least half of the non-trivial lines, 12 or more
+characters stripped, of some gold hunk, read from the tree the case is asked against).
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from szrag.config import RANKER_NAMES
@@ -59,6 +67,7 @@ class EvalCase:
     query_class: str
     dataset: str = ""
     revision: str | None = None
+    hunks: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()  # gold lines per file
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,15 @@ class CaseResult:
     seconds: float
     evidence: bool | None = None  # a gold file's source lines reached the packed context
     context_tokens: int | None = None
+    line_rank: int | None = None  # 1-based place of the first file overlapping a gold hunk
+    lines_judged: bool = False  # the ranker cites lines (the whole-file baseline does not)
+    hunk_evidence: bool | None = None  # the packed context holds a gold hunk's lines
+
+    def line_hit(self, k: int) -> bool | None:
+        """A source of the first ``k`` files overlaps a gold hunk (None: not judged)."""
+        if not self.lines_judged:
+            return None
+        return self.line_rank is not None and self.line_rank <= k
 
     def hit(self, k: int) -> bool:
         """An answering file in the first ``k`` (for nomatch: nothing returned)."""
@@ -99,6 +117,10 @@ class Metrics:
     mrr: float
     evidence_recall: float | None = None  # over cases with answering files, when measured
     median_context_tokens: float | None = None
+    line_cases: int = 0  # cases with gold hunks, over which the line figures are taken
+    line_hit_at_1: float | None = None
+    line_hit_at_5: float | None = None
+    hunk_evidence: float | None = None
 
 
 @dataclass
@@ -156,6 +178,15 @@ def _metrics_dict(metrics: Metrics) -> dict[str, float | None]:
     if metrics.evidence_recall is not None:
         data["evidenceRecall"] = round(metrics.evidence_recall, 3)
         data["medianContextTokens"] = metrics.median_context_tokens
+    if metrics.line_cases:
+        data["lineCases"] = metrics.line_cases
+        for key, value in (
+            ("lineHit@1", metrics.line_hit_at_1),
+            ("lineHit@5", metrics.line_hit_at_5),
+            ("hunkEvidence", metrics.hunk_evidence),
+        ):
+            if value is not None:
+                data[key] = round(value, 3)
     return data
 
 
@@ -193,6 +224,7 @@ def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase
             isinstance(revision, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", revision)
         ):
             raise ConfigError(f"{where}: revision must be a commit id")
+        hunks = _hunks_of(raw.get("hunks", {}), where)
         case_id = str(raw.get("id") or f"line-{number}")
         if case_id in seen:
             raise ConfigError(f"{where}: duplicate id {case_id}")
@@ -205,11 +237,78 @@ def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase
         ).resolve()
         dataset = str(raw.get("dataset") or root.name)
         cases.append(
-            EvalCase(case_id, question, tuple(files), root, query_class, dataset, revision)
+            EvalCase(case_id, question, tuple(files), root, query_class, dataset, revision, hunks)
         )
     if not cases:
         raise ConfigError(f"{path}: no cases")
     return cases
+
+
+def _hunks_of(value: object, where: str) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """``{"path": [[start, end], ...]}`` as a tuple; a clear error for any other shape."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: hunks must map paths to lists of [start, end]")
+    hunks = []
+    for path, spans in value.items():
+        if not isinstance(spans, list) or not all(
+            isinstance(span, list)
+            and len(span) == 2
+            and all(isinstance(end, int) and not isinstance(end, bool) for end in span)
+            and 1 <= span[0] <= span[1]
+            for span in spans
+        ):
+            raise ConfigError(
+                f"{where}: hunks of {path} must be [start, end] pairs, 1 <= start <= end"
+            )
+        hunks.append((str(path), tuple((span[0], span[1]) for span in spans)))
+    return tuple(hunks)
+
+
+def line_rank(case: EvalCase, sources: Sequence[tuple[str, int, int]]) -> int | None:
+    """The 1-based place, among the distinct files of ``(path, start, end)`` sources in rank
+    order, of the first file whose sources overlap a gold hunk: a file's units (at most
+    three, about a window's lines) are one result, as its single window was."""
+    spans = dict(case.hunks)
+    places: dict[str, int] = {}
+    for path, start, end in sources:
+        place = places.setdefault(path, len(places) + 1)
+        if any(start <= last and first <= end for first, last in spans.get(path, ())):
+            return place
+    return None
+
+
+MIN_HUNK_LINE = 12  # a stripped line shorter than this ("}", "return x") proves nothing
+
+
+def hunk_lines(case: EvalCase) -> list[list[str]]:
+    """Each gold hunk's lines worth finding, read from the tree the case is asked against:
+    those of 12 or more characters stripped, or every non-blank line of a hunk that has none."""
+    found: list[list[str]] = []
+    for path, spans in case.hunks:
+        try:
+            lines = (case.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for first, last in spans:
+            stripped = [line.strip() for line in lines[first - 1 : last]]
+            telling = [line for line in stripped if len(line) >= MIN_HUNK_LINE]
+            chosen = telling or [line for line in stripped if line]
+            if chosen:
+                found.append(chosen)
+    return found
+
+
+def holds_hunk(hunks: Sequence[Sequence[str]], text: str) -> bool:
+    """True when ``text`` holds at least half of the lines of one of ``hunks``."""
+    present = {line.strip() for line in text.splitlines()}
+    return any(2 * sum(line in present for line in hunk) >= len(hunk) for hunk in hunks)
+
+
+def _share(
+    results: Sequence[CaseResult], value: Callable[[CaseResult], bool | None]
+) -> float | None:
+    judged = [verdict for verdict in map(value, results) if verdict is not None]
+    return sum(judged) / len(judged) if judged else None
 
 
 def _aggregate(results: Sequence[CaseResult], k: int) -> Metrics:
@@ -218,6 +317,7 @@ def _aggregate(results: Sequence[CaseResult], k: int) -> Metrics:
         return Metrics(0, 0.0, 0.0, 0.0, 0.0, 0.0)
     judged = [result for result in results if result.evidence is not None]
     tokens = [result.context_tokens for result in results if result.context_tokens is not None]
+    lined = [result for result in results if result.case.hunks]
     return Metrics(
         cases=count,
         hit_at_1=sum(result.hit(1) for result in results) / count,
@@ -229,6 +329,10 @@ def _aggregate(results: Sequence[CaseResult], k: int) -> Metrics:
             sum(bool(result.evidence) for result in judged) / len(judged) if judged else None
         ),
         median_context_tokens=statistics.median(tokens) if tokens else None,
+        line_cases=len(lined),
+        line_hit_at_1=_share(lined, lambda result: result.line_hit(1)),
+        line_hit_at_5=_share(lined, lambda result: result.line_hit(5)),
+        hunk_evidence=_share(lined, lambda result: result.hunk_evidence),
     )
 
 
@@ -463,6 +567,9 @@ def _run_case(
         paths = [source.path for source in sources]
     elapsed = time.perf_counter() - started
     result = score_case(case, paths, k, elapsed)
+    if case.hunks and ranker != BASELINE:
+        spans = [(source.path, source.start, source.end) for source in sources]
+        result = replace(result, line_rank=line_rank(case, spans), lines_judged=True)
     if not context or ranker == BASELINE or not case.files:
         return result
     chosen = sources[:DEFAULT_LIMIT]
@@ -472,14 +579,11 @@ def _run_case(
         chosen, expanded, budget=plan.budget, counter=plan.counter(), packing=plan.packing
     )
     carried = [(chunk.path, chunk.carries_source) for chunk in packed.chunks if chunk.included]
-    return CaseResult(
-        result.case,
-        result.retrieved,
-        result.rank,
-        result.recall,
-        result.seconds,
+    return replace(
+        result,
         evidence=has_evidence(case.files, carried),
         context_tokens=packed.tokens,
+        hunk_evidence=holds_hunk(hunk_lines(case), packed.text) if case.hunks else None,
     )
 
 

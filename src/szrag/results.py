@@ -158,6 +158,7 @@ class DebugReport:
     codebase_context: CodebaseContext | None
     context: PackedContext
     activities: tuple[Activity, ...]
+    notes: tuple[str, ...] = ()  # what was cut from the sources, and where nothing parsed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -171,4 +172,5 @@ class DebugReport:
             ),
             "context": self.context.to_dict(),
             "activities": [activity.to_dict() for activity in self.activities],
+            "notes": list(self.notes),
         }

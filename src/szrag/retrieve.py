@@ -1,22 +1,36 @@
 """Retrieval: the source chunks and images that answer a question.
 
-The profile's ranker (``szrag.rank``) orders the chunks, one per file; this module turns them
-into sources with their text, and scores images by their paths as the original does.
+The profile's ranker (``szrag.rank``) orders the files by their windows, one per file; in the
+default profile the second stage (``szrag.rank.units``) then picks each file's best unit (a
+function, a class, a section) and a second one scoring close, so a source cites the code's
+own span; the ``slackzilla`` profile returns the ranker's windows as the original does. This
+module turns them into sources with their text, and scores images by their paths.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
-from szrag.rank import Query, ranker_named
+from szrag.rank import Query, RankedChunk, ranker_named
+from szrag.rank.units import (
+    FILE_UNITS,
+    FileUnits,
+    ScoredUnit,
+    chosen_units,
+    more_units,
+    unit_text,
+    units_of,
+)
+from szrag.rank.words import named_symbols
 from szrag.redact import redact
-from szrag.text import path_tokens, tokens
+from szrag.text import SOURCE_TYPES, path_tokens, tokens
 
 DEFAULT_LIMIT = 8
 DEFAULT_IMAGE_LIMIT = 6
@@ -102,7 +116,8 @@ def retrieve(
     root: Path | str = ".",
     ranker: str | None = None,
 ) -> list[Source]:
-    """The chunks that best answer ``question``: at most one per file, best first.
+    """The sources that best answer ``question``: ``limit`` files at most, best first, one
+    unit each (two when they score close) or, in the ``slackzilla`` profile, one window.
 
     ``ranker`` overrides the profile's ranker: ``spec`` (the original's scorer) or ``bm25``.
     """
@@ -123,18 +138,147 @@ def retrieve(
 def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
     query = Query.parse(question, index.config.extensions)
     chosen = ranker_named(ranker).rank(index, query, limit, fill=index.config.profile.fill)
+    if index.config.profile.units:
+        found = _call_site_sources(index, question, limit)
+        files = {source.path for source in found}
+        for candidate in chosen:
+            if len(files) >= limit:
+                break
+            if candidate.path not in files:
+                files.add(candidate.path)
+                found.extend(_unit_sources(index, question, candidate))
+        return found
     texts = index.chunk_texts([candidate.chunk_id for candidate in chosen])
-    return [
-        Source(
-            path=candidate.path,
-            start=candidate.start,
-            end=candidate.end,
-            type=candidate.type,
-            heading=candidate.heading,
-            text=texts[candidate.chunk_id][:MAX_SOURCE_LENGTH],
-            score=candidate.score,
+    return [_window_source(candidate, texts[candidate.chunk_id]) for candidate in chosen]
+
+
+# "where is X called / used?": the places that call X answer it, not X's own definition
+_ASKS_FOR_USES = re.compile(
+    r"\b(call(ed|s|ers?|ing)?|uses?|used|usages?|references?|referenced|invok(e|es|ed)|who calls)\b",
+    re.IGNORECASE,
+)
+CALL_SITE_SCORE = 100
+
+
+def _call_site_sources(index: Index, question: str, limit: int) -> list[Source]:
+    """For a question asking where a named function is called or used, the units holding
+    its call sites: files with the most calls first, at most ``FILE_UNITS`` units each."""
+    named = named_symbols(question) if _ASKS_FOR_USES.search(question) else set()
+    calls: dict[str, list[int]] = {}
+    for key in sorted(named):
+        for path, line in index.named(key, "call"):
+            calls.setdefault(path, []).append(line)
+    ordered = sorted(calls, key=lambda path: (-len(calls[path]), path))[:limit]
+    sources: list[Source] = []
+    for path in ordered:
+        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        if stored is None:
+            continue
+        found = units_of(index, path, stored.type)
+        if found is None:
+            continue
+        holding = [
+            unit
+            for unit in found.units
+            if any(unit.start <= line <= unit.end for line in calls[path])
+        ]
+        score = CALL_SITE_SCORE + len(calls[path])
+        sources.extend(
+            _unit_source(found, ScoredUnit(unit, 0.0), path, stored.type, score)
+            for unit in holding[:FILE_UNITS]
         )
-        for candidate in chosen
+    return sources
+
+
+def _window_source(candidate: RankedChunk, text: str) -> Source:
+    return Source(
+        path=candidate.path,
+        start=candidate.start,
+        end=candidate.end,
+        type=candidate.type,
+        heading=candidate.heading,
+        text=text[:MAX_SOURCE_LENGTH],
+        score=candidate.score,
+    )
+
+
+def _unit_sources(index: Index, question: str, candidate: RankedChunk) -> list[Source]:
+    """The chosen file's best unit (and a second one scoring close), by the second stage;
+    the ranker's window where the index holds no lines of the file."""
+    found = units_of(index, candidate.path, candidate.type)
+    picked = chosen_units(found, question, (candidate.start, candidate.end)) if found else []
+    if found is None or not picked:
+        # a chunk without its text is a damaged index: the KeyError says so to the caller
+        return [
+            _window_source(candidate, index.chunk_texts([candidate.chunk_id])[candidate.chunk_id])
+        ]
+    return [
+        _unit_source(found, item, candidate.path, candidate.type, candidate.score)
+        for item in picked
+    ]
+
+
+def _unit_source(found: FileUnits, item: ScoredUnit, path: str, kind: str, score: int) -> Source:
+    return Source(
+        path=path,
+        start=item.unit.start,
+        end=item.unit.end,
+        type=kind,
+        heading=item.unit.signature or item.unit.name,
+        text=unit_text(found, item.unit)[:MAX_SOURCE_LENGTH],
+        score=score,
+    )
+
+
+def source_notes(index: Index, sources: Sequence[Source]) -> list[str]:
+    """What was cut or could not be followed in ``sources``: a text cut at the source's
+    character bound (a minified or generated file's long line), a code file where nothing
+    parsed and windows stand in for its definitions."""
+    notes: list[str] = []
+    for source in sources:
+        where = f"{source.path}:{source.start}-{source.end}"
+        if len(source.text) >= MAX_SOURCE_LENGTH:
+            longest = max(map(len, source.text.split("\n")), default=0)
+            shape = f" (a line of {longest:,}+ characters)" if longest >= MAX_SOURCE_LENGTH else ""
+            notes.append(f"{where}: its text is cut at {MAX_SOURCE_LENGTH:,} characters{shape}")
+        if not index.config.profile.units:
+            continue
+        found = units_of(index, source.path, source.type) if source.type in SOURCE_TYPES else None
+        if found is not None and found.units and all(unit.kind == "window" for unit in found.units):
+            notes.append(f"{where}: no definitions were parsed in this file; cut into windows")
+    return list(dict.fromkeys(notes))
+
+
+MORE_FILES = DEFAULT_LIMIT  # the files found whose further units a context may take
+MORE_LINES = 200  # lines per file beyond those returned; the token budget decides the rest
+
+
+def more_sources(
+    index: Index, question: str, sources: Sequence[Source], *, files: int = MORE_FILES
+) -> list[Source]:
+    """The next best units of the first ``files`` files among ``sources`` (those not
+    returned already), in rounds: each file's next best, in the files' rank order, then
+    each one's next; what a context with room to spare holds after the sources themselves,
+    so a tight budget still reaches past the first file. Empty unless the profile answers
+    with units."""
+    if not index.config.profile.units:
+        return []
+    taken: dict[str, list[tuple[int, int]]] = {}
+    for source in sources:
+        taken.setdefault(source.path, []).append((source.start, source.end))
+    queues: list[list[Source]] = []
+    for path in list(taken)[:files]:
+        first = next(source for source in sources if source.path == path)
+        found = units_of(index, path, first.type)
+        if found is None:
+            continue
+        spare = more_units(found, question, None, taken[path], MORE_LINES)
+        queues.append([_unit_source(found, item, path, first.type, first.score) for item in spare])
+    return [
+        queue[place]
+        for place in range(max(map(len, queues), default=0))
+        for queue in queues
+        if place < len(queue)
     ]
 
 

@@ -358,6 +358,11 @@ _LOWER_UPPER = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")
 _ACRONYM_WORD = re.compile(r"[A-Z](?<=[A-Z][A-Z])(?=[a-z])")
 
 
+def symbol_key(name: str) -> str:
+    """How a function or class name is looked up: last dotted part, lowercase, no underscores."""
+    return name.rsplit(".", 1)[-1].replace("_", "").lower()
+
+
 def split_identifiers(text: str) -> str:
     """camelCase, PascalCase and snake_case identifiers spelt as separate words.
 

@@ -80,7 +80,7 @@ def test_tables_for_a_pipe_keep_every_cell_on_one_line(tmp_path: Path) -> None:
             "/webhooks/payments/provider-callback/<callback_identifier>",
             f"{handlers}:7",
         ],
-        ("retrieve", "provider", "callback", "signature"): [f"{handlers}:1-10"],
+        ("retrieve", "provider", "callback", "signature"): [f"{handlers}:7-9"],  # the function
         ("deps", handlers): [f"{LONG_PACKAGE}/signature_helpers.py"],
         ("stats",): [f"{root}/.rag/index.db"],
         ("commands",): ["Answer a question about the repository and the running application."],

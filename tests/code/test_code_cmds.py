@@ -30,7 +30,7 @@ def run(*args: str) -> tuple[int, str, str]:
 def test_every_command_is_registered_with_help() -> None:
     group = click.Group("szrag")
     register(group)
-    assert sorted(group.commands) == ["dependants", "deps", "env", "routes", "symbols"]
+    assert sorted(group.commands) == ["dependants", "deps", "env", "refs", "routes", "symbols"]
     for name, command in group.commands.items():
         assert command.help, name
         code, out, _ = run(name, "--help")

@@ -57,7 +57,7 @@ def test_context_json_has_figures_text_sources_and_metadata(root: Path) -> None:
     )
     # evidence first: at 500 tokens the retrieved sources go in, structure listings wait
     included = [chunk["key"] for chunk in data["chunks"] if chunk["status"] == "included"]
-    assert "source:server/routes/users.js:1-24" in included
+    assert any(key.startswith("source:server/routes/users.js:") for key in included)
     assert data["text"].startswith("FILE: server/")
     kinds = [chunk["kind"] for chunk in data["chunks"]]
     assert kinds.index("code") > max(i for i, kind in enumerate(kinds) if kind == "source")
@@ -68,7 +68,8 @@ def test_context_limit_bounds_the_sources(root: Path) -> None:
         "context", "users loans database", "--root", str(root), "--json", "--limit", "1"
     )
     assert code == 0
-    assert len(json.loads(out)["sources"]) == 1
+    sources = json.loads(out)["sources"]  # one file: its best units, at most three
+    assert len({source["path"] for source in sources}) == 1 and 1 <= len(sources) <= 3
 
 
 def test_context_with_no_match_says_so(root: Path) -> None:

@@ -31,6 +31,7 @@ CODE_TOOLS = {
     "search_code",
     "get_context",
     "find_symbols",
+    "find_references",
     "find_routes",
     "get_dependencies",
     "get_dependants",
@@ -133,6 +134,7 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
             await client.call_tool("get_context", {"question": "webhook signature", "budget": 2000})
         )
         symbols = payload(await client.call_tool("find_symbols", {"query": "require_token"}))
+        calls = payload(await client.call_tool("find_references", {"name": "load_settings"}))
         routes = payload(await client.call_tool("find_routes", {"method": "DELETE"}))
         deps = payload(await client.call_tool("get_dependencies", {"path": "app/main.py"}))
         dependants = payload(await client.call_tool("get_dependants", {"path": "app/settings.py"}))
@@ -150,6 +152,13 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
     assert "app/routers/webhooks.py" in context["files"]
     assert symbols["symbols"][0]["name"] == "require_token"
     assert symbols["symbols"][0]["endLine"] >= symbols["symbols"][0]["line"]
+    assert {
+        "path": "app/auth.py",
+        "line": 14,
+        "name": "load_settings",
+        "caller": "require_token",
+        "text": 'expected = f"Bearer {load_settings().api_token}"',
+    } in calls["references"]
     assert [(route["method"], route["route"], route["path"]) for route in routes["routes"]] == [
         ("DELETE", "/items/{item_id}", "app/routers/items.py")  # under the include_router prefix
     ]
@@ -161,7 +170,7 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
     assert live["getLogs"]["entries"], live["getLogs"]
     assert "ping" in live["getCommands"]["commands"]
     assert "pong" in json.dumps(ping).lower()
-    every_key = set(keys_of([search, context, symbols, routes, deps, env, live]))
+    every_key = set(keys_of([search, context, symbols, calls, routes, deps, env, live]))
     assert not {key for key in every_key if "_" in key and not key.startswith("_")} - {
         # mapping keys that are data, not field names
         key

@@ -3,6 +3,7 @@ the runtime reads, CORS and the audit log."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -434,3 +435,23 @@ def test_same_origin_browser_requests_are_allowed(client: httpx.Client, server: 
     )
 
     assert response.status_code == 200
+
+
+def test_the_source_viewer_serves_any_cited_span_not_only_stored_windows(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server()
+    lines = (web_repo / "src/gateway.js").read_text(encoding="utf-8").split("\n")
+    with httpx.Client(base_url=base, timeout=10) as client:
+        unit = client.get("/_szrag/source", params={"path": "src/gateway.js", "start": 5, "end": 9})
+        past = client.get(
+            "/_szrag/source", params={"path": "src/gateway.js", "start": 20, "end": 400}
+        )
+        missing = client.get("/_szrag/source", params={"path": "nope.js", "start": 1, "end": 3})
+    assert unit.status_code == 200, unit.text
+    data = unit.json()["data"]
+    assert (data["start"], data["end"], len(data["lines"])) == (5, 9, 5)
+    shown = re.sub(r"<[^>]+>", "", data["lines"][0])  # highlighted as HTML spans
+    assert html.unescape(shown) == lines[4]
+    assert past.status_code == 200 and past.json()["data"]["end"] == len(lines)  # cut at the end
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"

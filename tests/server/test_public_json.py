@@ -98,6 +98,7 @@ INVOCATIONS: dict[str, list[str]] = {
     "retrieve": ["how", "are", "webhooks", "verified"],
     "images": ["architecture"],
     "symbols": ["verifyGithubSignature"],
+    "refs": ["verifyGithubSignature"],
     "routes": [],
     "deps": ["server/webhook.js"],
     "dependants": ["server/webhook.js"],

@@ -186,9 +186,12 @@ def test_a_question_gets_thinking_then_the_answer_through_response_url(
         b for b in blocks if b["type"] == "context" and "Sources" in b["elements"][0]["text"]
     )
     links = [element["text"] for element in sources["elements"][1:]]
-    assert any(
-        link.startswith(f"<{REPO_URL}/README.md#L1-L") and "|README.md:1-" in link for link in links
-    )
+    # each source links to its own lines, the range shown being the range linked
+    linked = [
+        re.match(rf"<{re.escape(REPO_URL)}/README\.md#L(\d+)-L(\d+)\|README\.md:(\d+)-(\d+)>", link)
+        for link in links
+    ]
+    assert any(match and match.group(1, 2) == match.group(3, 4) for match in linked), links
     assert "tokens: 50 in · 20 out" in texts(blocks)
     assert message["text"].startswith("## Buckets The gateway keeps")
 

@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "images": "retrieve_cmds",
     "stats": "index_cmds",
     "symbols": "code_cmds",
+    "refs": "code_cmds",
     "routes": "code_cmds",
     "deps": "code_cmds",
     "dependants": "code_cmds",

@@ -297,6 +297,8 @@ def show_debug(result: Mapping[str, Any], out: Console) -> None:
             f"  [dim]{source['type']}{_escape(heading)}[/]",
             highlight=False,
         )
+    for note in result.get("notes", ()):
+        out.print(f"  [dim]note: {_escape(note)}[/]", highlight=False)
     out.rule(f"images ({len(result['images'])})")
     for image in result["images"]:
         out.print(f"{image['score']:>6}  {_escape(image['path'])}", highlight=False)

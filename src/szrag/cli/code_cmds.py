@@ -1,4 +1,4 @@
-"""``szrag symbols``, ``routes``, ``deps``, ``dependants`` and ``env``: the structure graph."""
+"""``szrag symbols``, ``refs``, ``routes``, ``deps``, ``dependants`` and ``env``: the structure graph."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from szrag.cli.common import (
 from szrag.code.graph import (
     all_routes,
     find_environment_variable,
+    find_references,
     find_routes,
     find_symbols,
     get_dependants,
@@ -69,6 +70,30 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
             match.qualified_name,
             match.kind,
             f"{match.file}:{match.line}-{match.end_line}",
+        )
+    console.print(table)
+
+
+@click.command("refs")
+@click.argument("name")
+@root_option
+@limit_option
+@json_option
+@handle_errors
+def refs_command(name: str, root: Path, limit: int, as_json: bool) -> None:
+    """Show where NAME (a function, method or class) is called, with the code around it."""
+    with open_index(root) as index:
+        references = find_references(_question(name), index, limit)
+    if as_json:
+        print_json([reference.to_dict() for reference in references])
+        return
+    if not references:
+        console.print(f"no calls of {name} found", highlight=False, markup=False)
+        return
+    table = Table("where", "in", "line")
+    for reference in references:
+        table.add_row(
+            f"{reference.file}:{reference.line}", reference.caller or "(module)", reference.text
         )
     console.print(table)
 
@@ -162,5 +187,12 @@ def env_command(name: str, root: Path, as_json: bool) -> None:
 
 def register(group: click.Group) -> None:
     """Add the structure-graph commands to ``group``."""
-    for command in (symbols_command, routes_command, deps_command, dependants_command, env_command):
+    for command in (
+        symbols_command,
+        refs_command,
+        routes_command,
+        deps_command,
+        dependants_command,
+        env_command,
+    ):
         group.add_command(command)

@@ -12,7 +12,11 @@ from szrag.cli.common import console, err_console, handle_errors, json_option, p
 from szrag.evaluate import EVAL_RANKERS, EvalCase, EvalReport, Metrics, evaluate_rankers, load_cases
 
 
-def _row(name: str, metrics: Metrics, with_context: bool) -> list[str]:
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _row(name: str, metrics: Metrics, with_context: bool, with_lines: bool) -> list[str]:
     row = [
         name,
         str(metrics.cases),
@@ -29,6 +33,10 @@ def _row(name: str, metrics: Metrics, with_context: bool) -> list[str]:
             "-" if evidence is None else f"{evidence:.3f}",
             "-" if tokens is None else f"{tokens:.0f}",
         ]
+    if with_lines:
+        row += [_figure(metrics.line_hit_at_1), _figure(metrics.line_hit_at_5)]
+        if with_context:
+            row.append(_figure(metrics.hunk_evidence))
     return row
 
 
@@ -36,13 +44,16 @@ def _print(report: EvalReport, with_context: bool, show_failures: bool) -> None:
     columns = ["group", "cases", "hit@1", "hit@5", f"hit@{report.k}", f"recall@{report.k}", "MRR"]
     if with_context:
         columns += ["evidence", "ctx tokens"]
+    with_lines = report.overall.line_cases > 0
+    if with_lines:
+        columns += ["line@1", "line@5"] + (["hunk ev."] if with_context else [])
     table = Table(*columns, title=f"ranker {report.ranker}")
     for name, metrics in report.per_dataset.items():
-        table.add_row(*_row(name, metrics, with_context))
+        table.add_row(*_row(name, metrics, with_context, with_lines))
     if len(report.per_class) > 1 or not report.per_dataset:
         for name, metrics in report.per_class.items():
-            table.add_row(*_row(f"class {name}", metrics, with_context))
-    table.add_row(*_row("overall", report.overall, with_context), style="bold")
+            table.add_row(*_row(f"class {name}", metrics, with_context, with_lines))
+    table.add_row(*_row("overall", report.overall, with_context, with_lines), style="bold")
     console.print(table)
     console.print(f"latency: median {report.median_ms:.1f} ms, p95 {report.p95_ms:.1f} ms")
     if report.failures and show_failures:

@@ -31,6 +31,7 @@ from szrag.code.model import (
     CodeRecord,
     Definition,
     EnvReference,
+    Reference,
     Route,
     RouteMatch,
     SymbolMatch,
@@ -39,7 +40,8 @@ from szrag.code.model import (
 from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
 from szrag.memo import TextMemo
-from szrag.text import stem, tokens
+from szrag.redact import redact
+from szrag.text import stem, symbol_key, tokens
 
 if TYPE_CHECKING:  # szrag.index imports szrag.code while it loads
     from szrag.index import Index
@@ -443,6 +445,35 @@ def get_dependencies(path: str | Path, index: Index) -> list[str]:
     return index.dependencies(indexed_path(path, index))
 
 
+MAX_REFERENCES = 200
+
+
+def find_references(name: str, index: Index, limit: int = MAX_REFERENCES) -> list[Reference]:
+    """The places that call ``name`` (any spelling of it: ``a.b.verify_sig`` and
+    ``verifySig`` are the same lookup), by file and line, each with the definition it sits
+    in and its line of code (secrets redacted)."""
+    key = symbol_key(name.strip().rstrip("()"))
+    if not key:
+        return []
+    found: list[Reference] = []
+    for path, line in index.named(key, "call")[:limit]:
+        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
+        caller = _innermost(record.functions, line) if record is not None else None
+        text = next(iter(index.lines(path, line, line)), "")
+        shown = redact(bounded_line(text.strip()), path=path)
+        found.append(Reference(path, line, name.strip(), caller, shown))
+    return found
+
+
+def _innermost(definitions: Sequence[Definition], line: int) -> str | None:
+    around = [item for item in definitions if item.line <= line <= item.end_line]
+    if not around:
+        return None
+    inner = min(around, key=lambda item: item.end_line - item.line)
+    return f"{inner.container}.{inner.name}" if inner.container else inner.name
+
+
 def get_dependants(path: str | Path, index: Index) -> list[str]:
     """Files that import ``path``, from the stored edges."""
     return index.dependants(indexed_path(path, index))
@@ -467,7 +498,8 @@ def _section(title: str, lines: Iterable[str]) -> str | None:
     return f"{title}:\n" + "\n".join(shown)
 
 
-def _bounded(line: str) -> str:
+def bounded_line(line: str) -> str:
+    """``line`` itself, or its first ``MAX_LINE_CHARS`` and how much more there is."""
     if len(line) <= MAX_LINE_CHARS:
         return line
     return f"{line[:MAX_LINE_CHARS]} … [{len(line) - MAX_LINE_CHARS} more characters on this line]"
@@ -501,7 +533,7 @@ def splice(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, int, str]]:
             continue
         added = lines[skip:]
         if max(map(len, added)) > MAX_LINE_CHARS:
-            added = [_bounded(line) for line in added]
+            added = [bounded_line(line) for line in added]
         first = start + skip
         taken = first + len(added) - 1
         if runs and runs[-1][1] == first - 1:
@@ -517,7 +549,7 @@ def _splice_unordered(windows: list[tuple[int, str]]) -> list[tuple[int, int, st
     for start, text in windows:
         for offset, content in enumerate(text.split("\n")):
             if start + offset not in lines:
-                lines[start + offset] = _bounded(content)
+                lines[start + offset] = bounded_line(content)
     runs: list[tuple[int, int, list[str]]] = []  # joined at the end: a long run is not
     for number in sorted(lines):  # copied once per line
         if runs and runs[-1][1] == number - 1:

@@ -58,6 +58,27 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """A place that calls a name: file, line, the definition around it and the line's text."""
+
+    file: str
+    line: int
+    name: str
+    caller: str | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public form: ``path`` is the file."""
+        return {
+            "path": self.file,
+            "line": self.line,
+            "name": self.name,
+            "caller": self.caller,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class EnvironmentVariable:
     """A read of an environment variable: name and line, never the value."""
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from szrag.code.graph import (
+    bounded_line,
     extract_environment_variables,
     find_environment_variable,
     find_routes,
@@ -29,10 +30,11 @@ from szrag.code.graph import (
     splice,
 )
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
+from szrag.code.units import MAX_UNIT_LINES
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index import Index
 from szrag.index.store import StoredChunk, StoredFile
-from szrag.retrieve import Source, require_question
+from szrag.retrieve import Source, more_sources, require_question
 from szrag.text import CODE_TYPES, LineRanges, path_tokens, tokens
 
 if TYPE_CHECKING:
@@ -282,6 +284,31 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
     )
 
 
+DEFINITIONS_SHOWN = 3  # a file's best matching definitions whose own lines a context shows
+
+
+def definition_source(index: Index, path: str, symbols: Sequence[SymbolMatch]) -> str:
+    """The own lines of the file's best matching definitions (a long one's first
+    ``MAX_UNIT_LINES``), each line once: the definition itself, not the windows around it."""
+    spans = sorted(
+        (symbol.line, min(max(symbol.end_line, symbol.line), symbol.line + MAX_UNIT_LINES - 1))
+        for symbol in list(symbols)[:DEFINITIONS_SHOWN]
+    )
+    merged: list[tuple[int, int]] = []
+    for first, last in spans:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    parts = []
+    for first, last in merged:
+        lines = index.lines(path, first, last)
+        if lines:
+            text = "\n".join(bounded_line(line) for line in lines)
+            parts.append(f"SOURCE ({first}-{first + len(lines) - 1}):\n{text}")
+    return "\n\n".join(parts)
+
+
 _PACKAGE_FILES = frozenset({"index", "__init__", "mod"})
 _FILE_SUFFIXES = frozenset({"js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "cts", "py", "json"})
 
@@ -332,8 +359,13 @@ def code_entry(
 ) -> CodeEntry | None:
     """One file's structural context plus its matching symbols' source, or None if empty."""
     structure = get_code_context(path, index)
-    ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
-    source = symbol_source(index.chunks(path, ranges), symbols) if symbols else ""
+    if not symbols:
+        source = ""
+    elif index.config.profile.units:
+        source = definition_source(index, path, symbols)
+    else:
+        ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
+        source = symbol_source(index.chunks(path, ranges), symbols)
     body = "\n\n".join(part for part in (structure, source) if part)
     if not body:
         return None
@@ -441,4 +473,5 @@ def build_codebase_context(
         direct_files=tuple(path for path in files if selection.relations[path] == DIRECT),
         related_files=tuple(path for path in files if selection.relations[path] != DIRECT),
         scores={path: selection.scores[path] for path in files},
+        more_sources=tuple(more_sources(index, clean, retrieved_sources)),
     )

@@ -8,6 +8,7 @@ from itertools import islice
 from typing import Any
 
 from szrag.code.model import EnvReference, RouteMatch, SymbolMatch
+from szrag.retrieve import Source
 
 DIRECT = "direct"
 DEPENDENCY = "dependency"
@@ -53,6 +54,8 @@ class CodebaseContext:
     direct_files: tuple[str, ...] = ()
     related_files: tuple[str, ...] = ()
     scores: Mapping[str, int] = field(default_factory=dict)
+    # the found files' next best units, for a context with room after the sources
+    more_sources: tuple[Source, ...] = ()
 
     def structure_text(self) -> str:
         """The structural summary: symbols, routes, dependencies, dependants, variables."""

@@ -145,6 +145,19 @@ def source_chunk(source: Source) -> ContextChunk:
     )
 
 
+def more_chunk(source: Source) -> ContextChunk:
+    """A found file's further unit, scored with its file's retrieval score alone: after
+    every retrieved source, among the structure the original's priorities weigh."""
+    return ContextChunk(
+        key=f"source:{source.path}:{source.start}-{source.end}",
+        kind="source",
+        score=source.score,
+        text=format_source(source),
+        path=source.path,
+        carries_source=True,
+    )
+
+
 def structure_chunk(context: CodebaseContext) -> ContextChunk | None:
     """The structural summary as a chunk scored 180, or None when there is nothing to say."""
     text = context.structure_text()
@@ -168,13 +181,15 @@ def code_chunk(entry: CodeEntry) -> ContextChunk:
 def context_chunks(
     sources: Iterable[Source], context: CodebaseContext | None
 ) -> list[ContextChunk]:
-    """Every candidate chunk: sources, then the structural summary, then code entries."""
+    """Every candidate chunk: sources, then the structural summary, code entries and the
+    found files' further units."""
     chunks = [source_chunk(source) for source in sources]
     if context is not None:
         summary = structure_chunk(context)
         if summary is not None:
             chunks.append(summary)
         chunks.extend(code_chunk(entry) for entry in context.code)
+        chunks.extend(more_chunk(source) for source in context.more_sources)
     return chunks
 
 
@@ -182,8 +197,8 @@ def evidence_chunks(
     sources: Sequence[Source], context: CodebaseContext | None
 ) -> list[ContextChunk]:
     """The evidence-first candidates, best first: retrieved sources in rank order, then the
-    source of the symbols the question names, the structural summary, each direct file's
-    structure, and one line per dependency or dependant (its path and the names that tie it
+    source of the symbols the question names, the structural summary, the found files' next
+    best units, each direct file's structure, and one line per dependency or dependant (its path and the names that tie it
     to the file it was reached from). The score is the place in that order."""
     ordered: list[ContextChunk] = [source_chunk(source) for source in sources]
     if context is not None:
@@ -202,6 +217,7 @@ def evidence_chunks(
         summary = structure_chunk(context)
         if summary is not None:
             ordered.append(summary)
+        ordered.extend(more_chunk(source) for source in context.more_sources)
         ordered.extend(
             ContextChunk(
                 key=f"code:{entry.path}",

@@ -224,6 +224,23 @@ class Index:
                 return self._chunk_memory().chunks(self.conn, path, lines)
             return store.file_chunks(self.conn, path, lines)
 
+    def named(self, name: str, kind: str) -> list[tuple[str, int]]:
+        """(path, line) of each ``kind`` (definition, call, route, environment) stored for
+        the lookup key ``name`` (``symbol_key`` of a definition or call)."""
+        with self.reading():
+            return store.named(self.conn, name, kind)
+
+    def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
+        """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without
+        ``last``) of one file, put together from the windows that hold them."""
+        wanted = None if first <= 1 and last is None else [(first, last or 1 << 62)]
+        stitched: dict[int, str] = {}
+        for chunk in self.chunks(path, wanted):
+            for offset, line in enumerate(chunk.text.split("\n")):
+                stitched.setdefault(chunk.start + offset, line)
+        top = max(stitched, default=0) if last is None else min(last, max(stitched, default=0))
+        return [stitched.get(number, "") for number in range(max(first, 1), top + 1)]
+
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""
         with self.reading():

@@ -515,6 +515,16 @@ def file_chunks(
     return with_texts(places, texts)
 
 
+def named(conn: sqlite3.Connection, name: str, kind: str) -> list[tuple[str, int]]:
+    """(path, line) of every ``kind`` row of the names table for the lookup key ``name``."""
+    rows = conn.execute(
+        "SELECT f.path, n.line FROM names n JOIN files f ON f.id = n.file_id"
+        " WHERE n.name = ? AND n.kind = ? ORDER BY f.path, n.line",
+        (name, kind),
+    )
+    return [(path, line) for path, line in rows]
+
+
 def chunk_places(conn: sqlite3.Connection, path: str) -> list[ChunkPlace]:
     """Each chunk of one file in order, without its text: id, path, start, end, type, heading."""
     rows = conn.execute(

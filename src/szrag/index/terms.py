@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from szrag.text import Chunk, code_terms
+from szrag.text import Chunk, code_terms, symbol_key
 
 NAME_KINDS = ("definition", "call", "route", "environment")
 
@@ -54,11 +54,6 @@ def term_fields(
         (path_terms, heading_terms(chunk.heading or ""), symbol_terms(chunk.start, chunk.end), body)
         for chunk, body in zip(chunks, bodies, strict=True)
     ]
-
-
-def symbol_key(name: str) -> str:
-    """How a function or class name is looked up: last dotted part, lowercase, no underscores."""
-    return name.rsplit(".", 1)[-1].replace("_", "").lower()
 
 
 def code_names(code: dict[str, Any] | None) -> list[tuple[str, str, int]]:

@@ -16,6 +16,7 @@ from typing import Any
 from szrag.code.graph import (
     all_routes,
     find_environment_variable,
+    find_references,
     find_routes,
     find_symbols,
     get_dependants,
@@ -97,6 +98,11 @@ def _find_symbols(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
     return {"symbols": public(matches)}
 
 
+def _find_references(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+    found = find_references(args["name"], index, args.get("limit", DEFAULT_MATCHES))
+    return {"name": args["name"], "references": public(found)}
+
+
 def _find_routes(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
     query = args.get("query")
     matches = find_routes(query, index) if query else all_routes(index)
@@ -124,8 +130,9 @@ def _find_environment_variable(index: Index, host: Host, args: Mapping[str, Any]
 CODE_TOOLS: tuple[CodeTool, ...] = (
     CodeTool(
         "search_code",
-        "Search the repository: the files that best answer a question, best first, one "
-        "passage each (path, start and end line, heading, text with secrets redacted, score).",
+        "Search the repository: the files that best answer a question, best first, each with "
+        "its best units, a function, a class's own lines or a section (path, start and end "
+        "line, heading, text with secrets redacted, score).",
         _object(
             {
                 "question": _QUESTION,
@@ -168,6 +175,19 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
             ("query",),
         ),
         _find_symbols,
+    ),
+    CodeTool(
+        "find_references",
+        "Where a function, method or class is called: path, line, the definition each call "
+        "sits in (caller) and the line of code, secrets redacted.",
+        _object(
+            {
+                "name": _text("The name called, e.g. build_auth_header or Client.send", 200),
+                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many call sites at most"),
+            },
+            ("name",),
+        ),
+        _find_references,
     ),
     CodeTool(
         "find_routes",

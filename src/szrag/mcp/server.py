@@ -52,7 +52,8 @@ MAX_RESOURCE_BYTES = 1_000_000
 ANSWER_PROMPT = "answer_about_repository"
 INSTRUCTIONS = (
     "szrag answers questions about one code repository and the application running from it. "
-    "Start with search_code or get_context for a question; find_symbols, find_routes, "
+    "Start with search_code or get_context for a question; find_symbols, find_references, "
+    "find_routes, "
     "get_dependencies, get_dependants and find_environment_variable for structure; the live "
     "tools (getStatus, getLogs, getErrors, getMetrics, getRoutes, getCommands, runCommand, "
     "getReleaseInfo) for what the running application does. Cite paths with line ranges."

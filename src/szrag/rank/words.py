@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from szrag.index.terms import symbol_key
-from szrag.text import code_terms
+from szrag.text import code_terms, symbol_key
 
 STOPWORDS = frozenset(
     [

@@ -119,12 +119,11 @@ async def source_lines(
     and highlighted line by line."""
     reader(request)
     index = server_state(request).service.index
-    chunk = next(
-        (item for item in index.chunks(path) if item.start == start and item.end == end), None
-    )
-    if chunk is None:
+    found = index.lines(path, start, end) if end >= start else []
+    if not found:
         raise ApiError(404, "not_found", f"no indexed source {path}:{start}-{end}")
-    lines = highlight_lines(redact(chunk.text, path=path), path)[:MAX_SOURCE_LINES]
+    end = start + len(found) - 1  # a range past the file's end is cut at its last line
+    lines = highlight_lines(redact("\n".join(found), path=path), path)[:MAX_SOURCE_LINES]
     data = {"path": path, "start": start, "end": end, "language": language(path), "lines": lines}
     return JSONResponse({"ok": True, "data": data}, headers={"Cache-Control": "no-cache"})
 

@@ -1,0 +1,330 @@
+"""Units: the parts of a file a reader would cite, cut where the code or the prose is cut.
+
+The index keeps 60-line windows for the first stage of retrieval (and for the original's
+behaviour); once a file is chosen, its units are what is ranked, returned and packed. A unit
+of code is a definition: a function, a method, a class's own lines (its header and fields),
+with the comments and decorators just above it. A definition too long to read at once is
+cut at lines of its body's first indentation, each part naming the definition's signature.
+Lines outside every definition (imports, constants) make units of their own, merged when
+they are only a few lines. Prose is cut at Markdown headings; a file with nothing parsed is
+cut into bounded windows. Every unit is bounded in lines and characters, so a minified
+file or a 5,000-line function still gives units a model can be shown whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from szrag.code.model import Definition
+
+MAX_UNIT_LINES = 80
+MAX_UNIT_CHARS = 3400  # within a source's character bound, so no unit is cut mid-line later
+MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too small to read
+MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit before them
+WINDOW_LINES = 40
+
+# a line that continues the statement above rather than starting one
+_CONTINUES = re.compile(
+    r"^\s*([)\]}>,.:?|&+\-*/%=]|else\b|elif\b|except\b|finally\b|catch\b|case\b|default\b"
+    r"|when\b|rescue\b|ensure\b|end\b|\\)"
+)
+_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+\S")
+_ATTACHED = re.compile(r"^\s*(@|#\[|//|/\*|\*|#(?!include)|--|;|\"\"\"|''')")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Lines ``start``-``end`` (1-based, inclusive) of a file and what they are."""
+
+    start: int
+    end: int
+    kind: str  # a definition kind, "part" of one, "module" lines, "section" or "window"
+    name: str | None = None  # the definition (``Class.method``) or the section heading
+    signature: str | None = None  # a part's definition line, shown with the part
+
+
+def file_units(lines: Sequence[str], definitions: Sequence[Definition], prose: bool) -> list[Unit]:
+    """The units of a file of ``lines``: by definition where there are any, by heading for
+    prose, else windows. They cover every non-blank line once, in order."""
+    count = len(lines)
+    if not count:
+        return []
+    if definitions:
+        units = _code_units(lines, definitions)
+    elif prose:
+        units = _sections(lines)
+    else:
+        last = count
+        while last > 1 and not lines[last - 1].strip():
+            last -= 1  # the empty line after a final newline is no part of a window
+        units = _windows(lines, 1, last, "window", None, None)
+    return units
+
+
+# ---- code --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    start: int
+    end: int
+    definition: Definition
+    children: tuple[_Node, ...]
+
+
+@dataclass(slots=True)
+class _Open:
+    start: int
+    end: int
+    definition: Definition
+    children: list[_Open]
+
+
+def _nest(lines: Sequence[str], definitions: Sequence[Definition]) -> list[_Node]:
+    """The definitions as a forest (a method inside its class), each widened upwards over
+    the decorators and comments directly above it."""
+    count = len(lines)
+    spans = sorted(
+        {
+            (max(1, item.line), min(count, max(item.line, item.end_line)), item)
+            for item in definitions
+            if item.line <= count
+        },
+        key=lambda span: (span[0], -span[1], span[2].name),
+    )
+    roots: list[_Open] = []
+    stack: list[_Open] = []
+    for start, end, item in spans:
+        while stack and stack[-1].end < start:
+            stack.pop()
+        if stack and end > stack[-1].end:
+            continue  # overlaps its neighbour without nesting: the outer one stands
+        if stack and (start, end) == (stack[-1].start, stack[-1].end):
+            continue  # the same lines found twice (an arrow function and its constant)
+        entry = _Open(start, end, item, [])
+        (stack[-1].children if stack else roots).append(entry)
+        stack.append(entry)
+
+    def freeze(entry: _Open, floor: int) -> _Node:
+        top = entry.start
+        while top - 1 > floor and _ATTACHED.match(lines[top - 2]):
+            top -= 1
+        frozen: list[_Node] = []
+        inner_floor = entry.start
+        for child in entry.children:
+            node = freeze(child, inner_floor)
+            frozen.append(node)
+            inner_floor = node.end
+        return _Node(top, entry.end, entry.definition, tuple(frozen))
+
+    nodes: list[_Node] = []
+    floor = 0
+    for root in roots:
+        node = freeze(root, floor)
+        nodes.append(node)
+        floor = node.end
+    return nodes
+
+
+def _code_units(lines: Sequence[str], definitions: Sequence[Definition]) -> list[Unit]:
+    units: list[Unit] = []
+    _cover(lines, 1, len(lines), _nest(lines, definitions), None, units)
+    return _merge_small(lines, units)
+
+
+def _qualified(item: Definition) -> str:
+    return f"{item.container}.{item.name}" if item.container else item.name
+
+
+def _cover(
+    lines: Sequence[str],
+    first: int,
+    last: int,
+    nodes: Sequence[_Node],
+    owner: _Node | None,
+    units: list[Unit],
+) -> None:
+    """Units for lines ``first``-``last``: each node's own, and the lines between them as
+    the owner's (a class's header and fields) or the module's."""
+    at = first
+    for node in nodes:
+        if node.start > at:
+            _gap(lines, at, node.start - 1, owner, units)
+        _definition(lines, node, units)
+        at = node.end + 1
+    if at <= last:
+        _gap(lines, at, last, owner, units)
+
+
+def _definition(lines: Sequence[str], node: _Node, units: list[Unit]) -> None:
+    item = node.definition
+    name = _qualified(item)
+    if _fits(lines, node.start, node.end):
+        units.append(Unit(node.start, node.end, item.kind, name))
+    elif node.children:
+        _cover(lines, node.start, node.end, node.children, node, units)
+    else:
+        signature = lines[item.line - 1].strip() if item.line <= len(lines) else None
+        units.extend(_parts(lines, node.start, node.end, item.kind, name, signature))
+
+
+def _gap(
+    lines: Sequence[str], first: int, last: int, owner: _Node | None, units: list[Unit]
+) -> None:
+    while first <= last and not lines[first - 1].strip():
+        first += 1
+    while last >= first and not lines[last - 1].strip():
+        last -= 1
+    if first > last:
+        return
+    if owner is None:
+        units.extend(_windows(lines, first, last, "module", None, None))
+        return
+    item = owner.definition
+    signature = lines[item.line - 1].strip() if item.line <= len(lines) else None
+    kind = item.kind if first <= item.line else "part"
+    units.extend(_parts(lines, first, last, kind, _qualified(item), signature))
+
+
+def _fits(lines: Sequence[str], first: int, last: int) -> bool:
+    if last - first + 1 > MAX_UNIT_LINES:
+        return False
+    return sum(len(line) + 1 for line in lines[first - 1 : last]) <= MAX_UNIT_CHARS
+
+
+def _parts(
+    lines: Sequence[str],
+    first: int,
+    last: int,
+    kind: str,
+    name: str | None,
+    signature: str | None,
+) -> list[Unit]:
+    """Lines ``first``-``last`` cut into bounded parts at statement starts: lines at the
+    smallest indentation of the body that do not continue the line above."""
+    body = [
+        number
+        for number in range(first + 1, last + 1)
+        if lines[number - 1].strip() and not _CONTINUES.match(lines[number - 1])
+    ]
+    if body:
+        level = min(_indent(lines[number - 1]) for number in body)
+        starts = [number for number in body if _indent(lines[number - 1]) == level]
+    else:
+        starts = []
+    parts: list[Unit] = []
+    at = first
+    while at <= last:
+        end = _part_end(lines, at, last, starts)
+        shown_kind = kind if at == first else "part"
+        parts.append(Unit(at, end, shown_kind, name, None if at == first else signature))
+        at = end + 1
+    return parts
+
+
+def _part_end(lines: Sequence[str], at: int, last: int, starts: Sequence[int]) -> int:
+    """The last line of the part that begins at ``at``: before the latest statement start
+    that keeps it bounded, else as far as the bound allows."""
+    limit = at
+    chars = 0
+    while limit <= last and limit - at < MAX_UNIT_LINES:
+        chars += len(lines[limit - 1]) + 1
+        if chars > MAX_UNIT_CHARS and limit > at:
+            break
+        limit += 1
+    limit -= 1  # the last line within the bound
+    if limit >= last:
+        return last
+    cuts = [start for start in starts if at + MIN_PART_LINES <= start <= limit + 1]
+    if cuts:
+        return cuts[-1] - 1
+    return limit
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _merge_small(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
+    """Module lines of only a few non-blank lines join the unit before them (or after)."""
+    merged: list[Unit] = []
+    pending: Unit | None = None  # small module lines with nothing before them yet
+    for unit in units:
+        small = unit.kind == "module" and _non_blank(lines, unit) < MIN_GAP_LINES
+        if small and merged and _fits(lines, merged[-1].start, unit.end):
+            merged[-1] = Unit(
+                merged[-1].start, unit.end, merged[-1].kind, merged[-1].name, merged[-1].signature
+            )
+            continue
+        if small and not merged and pending is None:
+            pending = unit
+            continue
+        if pending is not None:
+            if _fits(lines, pending.start, unit.end) and unit.signature is None:
+                unit = Unit(pending.start, unit.end, unit.kind, unit.name, unit.signature)
+            else:
+                merged.append(pending)
+            pending = None
+        merged.append(unit)
+    if pending is not None:
+        merged.append(pending)
+    return merged
+
+
+def _non_blank(lines: Sequence[str], unit: Unit) -> int:
+    return sum(1 for line in lines[unit.start - 1 : unit.end] if line.strip())
+
+
+# ---- prose and the rest ------------------------------------------------------------------
+
+
+def _sections(lines: Sequence[str]) -> list[Unit]:
+    """Markdown sections, each from its heading to the next; long ones in bounded parts."""
+    starts = [number for number, line in enumerate(lines, 1) if _MARKDOWN_HEADING.match(line)]
+    if not starts or starts[0] != 1:
+        starts.insert(0, 1)
+    units: list[Unit] = []
+    in_fence = False
+    fenced: set[int] = set()
+    for number, line in enumerate(lines, 1):  # a "#" inside a code block is no heading
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif in_fence:
+            fenced.add(number)
+    starts = [start for start in starts if start not in fenced]
+    for place, start in enumerate(starts):
+        end = starts[place + 1] - 1 if place + 1 < len(starts) else len(lines)
+        heading = (
+            lines[start - 1].lstrip("#").strip()
+            if _MARKDOWN_HEADING.match(lines[start - 1])
+            else None
+        )
+        units.extend(_windows(lines, start, end, "section", heading, heading))
+    return [unit for unit in units if _non_blank(lines, unit)]
+
+
+def _windows(
+    lines: Sequence[str],
+    first: int,
+    last: int,
+    kind: str,
+    name: str | None,
+    signature: str | None,
+) -> list[Unit]:
+    """Lines ``first``-``last`` whole when they fit, else bounded parts cut at blank lines
+    where there are some."""
+    if _fits(lines, first, last):
+        return [Unit(first, last, kind, name)]
+    blanks = [number + 1 for number in range(first, last) if not lines[number - 1].strip()]
+    units: list[Unit] = []
+    at = first
+    while at <= last:
+        end = _part_end(lines, at, last, blanks) if blanks else _part_end(lines, at, last, ())
+        if not blanks and end - at + 1 > WINDOW_LINES and end < last:
+            end = at + WINDOW_LINES - 1
+        units.append(Unit(at, end, kind, name, signature if at != first else None))
+        at = end + 1
+    return units

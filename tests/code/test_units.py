@@ -1,0 +1,273 @@
+"""Units follow the code: definitions, class lines, long bodies in parts, prose by heading."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from szrag.code.extract import analyse
+from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
+from szrag.index import build_index, load_index
+from szrag.rank.units import chosen_units, rank_units, units_of
+from szrag.retrieve import retrieve
+
+
+def units_for(path: str, text: str) -> list[Unit]:
+    record = analyse(path, text)
+    definitions = record.functions if record is not None else ()
+    return file_units(text.split("\n"), definitions, prose=path.endswith(".md"))
+
+
+def spans(units: list[Unit]) -> list[tuple[int, int, str, str | None]]:
+    return [(unit.start, unit.end, unit.kind, unit.name) for unit in units]
+
+
+PYTHON = textwrap.dedent(
+    '''\
+    import hashlib
+    import os
+
+    LIMIT = 10
+
+
+    class Signer:
+        """Signs payloads."""
+
+        secret: str
+
+        def __init__(self, secret):
+            self.secret = secret
+
+        @staticmethod
+        def digest(body):
+            return hashlib.sha256(body).hexdigest()
+
+
+    def verify(signature, body):
+        expected = Signer(os.environ["KEY"]).digest(body)
+        return expected == signature
+    '''
+)
+
+
+def test_python_file_gives_module_lines_a_class_its_methods_and_a_function() -> None:
+    units = units_for("app.py", PYTHON)
+    # a small class is one unit whole; the function has a unit of its own
+    assert spans(units) == [
+        (1, 4, "module", None),
+        (7, 17, "class", "Signer"),
+        (20, 22, "function", "verify"),
+    ]
+
+
+def test_a_long_class_is_cut_into_its_header_and_each_method_with_decorators() -> None:
+    filler = "".join(f"        value_{n} = {n}\n" for n in range(90))
+    text = PYTHON.replace("        return hashlib", filler + "        return hashlib")
+    units = units_for("app.py", text)
+    named = {(unit.kind, unit.name) for unit in units}
+    assert ("class", "Signer") in named  # the class's own lines: docstring and fields
+    assert ("method", "Signer.__init__") in named
+    header = next(unit for unit in units if unit.kind == "class")
+    assert (header.start, header.end) == (7, 10)
+    digest = next(unit for unit in units if unit.name == "Signer.digest")
+    assert text.split("\n")[digest.start - 1].strip() == "@staticmethod"  # decorator kept
+
+
+def test_a_5000_line_function_is_cut_in_bounded_parts_at_statements_naming_its_signature() -> None:
+    body = "".join(
+        f"    total = total + {n}\n" if n % 7 else f"    if total > {n}:\n        total = 0\n"
+        for n in range(5000)
+    )
+    text = f"def huge(total):\n{body}    return total\n"
+    units = units_for("huge.py", text)
+    lines = text.split("\n")
+    assert len(units) > 5000 // MAX_UNIT_LINES
+    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+    assert units[0].kind == "function" and units[0].signature is None
+    for unit in units[1:]:
+        assert unit.kind == "part" and unit.name == "huge"
+        assert unit.signature == "def huge(total):"
+        # each part begins a statement of the body, never inside an `if` block
+        assert lines[unit.start - 1].startswith("    ") and not lines[unit.start - 1].startswith(
+            "        "
+        )
+    covered = [number for unit in units for number in range(unit.start, unit.end + 1)]
+    assert covered == list(range(1, len(lines)))  # every line once, in order
+
+
+def test_javascript_methods_and_arrow_functions_are_units() -> None:
+    text = textwrap.dedent(
+        """\
+        const express = require('express');
+
+        class Router {
+          constructor() {
+            this.routes = [];
+          }
+
+          add(path, handler) {
+            this.routes.push({ path, handler });
+          }
+        }
+
+        const verify = (signature) => {
+          return signature.length > 0;
+        };
+
+        module.exports = { Router, verify };
+        """
+    )
+    units = units_for("router.js", text)
+    names = [unit.name for unit in units]
+    assert "Router" in names and "verify" in names
+    assert (units[0].start, units[0].name) == (1, "Router")  # the lone require line joined it
+    verify = next(unit for unit in units if unit.name == "verify")
+    assert (verify.start, verify.end) == (13, 17)  # the export line joined the unit before
+
+
+def test_go_functions_are_units() -> None:
+    text = (
+        'package main\n\nimport "fmt"\n\nfunc hello(name string) string {\n'
+        '\treturn fmt.Sprintf("hi %s", name)\n}\n\nfunc main() {\n\tfmt.Println(hello("you"))\n}\n'
+    )
+    units = units_for("main.go", text)
+    assert [(unit.kind, unit.name) for unit in units][-2:] == [
+        ("function", "hello"),
+        ("function", "main"),
+    ]
+
+
+def test_markdown_is_cut_at_headings_not_inside_code_blocks() -> None:
+    text = "# Title\nintro\n\n## Install\nrun it\n```sh\n# not a heading\n```\n## Usage\nask\n"
+    units = units_for("README.md", text)
+    assert [(unit.start, unit.end, unit.name) for unit in units] == [
+        (1, 3, "Title"),
+        (4, 8, "Install"),
+        (9, 11, "Usage"),
+    ]
+
+
+def test_a_file_with_nothing_parsed_is_cut_into_bounded_windows() -> None:
+    text = "\n".join(f"key_{n} = {n}" for n in range(300))
+    units = file_units(text.split("\n"), (), prose=False)
+    assert units[0].start == 1 and units[-1].end == 300
+    assert all(unit.kind == "window" for unit in units)
+    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+
+
+def test_a_minified_file_gives_one_unit_per_line_bounded_later_by_the_source_length() -> None:
+    line = "var a=1;" * 20000
+    units = file_units([line, line], (), prose=False)
+    assert [(unit.start, unit.end) for unit in units] == [(1, 1), (2, 2)]
+    assert all(len(line) > MAX_UNIT_CHARS for _ in units)
+
+
+# ---- the second stage --------------------------------------------------------------------
+
+AUTH = textwrap.dedent(
+    """\
+    import hashlib
+
+
+    class DigestAuth:
+        def __init__(self, username, password):
+            self.username = username
+            self.password = password
+
+        def auth_flow(self, request):
+            response = yield request
+            if response.status_code != 401:
+                return
+            challenge = self._parse_challenge(response)
+            request.headers["Authorization"] = self._build_auth_header(request, challenge)
+            yield request
+
+        def _parse_challenge(self, response):
+            header = response.headers["www-authenticate"]
+            scheme, _, fields = header.partition(" ")
+            return dict(item.split("=", 1) for item in fields.split(","))
+
+        def _build_auth_header(self, request, challenge):
+            nonce = challenge["nonce"]
+            realm = challenge["realm"]
+            digest = hashlib.md5(f"{self.username}:{realm}:{self.password}".encode()).hexdigest()
+            response = hashlib.md5(f"{digest}:{nonce}".encode()).hexdigest()
+            return f'Digest username="{self.username}", realm="{realm}", response="{response}"'
+    """
+) + "".join(  # more methods: a class too long to be one unit is cut into its methods
+    f"\n    def helper_{n}(self, value):\n"
+    + "".join(f"        value += {m}\n" for m in range(8))
+    + "        return value\n"
+    for n in range(6)
+)
+
+
+@pytest.fixture
+def auth_root(tmp_path: Path) -> Path:
+    (tmp_path / "auth.py").write_text(AUTH, encoding="utf-8")
+    (tmp_path / "other.py").write_text("def unrelated():\n    return 1\n", encoding="utf-8")
+    build_index(tmp_path)
+    return tmp_path
+
+
+def test_the_second_stage_prefers_the_definition_the_question_names(auth_root: Path) -> None:
+    with load_index(auth_root) as index:
+        found = units_of(index, "auth.py", "code")
+        assert found is not None
+        best = rank_units(found, "where is `_build_auth_header` defined?")[0]
+        assert best.unit.name == "DigestAuth._build_auth_header"
+        words = rank_units(found, "how is the digest response computed from the nonce and realm")
+        assert words[0].unit.name == "DigestAuth._build_auth_header"
+        challenge = chosen_units(found, "parse the www-authenticate challenge header")
+        assert challenge[0].unit.name == "DigestAuth._parse_challenge"
+
+
+def test_retrieve_cites_the_units_real_span_and_the_slackzilla_profile_keeps_windows(
+    auth_root: Path,
+) -> None:
+    sources = retrieve("how is the digest response computed from nonce and realm", root=auth_root)
+    first = sources[0]
+    lines = AUTH.split("\n")
+    assert first.path == "auth.py"
+    assert lines[first.start - 1].strip().startswith("def _build_auth_header")
+    assert first.end == 27 and first.heading == "DigestAuth._build_auth_header"
+    assert first.text == "\n".join(lines[first.start - 1 : first.end])
+
+    script = "".join(
+        f"function step{n}(nonce, realm) {{\n  return nonce + realm;\n}}\n" for n in range(30)
+    )
+    (auth_root / "auth.js").write_text(script, encoding="utf-8")
+    with build_index(auth_root, profile="slackzilla") as index:
+        spec = retrieve("digest nonce realm", index=index)
+    # the original's 60-line window, whatever the functions inside it
+    assert [(item.path, item.start, item.end, item.heading) for item in spec][:1] == [
+        ("auth.js", 1, 60, None)
+    ]
+
+
+def test_a_question_about_uses_returns_the_call_sites_not_the_definition(auth_root: Path) -> None:
+    sources = retrieve("where is `_build_auth_header` called?", root=auth_root)
+    first = sources[0]
+    lines = AUTH.split("\n")
+    assert (first.path, first.heading) == ("auth.py", "DigestAuth.auth_flow")
+    assert any("self._build_auth_header(" in line for line in lines[first.start - 1 : first.end])
+    # without a question about uses the definition itself comes first
+    defined = retrieve("how does `_build_auth_header` compute the digest?", root=auth_root)
+    assert defined[0].heading == "DigestAuth._build_auth_header"
+
+
+def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> None:
+    from szrag.answer import debug_question
+
+    (tmp_path / "bundle.js").write_text("var needle=1;" * 1000 + "\n", encoding="utf-8")
+    (tmp_path / "Main.kt").write_text(
+        "".join(f"fun value{n}(needle: Int) = needle + {n}\n" for n in range(10)), encoding="utf-8"
+    )
+    build_index(tmp_path).close()
+    report = debug_question("needle", tmp_path, limit=4)
+    notes = "\n".join(report.notes)
+    assert "bundle.js:1-1: its text is cut at 3,500 characters (a line of 3,500+" in notes
+    assert "Main.kt:1-10: no definitions were parsed in this file; cut into windows" in notes
+    assert report.to_dict()["notes"] == list(report.notes)
