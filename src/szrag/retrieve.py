@@ -163,7 +163,10 @@ CALL_SITE_SCORE = 100
 def _call_site_sources(index: Index, question: str, limit: int) -> list[Source]:
     """For a question asking where a named function is called or used, the units holding
     its call sites: files with the most calls first, at most ``FILE_UNITS`` units each."""
-    named = named_symbols(question) if _ASKS_FOR_USES.search(question) else set()
+    # a follow-up is searched with the questions it follows, one per line after it: the
+    # follow-up itself must ask about uses, the name may come from what it follows
+    asked = question.split("\n", 1)[0]
+    named = named_symbols(question) if _ASKS_FOR_USES.search(asked) else set()
     calls: dict[str, list[int]] = {}
     for key in sorted(named):
         for path, line in index.named(key, "call"):

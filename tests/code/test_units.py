@@ -253,6 +253,11 @@ def test_a_question_about_uses_returns_the_call_sites_not_the_definition(auth_ro
     lines = AUTH.split("\n")
     assert (first.path, first.heading) == ("auth.py", "DigestAuth.auth_flow")
     assert any("self._build_auth_header(" in line for line in lines[first.start - 1 : first.end])
+    # a follow-up, searched with the question it follows: "that" is the function named before
+    followed = retrieve(
+        "and where is that used?\nhow does `_build_auth_header` compute the digest?", root=auth_root
+    )
+    assert followed[0].heading == "DigestAuth.auth_flow"
     # without a question about uses the definition itself comes first
     defined = retrieve("how does `_build_auth_header` compute the digest?", root=auth_root)
     assert defined[0].heading == "DigestAuth._build_auth_header"

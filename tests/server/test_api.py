@@ -454,4 +454,4 @@ def test_the_source_viewer_serves_any_cited_span_not_only_stored_windows(
     shown = re.sub(r"<[^>]+>", "", data["lines"][0])  # highlighted as HTML spans
     assert html.unescape(shown) == lines[4]
     assert past.status_code == 200 and past.json()["data"]["end"] == len(lines)  # cut at the end
-    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert missing.status_code == 404 and "no indexed source nope.js:1-3" in missing.text

@@ -23,7 +23,10 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from szrag.answer import Evidence, local_answer
+from szrag.context.pack import pack_chunks
 from szrag.llm.testing import ScriptedProvider, text_reply
+from szrag.retrieve import Source
 from szrag.server import RateLimit
 from szrag.settings import Settings
 
@@ -414,6 +417,39 @@ def test_markdown_rendering_is_safe(browser: Session, server: str) -> None:
     assert browser.script("return window.bad === undefined")
 
 
+def test_an_answer_without_a_model_shows_its_excerpts_as_numbered_code_blocks(
+    browser: Session, server: str
+) -> None:
+    source = Source(
+        "app/run.py",
+        12,
+        14,
+        "python",
+        "run",
+        "def run(**options):\n    return start(**options)\n",
+        9,
+    )
+    answer = local_answer(
+        "No model is configured.",
+        Evidence((source,), (), None, pack_chunks([])),
+        None,
+        "run options",
+    )
+    browser.open(f"{server}/")
+    rendered = browser.script(
+        "const out = document.createElement('div');"
+        "out.innerHTML = window.SzragMarkdown.render(arguments[0]);"
+        "return {blocks: [...out.querySelectorAll('pre code')].map(c => c.textContent),"
+        " strong: out.querySelectorAll('strong').length, items: out.querySelectorAll('li').length};",
+        answer,
+    )
+    # the numbered lines stay lines of code: no paragraph, no bold made of `**options`
+    assert rendered["blocks"] == [
+        "12 | def run(**options):\n13 |     return start(**options)\n14 | "
+    ]
+    assert rendered["strong"] == 0 and rendered["items"] == 1
+
+
 def test_the_page_logs_no_script_errors(browser: Session, server: str) -> None:
     browser.logs()  # drop what earlier tests left (their 401 and 429 answers)
     browser.open(f"{server}/")
@@ -529,7 +565,8 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
             f"return [...document.querySelectorAll('#{item} .line')].map(l => "
             "[l.querySelector('.number').textContent, l.querySelectorAll('.content span').length])"
         )
-        assert lines[0][0] == "1" and any(spans > 0 for _, spans in lines)
+        # the source is the function the citation names (6-15), not a window from line 1
+        assert lines[0][0] == "6" and any(spans > 0 for _, spans in lines)
         marked = browser.script(
             f"return [...document.querySelectorAll('#{item} .line.marked .number')]"
             ".map(n => Number(n.textContent))"
@@ -537,7 +574,7 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
         assert marked == list(range(6, 16))  # the cited lines
         view = browser.script(f"return document.querySelector('#{item} a.browse').href")
         assert re.fullmatch(
-            r"https://git\.example/acme/web/blob/main/src/gateway\.js#L1-L\d+", view
+            r"https://git\.example/acme/web/blob/main/src/gateway\.js#L6-L15", view
         )
         assert browser.find_all(f"{turn} .code-box button.copy")
         overflow = browser.script(OVERFLOWING)
