@@ -573,9 +573,7 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
         )
         assert marked == list(range(6, 16))  # the cited lines
         view = browser.script(f"return document.querySelector('#{item} a.browse').href")
-        assert re.fullmatch(
-            r"https://git\.example/acme/web/blob/main/src/gateway\.js#L6-L15", view
-        )
+        assert re.fullmatch(r"https://git\.example/acme/web/blob/main/src/gateway\.js#L6-L15", view)
         assert browser.find_all(f"{turn} .code-box button.copy")
         overflow = browser.script(OVERFLOWING)
         assert overflow["wide"] == [], overflow
