@@ -154,9 +154,10 @@ def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Sour
 
 # "where is X called / used?": the places that call X answer it, not X's own definition
 _ASKS_FOR_USES = re.compile(
-    r"\b(call(ed|s|ers?|ing)?|uses?|used|usages?|references?|referenced|invok(e|es|ed)|who calls)\b",
+    r"\b(where|which|what|who)\b.{0,80}?\b(call|called|calls|use|used|uses|invoked|referenced)\b"
+    r"|\b(callers|call sites|usages|uses|references)\s+(of|to)\b|\bwho calls\b",
     re.IGNORECASE,
-)
+)  # asked as a question: "use `x` instead" in a commit subject asks nothing about uses
 CALL_SITE_SCORE = 100
 
 
