@@ -523,3 +523,27 @@ def test_a_damaged_packed_text_is_a_clear_error_not_a_traceback(retrieval_repo: 
     assert "szrag index --rebuild" in done.output
     with build_index(retrieval_repo) as rebuilt:  # and a rebuild replaces it
         assert retrieve("webhook signature", index=rebuilt)
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    _write(tmp_path, "src/good.py", "def fine():\n    return 1\n")
+    root = os.fsencode(tmp_path)
+    with open(root + b"/src/bad_\xff\xfe.py", "w") as handle:
+        handle.write("def hidden():\n    return 2\n")
+    os.mkdir(root + b"/dir_\xff")
+    with open(root + b"/dir_\xff/inside.py", "w") as handle:
+        handle.write("x = 1\n")
+    with build_index(tmp_path) as index:
+        reasons = {skip.path: skip.reason for skip in index.skipped()}
+        assert [record.path for record in index.files()] == ["src/good.py"]
+    assert reasons == {
+        "dir_\\xff": "name is not valid UTF-8",
+        "src/bad_\\xff\\xfe.py": "name is not valid UTF-8",
+    }
+    with open(root + b"/src/worse_\xfe.md", "w") as handle:
+        handle.write("# worse\n")
+    _write(tmp_path, "src/later.py", "y = 2\n")
+    with load_index(tmp_path) as index:
+        refresh_index(index)
+        assert [record.path for record in index.files()] == ["src/good.py", "src/later.py"]
+        assert "src/worse_\\xfe.md" in {skip.path for skip in index.skipped()}

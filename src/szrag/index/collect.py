@@ -493,6 +493,10 @@ class _Walk:
         for entry in entries:
             name = entry.name
             relative = prefix + name
+            if not _encodable(name):
+                # SQLite, JSON and every face take UTF-8 text: such a name cannot be stored
+                self.collection.skipped.append(Skip(printable_path(relative), UNDECODABLE_NAME))
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # from the listing, unless a link must be followed
@@ -609,6 +613,24 @@ class _Walk:
             )
             return
         collection.files.append(found)
+
+
+UNDECODABLE_NAME = "name is not valid UTF-8"
+
+
+def _encodable(name: str) -> bool:
+    """Whether a name read from the file system is UTF-8 text (Python keeps the bytes that
+    are not as lone surrogates, which no UTF-8 encoder accepts)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """A path with the bytes that are not UTF-8 written as ``\\xff`` escapes, to report it."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _inside(root: Path, path: Path) -> bool:
