@@ -248,6 +248,8 @@ class IndexWatcher:
             log.warning("index refresh failed: %s", error)
             self.state = replace(self.state, last_error=str(error))
             return None
+        for warning in report.warnings:  # a full disk, say: the index stays as it was
+            log.warning("index refresh: %s", warning)
         changed = changed_count(report)
         self.state = replace(
             self.state,
