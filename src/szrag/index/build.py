@@ -477,6 +477,10 @@ def _set_aside(path: Path, why: str) -> Path:
     """Move an unusable database out of the way, keeping it for inspection."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.name}.{why}-{stamp}")
+    number = 1
+    while target.exists():  # a second one within the same second keeps the first
+        number += 1
+        target = path.with_name(f"{path.name}.{why}-{stamp}.{number}")
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
