@@ -132,7 +132,10 @@ class _Layer:
                 if pattern[0].include is None or regex is None:
                     continue
                 include = bool(pattern[0].include)
-                general.append((len(ignores), re.compile(f"(?:{regex.pattern})$")))
+                # `src/**` means what is inside src/ (pathspec's regex is the prefix `^src/`):
+                # anchored at the end like the others it would match the directory alone
+                inside = ".+" if bare.endswith("/**") else ""
+                general.append((len(ignores), re.compile(f"(?:{regex.pattern}){inside}$")))
             ignores.append(include)
         joined = "|".join(_UNNAMED.sub("(?:", regex.pattern) for _, regex in general)
         any_general = re.compile(joined) if general else None
