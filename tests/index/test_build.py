@@ -66,6 +66,21 @@ def test_binary_huge_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
     assert vanished == Skip("gone.md", "vanished while indexing")
 
 
+def test_binary_data_without_nul_bytes_is_skipped_as_binary(tmp_path: Path) -> None:
+    import random
+
+    noise = bytes(random.Random(35).randrange(1, 256) for _ in range(30_000))
+    (tmp_path / "bundle.js").write_bytes(noise)
+    # Latin-1 prose and UTF-8 text with a stray byte are still text
+    (tmp_path / "latin.md").write_bytes(("Le caf\u00e9 cr\u00e8me. " * 200).encode("latin-1"))
+    (tmp_path / "stray.md").write_bytes(b"# Notes\n" + b"plain text " * 300 + b"\xff\n")
+    with build_index(tmp_path) as index:
+        reasons = {skip.path: skip.reason for skip in index.skipped()}
+        paths = [record.path for record in index.files()]
+    assert reasons == {"bundle.js": "binary (mostly bytes that are not text)"}
+    assert paths == ["latin.md", "stray.md"]
+
+
 def test_refresh_rereads_only_what_changed(retrieval_repo: Path) -> None:
     build_index(retrieval_repo).close()
     with load_index(retrieval_repo) as index:

@@ -12,6 +12,7 @@ import errno
 import heapq
 import logging
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -104,6 +105,22 @@ def decode(data: bytes) -> tuple[str, int]:
         return text, max(1, text.count("\ufffd"))
 
 
+# Characters of decoded text that text does not hold: replaced bytes and control codes
+# (a tab, line ends, form feeds and escapes are text)
+_NOT_TEXT = re.compile("[\ufffd\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+BINARY_SHARE = 0.3  # of the first characters; Latin-1 prose has a few per cent
+BINARY_MIN_CHARACTERS = 64
+
+
+def looks_binary(text: str) -> bool:
+    """Whether decoded ``text`` is binary data without NUL bytes (compressed or encrypted
+    files, images under a text extension): a large share of its first characters are
+    replaced bytes or control codes."""
+    probe = text[:_BINARY_PROBE]
+    odd = len(_NOT_TEXT.findall(probe))
+    return odd >= BINARY_MIN_CHARACTERS and odd >= BINARY_SHARE * len(probe)
+
+
 def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Skip:
     """Read one file and turn it into what the index stores, or say why it is left out."""
     try:
@@ -122,6 +139,8 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     from szrag.code import analyse_source
 
     text, decode_errors = decode(data)
+    if decode_errors and looks_binary(text):
+        return Skip(path, "binary (mostly bytes that are not text)")
     chunks = create_chunks(text, path)
     kind = file_type(path)
     try:
