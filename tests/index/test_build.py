@@ -366,6 +366,35 @@ def test_a_new_index_in_a_git_repository_is_kept_out_of_git(tmp_path: Path) -> N
     assert exclude.count("/.rag/") == 1
 
 
+def test_an_index_in_a_subfolder_or_a_linked_work_tree_is_kept_out_of_git(tmp_path: Path) -> None:
+    import subprocess
+
+    repo, linked = tmp_path / "repo", tmp_path / "linked"
+    repo.mkdir()
+
+    def git(*args: str, cwd: Path = repo) -> str:
+        command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.test", *args]
+        return subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    _write(repo, "sub/app.py", "def main():\n    return 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "first")
+    with build_index(repo / "sub") as index:
+        report = index.last_report
+    assert report.notes == ["added /sub/.rag/ to .git/info/exclude so git ignores the index"]
+    assert not [warning for warning in report.warnings if "version control" in warning]
+    assert ".rag" not in git("status", "--porcelain", "--untracked-files=all")
+
+    git("worktree", "add", "-q", str(linked))
+    with build_index(linked) as index:
+        note = index.last_report.notes
+    assert note == [
+        f"added /.rag/ to {(repo / '.git').resolve()}/info/exclude so git ignores the index"
+    ]
+    assert ".rag" not in git("status", "--porcelain", "--untracked-files=all", cwd=linked)
+
+
 def test_a_virtualenv_is_left_out_whatever_it_is_called_and_svg_is_an_image(
     tmp_path: Path,
 ) -> None:
