@@ -483,6 +483,36 @@ async def test_the_input_of_a_sensitive_command_named_explicitly_never_reaches_t
 
 
 @pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("/sz-hash sha256 hunter2pass", None),
+        ("run /sz-hash sha256 hunter2pass", None),
+        ("run /sz-hash sha256 hunter2pass", ("hash", "sha256 hunter2pass")),
+    ],
+)
+async def test_a_command_input_stays_out_of_the_audit_log_the_conversation_and_follow_ups(
+    retrieval_repo: Path,
+    provider: ScriptedProvider,
+    settings: Settings,
+    question: str,
+    named: tuple[str, str] | None,
+) -> None:
+    provider.script(text_reply("Here is the digest."), text_reply("It was sha256."))
+    host = Host.from_env(retrieval_repo, settings=settings)
+    command = {"command_id": named[0], "command_text": named[1]} if named else {}
+    first = await answer_json(question, host, remember=True, **command)
+    assert first["command"]["id"] == "hash" and "error" not in first["command"]
+    await answer_json("which digest did that use?", host, conversation_id=first["conversationId"])
+
+    [ask, _] = [record for record in host.audit.read() if record["event"] == "ask"]
+    assert ask["question"].endswith("/sz-hash [REDACTED:command input]")
+    for request in provider.requests:
+        assert "hunter2pass" not in json.dumps(request.json)
+    kept = b"".join(path.read_bytes() for path in (retrieval_repo / ".rag").iterdir())
+    assert b"hunter2pass" not in kept
+
+
+@pytest.mark.parametrize(
     "question",
     ["/sz-hash sha256 hello there", "/sz-token 16", "run /sz-hash pbkdf2 sha256 10 pw s"],
 )

@@ -143,6 +143,39 @@ SECRETS: list[tuple[str, str, str]] = [
     ("[deploy]\ntoken = FakePascalValue", "FakePascalValue", "secret_value"),
     ("credentials:\n  value: FAKEnested77\n", "FAKEnested77", "secret_value"),
     ("app:\n  credentials:\n    value: FAKEdeeper77\n", "FAKEdeeper77", "secret_value"),
+    # the shapes of detect-secrets' and gitleaks' rule sets
+    (
+        "login(token=hf_FAKEfakeFAKEfakeFAKEfakeFAKEfake01)",
+        "hf_FAKEfakeFAKEfakeFAKEfakeFAKEfake01",
+        "huggingface_token",
+    ),
+    ("clone with glpat-FAKEfake0123456789ab", "glpat-FAKEfake0123456789ab", "gitlab_token"),
+    (
+        "twilio key SK0123456789abcdef0123456789abcdef here",
+        "SK0123456789abcdef0123456789abcdef",
+        "twilio_key",
+    ),
+    (
+        "client.run('MTIzNDU2Nzg5MDEyMzQ1Njc4OTA.GaBcDe.FAKEfakeFAKEfakeFAKEfake012')",
+        "MTIzNDU2Nzg5MDEyMzQ1Njc4OTA.GaBcDe.FAKEfakeFAKEfakeFAKEfake012",
+        "discord_token",
+    ),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=fake;AccountKey=FAKEfake0123456789FAKEfake"
+        "0123456789FAKEfake0123==;EndpointSuffix=core.windows.net",
+        "FAKEfake0123456789FAKEfake0123456789FAKEfake0123==",
+        "azure_key",
+    ),
+    (
+        "<settings>\n  <password>FAKExmlPass</password>\n</settings>",
+        "FAKExmlPass",
+        "secret_value",
+    ),
+    ("<db:adminPassword>FAKExml2</db:adminPassword>", "FAKExml2", "secret_value"),
+    ("export PGPASSWORD=FAKEpgPass1", "FAKEpgPass1", "secret_value"),
+    ("export PGPASSWORD='FAKE pg pass'", "FAKE pg pass", "secret_value"),
+    ("The admin password is Tr0ub4dor&3 so be careful.", "Tr0ub4dor&3", "secret_value"),
+    ("the root password was `FAKEroot99`.", "FAKEroot99", "secret_value"),
 ]
 
 
@@ -210,6 +243,15 @@ ORDINARY = [
     "Basic auth",
     "[tool.ruff]\nline-length = 100",
     "items = [first]\npassword = fallback_password",
+    "from huggingface_hub import hf_hub_download",
+    "SKIP_THE_CHECKS_IN_THIS_BUILD_WHEN_PINNED = 1",
+    "The password is required and is stored hashed.",
+    "if password is None:",
+    "the password was reset by the admin",
+    "<password>${DB_PASSWORD}</password>",
+    "<passwordPolicy>strict</passwordPolicy>",
+    "AccountKey=",
+    "export PGHOST=localhost",
 ]
 
 
@@ -285,6 +327,9 @@ def test_a_public_key_is_not_a_secret() -> None:
         ("pwd", True),
         ("DB_PASS", True),
         ("smtpPass", True),
+        ("PGPASSWORD", True),
+        ("MYSQL_ROOTPASSWORD", True),
+        ("dbsecret", True),
         ("password_field", False),
         ("token_type", False),
         ("max_tokens", False),

@@ -12,6 +12,7 @@ from szrag.settings import (
     DEFAULT_AI_URL,
     Settings,
     chat_completions_url,
+    key_route,
 )
 
 
@@ -124,6 +125,31 @@ def test_openai_variables_stand_in_when_the_ai_ones_are_unset() -> None:
     assert (settings.ai_api_key, settings.ai_url) == ("sk-o", "http://127.0.0.1:11434/v1")
     both = Settings.from_env({**openai, "AI_API_KEY": "k", "AI_URL": "http://127.0.0.1:1/v1"})
     assert (both.ai_api_key, both.ai_url) == ("k", "http://127.0.0.1:1/v1")
+
+
+def test_a_key_from_openai_api_key_goes_to_openai_unless_a_url_says_otherwise() -> None:
+    openai = Settings.from_env({"OPENAI_API_KEY": "sk-o"})
+    assert openai.endpoint == "https://api.openai.com/v1/chat/completions"
+    assert (openai.ai_model, openai.key_source, openai.url_source) == (
+        "gpt-4o-mini",
+        "OPENAI_API_KEY",
+        None,
+    )
+    assert key_route(openai) == (
+        "the key from OPENAI_API_KEY goes to https://api.openai.com/v1/chat/completions"
+        " (the default URL)"
+    )
+    chosen = Settings.from_env({"OPENAI_API_KEY": "sk-o", "AI_MODEL": "gpt-4.1"})
+    assert (chosen.ai_url, chosen.ai_model) == ("https://api.openai.com/v1", "gpt-4.1")
+    proxied = Settings.from_env({"OPENAI_API_KEY": "sk-o", "AI_URL": "http://127.0.0.1:9/v1"})
+    assert proxied.ai_url == "http://127.0.0.1:9/v1" and proxied.url_source == "AI_URL"
+    assert "OPENAI_API_KEY goes to http://127.0.0.1:9/v1/chat/completions (AI_URL)" in key_route(
+        proxied
+    )
+    # the proxy stays the default of szrag's own key
+    own = Settings.from_env({"AI_API_KEY": "k"})
+    assert own.ai_url == "https://ai.hackclub.com/proxy/v1" and own.key_source == "AI_API_KEY"
+    assert own.ai_model == "openai/gpt-6-luna"
 
 
 def test_reply_limits_and_max_tokens() -> None:

@@ -62,6 +62,7 @@ from szrag.activity import (
 )
 from szrag.activity import new_id as new_activity_id
 from szrag.commands import (
+    CommandRegistry,
     CommandRunner,
     Identity,
     infer_command_invocation,
@@ -189,6 +190,25 @@ class CommandRun:
         return {**record, "responses": [], "outputWithheld": SECRET_OUTPUT_NOTE}
 
 
+def withheld_question(
+    question: str,
+    registry: CommandRegistry,
+    *,
+    command_id: str | None,
+    command_text: str | None,
+) -> str:
+    """``question`` as the audit log, a kept conversation and the model may see it: the input
+    of a sensitive command (named by the caller, or with ``/sz-`` in the question) and a hash
+    request's password replaced by markers; unchanged when it holds neither."""
+    if command_id is None:
+        return redact_invocation_secrets(question, infer_command_invocation(question, registry))
+    spec = registry.get(command_id)
+    if spec is None:
+        return question
+    # the caller's input for a sensitive command may sit in the question too
+    return withhold_named_input(question, command_text or "", sensitive=spec.sensitive)
+
+
 async def run_question_command(
     question: str,
     recorder: ActivityRecorder,
@@ -208,18 +228,17 @@ async def run_question_command(
     """
     text = command_text or ""
     named = command_id is not None
-    shown = question
     if command_id is None:
         invocation = infer_command_invocation(question, runner.registry)
         if invocation is None:
             return None
         command_id, text, source = invocation.id, invocation.text, "inference"
-        shown = redact_invocation_secrets(question, invocation)
     spec = runner.registry.get(command_id)
     if spec is None:
         raise CommandError(f"unknown command: {command_id}")
-    if named:  # the caller's input for a sensitive command may sit in the question too
-        shown = withhold_named_input(question, text, sensitive=spec.sensitive)
+    shown = withheld_question(
+        question, runner.registry, command_id=command_id if named else None, command_text=text
+    )
     pair = new_activity_id()
     # The input stays out of activity metadata: it may hold a secret (hash passwords).
     details = {"id": spec.id, "command": spec.name, "inferred": source == "inference"}
@@ -600,7 +619,9 @@ async def answer_question_async(
     finally:
         host.audit.record_ask(
             identity,
-            str(question or "")[:MAX_QUESTION_CHARS],
+            withheld_question(
+                str(question or ""), host.registry, command_id=command_id, command_text=command_text
+            )[:MAX_QUESTION_CHARS],
             outcome=outcome,
             duration_ms=(time.perf_counter() - started) * 1000,
             source=source,

@@ -3,9 +3,10 @@
 Two families of rules run in order:
 
 1. *Formats* that are secrets wherever they appear: PEM private key blocks (whole block,
-   also when a chunk boundary cuts it), Slack tokens and webhook URLs, GitHub, OpenAI,
-   Anthropic, Stripe, Google and AWS keys, JWTs, bearer and Basic credentials and passwords
-   in URLs.
+   also when a chunk boundary cuts it), Slack tokens and webhook URLs, GitHub, GitLab,
+   Hugging Face, OpenAI, Anthropic, Stripe, Google, AWS, Twilio and Discord keys (the
+   shapes of detect-secrets' and gitleaks' rules), JWTs, bearer and Basic credentials,
+   passwords in URLs and connection strings (Azure ``AccountKey=`` too).
 2. *Assignments* to secret-named keys (``password``, ``DB_PASS``, ``api_key``, ``token``,
    ``secret``, ``client_secret``, ``private_key``, ``access_key``, ``auth`` ...) in the forms
    code and configuration use: ``KEY = "value"``, ``key: value``, ``"key": "value"``,
@@ -16,6 +17,8 @@ Two families of rules run in order:
    a text with an INI ``[section]`` line.
    Names that merely end in ``key`` (``ENCRYPTION_KEY``, ``session_key``) are often not
    secrets (``sort_key = "date"``); their value is redacted only when it looks random.
+3. *Prose and markup*: secrets in comments, under secret-named YAML keys, in XML elements
+   named for a secret (``<password>``), and stated in prose ("the admin password is X").
 
 The rules aim at precision: a false positive hides code from the model, a false negative
 leaks a credential, and both are tested.
@@ -70,6 +73,10 @@ class _Rule:
     # An assignment pattern matches every assignment of a text, and most lines of code hold
     # no secret name.
     by_line: bool = False
+    # A pattern the text must hold a match of first, for a rule no substring gates: one that
+    # starts with a literal is searched fast, where the rule's own lookbehind is tried at
+    # every position.
+    gate: re.Pattern[str] | None = None
 
 
 def _has_template(value: str) -> bool:
@@ -195,6 +202,44 @@ _FORMAT_RULES: tuple[_Rule, ...] = (
         keep=lambda match: not _has_template(match.group("secret")),
         needles=("://",),
     ),
+    # The next four are the shapes of detect-secrets' plugins (gitlab_token, twilio,
+    # discord, its first part widened to the user ids of today) and of gitleaks'
+    # huggingface rule, bounded so they match no longer word.
+    _Rule(
+        "huggingface_token",
+        re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,40}(?![\w-])"),
+        keep=lambda match: _has_digit_or_mixed_case(match.group()[3:]),
+        needles=("hf_",),
+    ),
+    _Rule(
+        "gitlab_token",
+        re.compile(
+            r"(?<![\w-])(?:glpat|gldt|glft|glsoat|glrt|glptt)-[A-Za-z0-9_\-]{20,50}(?![\w-])"
+        ),
+        needles=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glptt-"),
+    ),
+    _Rule(
+        "twilio_key",
+        re.compile(r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+        gate=re.compile(r"SK[0-9a-fA-F]{32}"),
+    ),
+    _Rule(
+        "discord_token",
+        re.compile(
+            r"(?<![\w-])[MNO][A-Za-z0-9_\-]{23,27}+\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}+(?![\w-])"
+        ),
+        keep=lambda match: _has_digit_or_mixed_case(match.group().rsplit(".", 1)[1]),
+        gate=re.compile(r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}"),
+    ),
+    # Azure storage and Service Bus connection strings: `AccountKey=...;`
+    _Rule(
+        "azure_key",
+        re.compile(
+            r"(?i:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"
+            r"(?![A-Za-z0-9+/=])"
+        ),
+        lowered=("accountkey", "sharedaccesskey"),
+    ),
     _Rule(
         "sendgrid_key",
         re.compile(r"(?<![\w-])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
@@ -244,6 +289,8 @@ SECRET_WORDS = frozenset(
 SECRET_PAIRS = frozenset(
     {("api", "key"), ("secret", "key"), ("private", "key"), ("access", "key"), ("client", "secret")}
 )
+# secret words that end a longer word only as a secret ("bypass" ends in pass, "compass" too)
+_JOINED_SECRET_WORDS = ("password", "passwd", "passphrase", "secret")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _KEY_WORD = re.compile(r"[a-z0-9]+")
 
@@ -264,6 +311,8 @@ def is_secret_name(key: str) -> bool:
         return False
     return (
         words[-1] in SECRET_WORDS
+        # one word run together: PGPASSWORD, MYSQL_ROOTPASSWORD, dbsecret
+        or words[-1].endswith(_JOINED_SECRET_WORDS)
         or tuple(words[-2:]) in SECRET_PAIRS
         or ("private", "key") in itertools.pairwise(words)
     )
@@ -487,6 +536,8 @@ def _redact(text: str, path: str | None) -> Redaction:
     for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
         if rule.needles and not any(needle in text for needle in rule.needles):
             continue
+        if rule.gate is not None and not rule.gate.search(text):
+            continue
         if rule.lowered:
             lowered = _folded(text) if lowered is None else lowered
             if not any(needle in lowered for needle in rule.lowered):
@@ -572,7 +623,48 @@ def _redact_yaml_blocks(text: str, found: list[str]) -> str:
     return _YAML_SECRET_PARENT.sub(block, text)
 
 
+# <password>hunter2</password>, <db:adminPassword>...</db:adminPassword>: an XML element
+# whose name names a secret holds one as its text
+_XML_ELEMENT = re.compile(
+    r"<(?P<tag>[A-Za-z_][\w.\-]*(?::[A-Za-z_][\w.\-]*)?)>"
+    r"(?P<secret>[^<>\s][^<>\n]*?)</(?P=tag)>"
+)
+
+
+def _keep_xml(match: re.Match[str]) -> bool:
+    tag = match.group("tag").rpartition(":")[2]
+    return is_secret_name(tag) and _plain_literal(match.group("secret"))
+
+
+# "the admin password is Tr0ub4dor&3": prose that states a password. Only a value with a
+# digit or mixed case counts ("the password is required" is no password), and no code word
+# or expression ("if password is None").
+_PROSE_PASSWORD = re.compile(
+    r"(?i)\b(?:password|passphrase|passwd)[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?"
+    r"[\"'`]?(?P<secret>[^\s\"'`]+?)[\"'`]?(?=[.,;:!?)]*(?:\s|$))"
+)
+
+
+def _keep_prose_password(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    return (
+        _plain_literal(value)
+        and _has_digit_or_mixed_case(value)
+        and value.lower() not in _CODE_WORDS
+        and not any(char in _CODE_CHARACTERS for char in value)
+        and not _DOTTED_NAME.match(value)
+    )
+
+
 _PROSE_RULES: tuple[_Rule, ...] = (
+    _Rule("secret_value", _XML_ELEMENT, _keep_xml, needles=("</",), lowered=_SECRET_NAME_PARTS),
+    _Rule(
+        "secret_value",
+        _PROSE_PASSWORD,
+        _keep_prose_password,
+        lowered=("passw", "passphrase"),
+        by_line=True,
+    ),
     _Rule(
         "secret_value",
         _COMMENT_ASSIGNMENT,

@@ -16,13 +16,16 @@ The model provider is configured with the spec's names; what only szrag has uses
 * ``SZRAG_AI_MAX_TOKENS``: ``max_tokens`` sent with each request (unset: not sent).
 
 ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` stand in for ``AI_API_KEY`` and ``AI_URL`` when
-those are unset, so a shell set up for OpenAI's own tools works as it is.
+those are unset, so a shell set up for OpenAI's own tools works as it is. A key read from
+``OPENAI_API_KEY`` is meant for OpenAI: with no URL set it goes to ``https://api.openai.com/v1``
+(model ``gpt-4o-mini`` unless ``AI_MODEL`` names one), never to the default proxy.
+``Settings.key_source`` and ``url_source`` say where each came from (``szrag doctor`` shows them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from szrag.env import flag as env_flag
@@ -32,6 +35,8 @@ from szrag.errors import ConfigError
 
 DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
 DEFAULT_AI_MODEL = "openai/gpt-6-luna"
+OPENAI_URL = "https://api.openai.com/v1"  # where a key from OPENAI_API_KEY goes by default
+OPENAI_MODEL = "gpt-4o-mini"
 CHAT_COMPLETIONS_PATH = "/chat/completions"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 120.0
@@ -57,6 +62,9 @@ class Settings:
     total_timeout: float = DEFAULT_TOTAL_TIMEOUT
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     max_tokens: int | None = None
+    # where the key and the URL were read from (None: given, or a default); provenance only
+    key_source: str | None = field(default=None, compare=False)
+    url_source: str | None = field(default=None, compare=False)
 
     @property
     def endpoint(self) -> str:
@@ -72,16 +80,28 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
         """Settings from ``environ``; a bad number or AI_URL raises ConfigError."""
         env = environ
-        url_name = (
-            "AI_URL"
-            if env_text(env, "AI_URL") or not env_text(env, "OPENAI_BASE_URL")
-            else "OPENAI_BASE_URL"
+        url_source = next(
+            (name for name in ("AI_URL", "OPENAI_BASE_URL") if env_text(env, name)), None
         )
+        key_source = next(
+            (name for name in ("AI_API_KEY", "OPENAI_API_KEY") if env_text(env, name)), None
+        )
+        # an OpenAI key with no URL is for OpenAI, not for the default proxy
+        for_openai = key_source == "OPENAI_API_KEY" and url_source is None
         max_tokens = int(env_number(env, "SZRAG_AI_MAX_TOKENS", 0, integer=True))
         return cls(
-            ai_url=_url(env, url_name, DEFAULT_AI_URL),
-            ai_model=env_text(env, "AI_MODEL") or DEFAULT_AI_MODEL,
-            ai_api_key=env_text(env, "AI_API_KEY") or env_text(env, "OPENAI_API_KEY") or None,
+            ai_url=(
+                _url(env, url_source, DEFAULT_AI_URL)
+                if url_source is not None
+                else OPENAI_URL
+                if for_openai
+                else DEFAULT_AI_URL
+            ),
+            ai_model=env_text(env, "AI_MODEL")
+            or (OPENAI_MODEL if for_openai else DEFAULT_AI_MODEL),
+            ai_api_key=env_text(env, key_source) if key_source is not None else None,
+            key_source=key_source,
+            url_source=url_source,
             total_timeout=env_number(
                 env, "SZRAG_AI_TOTAL_TIMEOUT", DEFAULT_TOTAL_TIMEOUT, positive=True
             ),
@@ -105,6 +125,16 @@ class Settings:
             retry_delay=env_number(env, "SZRAG_AI_RETRY_DELAY", DEFAULT_RETRY_DELAY),
             retry_max_delay=env_number(env, "SZRAG_AI_RETRY_MAX_DELAY", DEFAULT_RETRY_MAX_DELAY),
         )
+
+
+def key_route(settings: Settings) -> str:
+    """Which key goes where, said once for ``szrag doctor`` and the CLI's notes."""
+    if not settings.ai_api_key:
+        return f"no key set (AI_API_KEY or OPENAI_API_KEY); would send to {settings.endpoint}"
+    url = f"{settings.url_source}" if settings.url_source else "the default URL"
+    return (
+        f"the key from {settings.key_source or 'the settings'} goes to {settings.endpoint} ({url})"
+    )
 
 
 TOOLS_SETTING = "SZRAG_TOOLS"

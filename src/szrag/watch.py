@@ -7,6 +7,11 @@ previous index meanwhile. The same thread then builds the views every question s
 arrays, code records), so the first question after a change does not build them on the event
 loop. The index's own directory is ignored (its writes would loop). Where the platform cannot
 watch (no inotify slots left, say), it falls back to a periodic refresh.
+
+Whatever watchfiles raises (an ``ExceptionGroup`` from its task group, for a file name it
+cannot decode, say) is logged and kept in the state; the watcher refreshes once, since the
+changes it was reporting are lost, and watches again. Failing ``RESTART_LIMIT`` times within
+``RESTART_WINDOW_SECONDS``, it falls back to the periodic refresh for good.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,12 +42,28 @@ from szrag.index.store import INDEX_DIRECTORY
 log = logging.getLogger("szrag.watch")
 
 FALLBACK_INTERVAL_SECONDS = 30.0
+RESTART_LIMIT = 3
+RESTART_WINDOW_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 5.0
 
 Refresher = Callable[[Index], RefreshReport]
 Warmer = Callable[[Index], None]
+# the root, the debounce in ms and the stop event; yields each batch of changes
+Watcher = Callable[[Path, int, anyio.Event], AsyncIterator[object]]
 
 WARM_QUESTION = "index"  # any non-empty question: warming builds the views, not an answer
+
+
+def watch_changes(root: Path, debounce_ms: int, stop: anyio.Event) -> AsyncIterator[object]:
+    """watchfiles over ``root``, the index directory left out."""
+    return awatch(
+        root,
+        watch_filter=RepositoryFilter(),
+        debounce=debounce_ms,
+        step=min(50, debounce_ms),
+        stop_event=stop,
+        ignore_permission_denied=True,
+    )
 
 
 def warm_views(index: Index) -> None:
@@ -114,6 +135,8 @@ class WatchState:
     last_changed: int = 0
     last_elapsed: float = 0.0
     last_error: str | None = None
+    watch_failures: int = 0
+    last_watch_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The state as JSON-ready values."""
@@ -125,6 +148,8 @@ class WatchState:
             "lastChanged": self.last_changed,
             "lastElapsedMs": round(self.last_elapsed * 1000, 1),
             "lastError": self.last_error,
+            "watchFailures": self.watch_failures,
+            "lastWatchError": self.last_watch_error,
         }
 
 
@@ -132,6 +157,13 @@ class RepositoryFilter(DefaultFilter):
     """watchfiles' usual ignores plus the index directory."""
 
     ignore_dirs = (*DefaultFilter.ignore_dirs, INDEX_DIRECTORY)
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line for an error, an exception group's leaves included."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(describe_failure(inner) for inner in error.exceptions)
+    return f"{type(error).__name__}: {error}"
 
 
 def changed_count(report: RefreshReport) -> int:
@@ -152,6 +184,9 @@ class IndexWatcher:
         fallback_interval: float = FALLBACK_INTERVAL_SECONDS,
         stop_timeout: float = STOP_TIMEOUT_SECONDS,
         warmer: Warmer | None = warm_views,
+        watcher: Watcher = watch_changes,
+        restart_limit: int = RESTART_LIMIT,
+        restart_window: float = RESTART_WINDOW_SECONDS,
     ) -> None:
         self.index = index
         self.debounce_ms = max(1, debounce_ms)
@@ -160,6 +195,9 @@ class IndexWatcher:
         self._fallback_interval = fallback_interval
         self._stop_timeout = stop_timeout
         self._warmer = warmer
+        self._watcher = watcher
+        self._restart_limit = max(1, restart_limit)
+        self._restart_window = restart_window
         self._running: concurrent.futures.Future[RefreshReport] | None = None
         # One thread for every refresh: writes never overlap and reuse one connection.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-refresh")
@@ -210,6 +248,8 @@ class IndexWatcher:
             log.warning("index refresh failed: %s", error)
             self.state = replace(self.state, last_error=str(error))
             return None
+        for warning in report.warnings:  # a full disk, say: the index stays as it was
+            log.warning("index refresh: %s", warning)
         changed = changed_count(report)
         self.state = replace(
             self.state,
@@ -259,29 +299,44 @@ class IndexWatcher:
 
     async def _run(self) -> None:
         self.state = replace(self.state, running=True, mode="watch")
-        try:
-            await self._watch()
-        except (OSError, RuntimeError) as error:
-            # watchfiles reports exhausted inotify watches and the like as these.
-            log.warning(
-                "cannot watch %s (%s); refreshing every %.0f s",
-                self.root,
-                error,
-                self._fallback_interval,
-            )
-            self.state = replace(self.state, mode="poll", last_error=str(error))
-            await self._poll()
+        failures: list[float] = []
+        while not self._stop.is_set():
+            try:
+                await self._watch()
+                return  # stopped
+            except Exception as error:
+                message = describe_failure(error)
+                now = time.monotonic()
+                failures = [at for at in failures if now - at < self._restart_window]
+                failures.append(now)
+                self.state = replace(
+                    self.state,
+                    watch_failures=self.state.watch_failures + 1,
+                    last_watch_error=message,
+                    last_error=message,
+                )
+                # OSError: no inotify slots and the like, which a restart would not fix
+                if isinstance(error, OSError) or len(failures) >= self._restart_limit:
+                    log.warning(
+                        "cannot watch %s (%s); refreshing every %.0f s",
+                        self.root,
+                        message,
+                        self._fallback_interval,
+                        exc_info=error,
+                    )
+                    self.state = replace(self.state, mode="poll")
+                    await self._poll()
+                    return
+                log.warning(
+                    "watching %s failed (%s); refreshing and watching again",
+                    self.root,
+                    message,
+                    exc_info=error,
+                )
+                await self.refresh()  # the changes being reported when it failed
 
     async def _watch(self) -> None:
-        changes_seen = awatch(
-            self.root,
-            watch_filter=RepositoryFilter(),
-            debounce=self.debounce_ms,
-            step=min(50, self.debounce_ms),
-            stop_event=self._stop,
-            ignore_permission_denied=True,
-        )
-        async for _changes in changes_seen:
+        async for _changes in self._watcher(self.root, self.debounce_ms, self._stop):
             await self.refresh()
 
     async def _poll(self) -> None:

@@ -66,6 +66,21 @@ def test_binary_huge_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
     assert vanished == Skip("gone.md", "vanished while indexing")
 
 
+def test_binary_data_without_nul_bytes_is_skipped_as_binary(tmp_path: Path) -> None:
+    import random
+
+    noise = bytes(random.Random(35).randrange(1, 256) for _ in range(30_000))
+    (tmp_path / "bundle.js").write_bytes(noise)
+    # Latin-1 prose and UTF-8 text with a stray byte are still text
+    (tmp_path / "latin.md").write_bytes(("Le caf\u00e9 cr\u00e8me. " * 200).encode("latin-1"))
+    (tmp_path / "stray.md").write_bytes(b"# Notes\n" + b"plain text " * 300 + b"\xff\n")
+    with build_index(tmp_path) as index:
+        reasons = {skip.path: skip.reason for skip in index.skipped()}
+        paths = [record.path for record in index.files()]
+    assert reasons == {"bundle.js": "binary (mostly bytes that are not text)"}
+    assert paths == ["latin.md", "stray.md"]
+
+
 def test_refresh_rereads_only_what_changed(retrieval_repo: Path) -> None:
     build_index(retrieval_repo).close()
     with load_index(retrieval_repo) as index:
@@ -351,6 +366,35 @@ def test_a_new_index_in_a_git_repository_is_kept_out_of_git(tmp_path: Path) -> N
     assert exclude.count("/.rag/") == 1
 
 
+def test_an_index_in_a_subfolder_or_a_linked_work_tree_is_kept_out_of_git(tmp_path: Path) -> None:
+    import subprocess
+
+    repo, linked = tmp_path / "repo", tmp_path / "linked"
+    repo.mkdir()
+
+    def git(*args: str, cwd: Path = repo) -> str:
+        command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.test", *args]
+        return subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    _write(repo, "sub/app.py", "def main():\n    return 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "first")
+    with build_index(repo / "sub") as index:
+        report = index.last_report
+    assert report.notes == ["added /sub/.rag/ to .git/info/exclude so git ignores the index"]
+    assert not [warning for warning in report.warnings if "version control" in warning]
+    assert ".rag" not in git("status", "--porcelain", "--untracked-files=all")
+
+    git("worktree", "add", "-q", str(linked))
+    with build_index(linked) as index:
+        note = index.last_report.notes
+    assert note == [
+        f"added /.rag/ to {(repo / '.git').resolve()}/info/exclude so git ignores the index"
+    ]
+    assert ".rag" not in git("status", "--porcelain", "--untracked-files=all", cwd=linked)
+
+
 def test_a_virtualenv_is_left_out_whatever_it_is_called_and_svg_is_an_image(
     tmp_path: Path,
 ) -> None:
@@ -523,3 +567,27 @@ def test_a_damaged_packed_text_is_a_clear_error_not_a_traceback(retrieval_repo: 
     assert "szrag index --rebuild" in done.output
     with build_index(retrieval_repo) as rebuilt:  # and a rebuild replaces it
         assert retrieve("webhook signature", index=rebuilt)
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    _write(tmp_path, "src/good.py", "def fine():\n    return 1\n")
+    root = os.fsencode(tmp_path)
+    with open(root + b"/src/bad_\xff\xfe.py", "w") as handle:
+        handle.write("def hidden():\n    return 2\n")
+    os.mkdir(root + b"/dir_\xff")
+    with open(root + b"/dir_\xff/inside.py", "w") as handle:
+        handle.write("x = 1\n")
+    with build_index(tmp_path) as index:
+        reasons = {skip.path: skip.reason for skip in index.skipped()}
+        assert [record.path for record in index.files()] == ["src/good.py"]
+    assert reasons == {
+        "dir_\\xff": "name is not valid UTF-8",
+        "src/bad_\\xff\\xfe.py": "name is not valid UTF-8",
+    }
+    with open(root + b"/src/worse_\xfe.md", "w") as handle:
+        handle.write("# worse\n")
+    _write(tmp_path, "src/later.py", "y = 2\n")
+    with load_index(tmp_path) as index:
+        refresh_index(index)
+        assert [record.path for record in index.files()] == ["src/good.py", "src/later.py"]
+        assert "src/worse_\\xfe.md" in {skip.path for skip in index.skipped()}

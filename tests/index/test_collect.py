@@ -168,6 +168,9 @@ def test_symlinks_never_leave_the_root(tmp_path: Path) -> None:
 
 IGNORE_CASES = {
     "allow-list": (["*", "!*/", "!*.js"], {}),
+    "allow-list of a folder": (["*", "!*/", "!src/**"], {}),
+    "allow-list of a folder anchored": (["/*", "!/docs/", "!/docs/**"], {}),
+    "everything below a folder": (["src/**", "!src/deep/er.md", "**/sub/**"], {}),
     "directory only": (["artifacts/", "*.log.md"], {}),
     "anchored and nested": (["/top.md", "docs/*.md", "!docs/keep.md"], {}),
     "deeper file re-includes": (["*.md"], {"sub/.gitignore": ["!wanted.md"]}),

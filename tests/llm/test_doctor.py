@@ -106,3 +106,21 @@ def test_the_command_prints_json_and_fails_on_a_broken_configuration(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     human = CliRunner().invoke(main, ["doctor"])
     assert human.exit_code == 1 and "AI_API_KEY" in human.stdout
+
+
+def test_the_doctor_says_which_key_goes_where(
+    monkeypatch: pytest.MonkeyPatch, provider_server: tuple[ScriptedProvider, str]
+) -> None:
+    provider, base_url = provider_server
+    provider.reset()
+    provider.script(MODELS, text_reply("OK"), text_reply("OK"), tool_reply(("ping", "{}")))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-only")
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("AI_MODEL", "test-model")
+    result = CliRunner().invoke(main, ["doctor", "--json"])
+    report = json.loads(result.stdout)
+    assert report[0]["detail"] == (
+        f"the key from OPENAI_API_KEY goes to {base_url}/chat/completions (OPENAI_BASE_URL),"
+        " model test-model"
+    )
+    assert provider.requests[0].headers["authorization"] == "Bearer sk-openai-only"

@@ -168,6 +168,43 @@ async def test_interleaved_fragments_of_two_calls_are_gathered_by_index(
     ]
 
 
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["get", "Status"],  # pieces, joined as OpenAI's own SDK joins them
+        ["getStatus", "getStatus", "getStatus"],  # the whole name in every fragment
+        ["get", "getStatus"],  # the name so far in every fragment
+        ["getStatus"],
+    ],
+)
+async def test_a_tool_name_streamed_in_fragments_is_joined(
+    provider: ScriptedProvider, client: ChatClient, names: list[str]
+) -> None:
+    arguments = ["{", '"verbose"', ": true}"]
+    fragments = [
+        chunk(
+            tool_calls=[
+                {
+                    "index": 0,
+                    **({"id": "call_1"} if number == 0 else {}),
+                    "function": {"name": name, "arguments": arguments[number % 3]},
+                }
+            ]
+        )
+        for number, name in enumerate(names)
+    ]
+    rest = [
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": piece}}])
+        for piece in arguments[len(names) :]
+    ]
+    provider.script(sse_reply(*fragments, *rest, chunk(finish="tool_calls")))
+
+    reply = await client.complete(MESSAGES, tools=TOOLS)
+
+    [call] = reply.tool_calls
+    assert (call.id, call.name, call.parsed) == ("call_1", "getStatus", {"verbose": True})
+
+
 async def test_textual_marker_becomes_a_zero_argument_call_and_leaves_the_text(
     provider: ScriptedProvider, client: ChatClient
 ) -> None:

@@ -185,3 +185,82 @@ def test_a_running_server_heals_a_damaged_index(start_server: StartServer, web_r
     assert health.status_code == 200 and health.json()["data"]["heals"] == 1
     assert answered.status_code == 200 and answered.json()["data"]["sources"]
     assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+
+
+def truncate(database: Path) -> None:
+    """Cut the file to a third, as a copy that stopped half-way would."""
+    data = database.read_bytes()
+    database.write_bytes(data[: len(data) // 3])
+
+
+def many_pages(web_repo: Path) -> None:
+    from szrag.index import build_index
+
+    for number in range(60):
+        (web_repo / f"docs/page{number}.md").write_text(f"# Page {number}\n" + "quokka " * 400)
+    build_index(web_repo).close()
+
+
+def aside(database: Path) -> list[str]:
+    """The databases set aside (without their -wal and -shm files)."""
+    return sorted(
+        path.name
+        for path in database.parent.iterdir()
+        if ".corrupt-" in path.name and not path.name.endswith(("-wal", "-shm"))
+    )
+
+
+def test_the_request_that_finds_a_damaged_index_gets_a_503_not_a_500(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    from szrag.index import store
+
+    many_pages(web_repo)
+    base = start_server()
+    database = store.index_path(web_repo)
+    with httpx.Client(base_url=base, timeout=20) as client:
+        assert client.post("/api/ask", json={"question": "quokka", "withAi": False}).status_code
+        truncate(database)
+        first = client.post("/api/ask", json={"question": "quokka page", "withAi": False})
+        replies = [first]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            health = client.get("/healthz")
+            if health.status_code == 200 and health.json()["data"]["heals"] >= 1:
+                break
+            replies.append(client.post("/api/ask", json={"question": "quokka", "withAi": False}))
+            time.sleep(0.1)
+        answered = client.post("/api/ask", json={"question": "quokka page", "withAi": False})
+
+    assert first.status_code == 503 and first.json()["code"] == "index_damaged", first.text
+    assert {reply.status_code for reply in replies} <= {200, 503}
+    assert answered.status_code == 200 and answered.json()["data"]["sources"]
+
+
+def test_a_running_server_takes_the_index_the_cli_rebuilt_as_it_is(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    from szrag.index import load_index, store
+
+    many_pages(web_repo)
+    base = start_server()
+    database = store.index_path(web_repo)
+    with httpx.Client(base_url=base, timeout=20) as client:
+        assert client.post("/api/ask", json={"question": "quokka", "withAi": False}).status_code
+        truncate(database)
+        with load_index(web_repo) as index:  # the CLI: sets the damaged file aside, rebuilds
+            assert "moved to index.db.corrupt-" in index.last_report.warnings[0]
+        rebuilt = database.stat().st_ino
+        assert len(aside(database)) == 1
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            answered = client.post("/api/ask", json={"question": "quokka page", "withAi": False})
+            if answered.status_code == 200 and client.get("/healthz").status_code == 200:
+                break
+            time.sleep(0.1)
+        health = client.get("/healthz").json()
+
+    assert answered.status_code == 200 and answered.json()["data"]["sources"]
+    assert health["data"]["status"] == "ok"
+    assert len(aside(database)) == 1, "the server set the new index aside too"
+    assert database.stat().st_ino == rebuilt

@@ -120,6 +120,59 @@ def test_a_stale_request_is_refused(slack_server: str, capture: tuple[CaptureSer
     assert recorder.received == []
 
 
+def signed_with(stamp: str, body: bytes, content_type: str) -> dict[str, str]:
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": slack_signature(SECRET, stamp, body),
+    }
+
+
+JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "stamp", "signed", "status"),
+    [
+        (b"{bad", JSON, "now", False, 401),  # unsigned garbage: the signature comes first
+        (b"payload=%7Bnot", FORM, "now", False, 401),
+        (b"{bad", JSON, "now", True, 400),
+        (b"payload=%7Bnot", FORM, "now", True, 400),
+        (b"[1, 2]", JSON, "now", True, 400),
+        (b"payload=%5B%5D", FORM, "now", True, 400),
+        (b"token=x", FORM, "9" * 309, True, 401),
+        (b"token=x", FORM, "\u00b9\u00b2\u00b3", True, 401),
+        (b"token=x", FORM, "-12", True, 401),
+    ],
+)
+def test_a_body_or_timestamp_that_fails_parsing_is_refused_without_a_traceback(
+    slack_server: str,
+    caplog: pytest.LogCaptureFixture,
+    body: bytes,
+    content_type: str,
+    stamp: str,
+    signed: bool,
+    status: int,
+) -> None:
+    stamp = str(int(time.time())) if stamp == "now" else stamp
+    headers = signed_with(stamp, body, content_type)
+    if not signed:
+        headers["X-Slack-Signature"] = "v0=" + "0" * 64
+    response = httpx.post(
+        f"{slack_server}/slack/events",
+        content=body,
+        # bytes: a superscript timestamp is not ASCII
+        headers={key.encode(): value.encode() for key, value in headers.items()},
+        timeout=10.0,
+    )
+
+    assert response.status_code == status, response.text
+    assert response.json()["ok"] is False
+    assert not [record for record in caplog.records if record.exc_info], caplog.text
+    assert "Traceback" not in caplog.text
+
+
 def test_slack_is_off_without_a_signing_secret(server: str) -> None:
     body = command_body("/sz-ask", "help", "http://127.0.0.1:9/hook")
 

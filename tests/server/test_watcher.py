@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.shared import open_shared_index
 from szrag.retrieve import retrieve
+from szrag.server.settings import RateLimit
 from szrag.watch import IndexWatcher, changed_count, warm_views
 
 StartServer = Callable[..., str]
@@ -34,7 +37,9 @@ def poll(check: Callable[[], Any], timeout: float = 10.0) -> Any:
 
 
 def sources_for(client: httpx.Client, question: str) -> list[str]:
-    data = client.post("/api/ask", json={"question": question, "withAi": False}).json()["data"]
+    reply = client.post("/api/ask", json={"question": question, "withAi": False}).json()
+    assert "data" in reply, reply
+    data = reply["data"]
     return [source["path"] for source in data["sources"]]
 
 
@@ -58,6 +63,55 @@ def test_edits_new_files_and_images_reach_the_index_without_a_restart(
 
     assert status["running"] is True and status["mode"] == "watch"
     assert status["refreshes"] >= 3 and status["lastError"] is None
+
+
+def test_a_name_watchfiles_cannot_decode_does_not_stop_the_watcher(
+    start_server: StartServer, web_repo: Path
+) -> None:
+    base = start_server(watch=True, watch_debounce_ms=50, ask_rate=RateLimit(0, 0))
+    with httpx.Client(base_url=base) as client:
+        poll(lambda: client.get("/api/status").json()["data"]["watcher"]["running"])
+        with open(os.fsencode(web_repo) + b"/docs/bad_\xff\xfe.md", "w") as handle:
+            handle.write("# Hidden\n")
+
+        def failures() -> int:
+            watcher = client.get("/api/status").json()["data"]["watcher"]
+            return int(watcher["watchFailures"])
+
+        poll(failures)
+        (web_repo / "docs" / "wombat.md").write_text("# Wombat burrow\n\nThe wombat burrow.\n")
+        poll(lambda: "docs/wombat.md" in sources_for(client, "wombat burrow"))
+        status = client.get("/api/status").json()["data"]
+
+    watcher = status["watcher"]
+    assert watcher["running"] is True and watcher["mode"] == "watch"
+    assert "Unable to decode path" in watcher["lastWatchError"]
+    assert status["index"]["skipped"] >= 1
+
+
+async def test_a_watcher_failing_again_and_again_falls_back_to_polling(web_repo: Path) -> None:
+    attempts: list[int] = []
+
+    async def failing(root: Path, debounce_ms: int, stop: anyio.Event) -> AsyncIterator[object]:
+        attempts.append(debounce_ms)
+        raise ExceptionGroup("unhandled errors in a TaskGroup", [RuntimeError("boom")])
+        yield set()  # an async generator, as watchfiles' awatch is
+
+    with open_shared_index(web_repo) as index:
+        watcher = IndexWatcher(
+            index, watcher=failing, restart_limit=3, fallback_interval=60.0, warmer=None
+        )
+        watcher.start()
+        for _ in range(200):
+            if watcher.state.mode == "poll":
+                break
+            await asyncio.sleep(0.01)
+        state = watcher.state
+        await watcher.stop()
+
+    assert len(attempts) == 3 and state.mode == "poll" and state.running
+    assert state.watch_failures == 3 and state.last_watch_error == "RuntimeError: boom"
+    assert state.refreshes == 2  # after each failure but the last, the missed changes
 
 
 def test_the_index_directory_does_not_trigger_refreshes(

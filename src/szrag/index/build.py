@@ -8,9 +8,11 @@ updates the stored stat, with no re-read of chunks or re-parse.
 
 from __future__ import annotations
 
+import errno
 import heapq
 import logging
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -103,6 +105,22 @@ def decode(data: bytes) -> tuple[str, int]:
         return text, max(1, text.count("\ufffd"))
 
 
+# Characters of decoded text that text does not hold: replaced bytes and control codes
+# (a tab, line ends, form feeds and escapes are text)
+_NOT_TEXT = re.compile("[\ufffd\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+BINARY_SHARE = 0.3  # of the first characters; Latin-1 prose has a few per cent
+BINARY_MIN_CHARACTERS = 64
+
+
+def looks_binary(text: str) -> bool:
+    """Whether decoded ``text`` is binary data without NUL bytes (compressed or encrypted
+    files, images under a text extension): a large share of its first characters are
+    replaced bytes or control codes."""
+    probe = text[:_BINARY_PROBE]
+    odd = len(_NOT_TEXT.findall(probe))
+    return odd >= BINARY_MIN_CHARACTERS and odd >= BINARY_SHARE * len(probe)
+
+
 def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Skip:
     """Read one file and turn it into what the index stores, or say why it is left out."""
     try:
@@ -121,6 +139,8 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
     from szrag.code import analyse_source
 
     text, decode_errors = decode(data)
+    if decode_errors and looks_binary(text):
+        return Skip(path, "binary (mostly bytes that are not text)")
     chunks = create_chunks(text, path)
     kind = file_type(path)
     try:
@@ -436,6 +456,10 @@ class _LockBusy(Exception):
     """Another connection held the write lock longer than this caller waits."""
 
 
+class _NotWritable(Exception):
+    """The index was opened read-only: nothing to refresh."""
+
+
 class _WriteLock:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; ``wait`` seconds at most for the
     lock (None: the store's busy timeout), after which _LockBusy is raised."""
@@ -464,7 +488,7 @@ class _WriteLock:
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if kind is None:
             self.conn.execute("COMMIT")
-        else:
+        elif self.conn.in_transaction:  # SQLite rolls back by itself on a full disk
             self.conn.execute("ROLLBACK")
 
 
@@ -472,6 +496,10 @@ def _set_aside(path: Path, why: str) -> Path:
     """Move an unusable database out of the way, keeping it for inspection."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     target = path.with_name(f"{path.name}.{why}-{stamp}")
+    number = 1
+    while target.exists():  # a second one within the same second keeps the first
+        number += 1
+        target = path.with_name(f"{path.name}.{why}-{stamp}.{number}")
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
@@ -480,8 +508,9 @@ def _set_aside(path: Path, why: str) -> Path:
     return target
 
 
-def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
-    """A connection to ``path`` in WAL mode; a file that is not SQLite is set aside first."""
+def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str], bool]:
+    """A connection to ``path`` in WAL mode, and whether it is read-only (a disk that cannot
+    be written); a file that is not SQLite is set aside first."""
     warnings: list[str] = []
     for attempt in range(2):
         conn: sqlite3.Connection | None = None
@@ -489,10 +518,17 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
             conn = store.connect(path)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn, warnings
+            return conn, warnings, False
         except sqlite3.DatabaseError as error:
             if conn is not None:
                 conn.close()
+            if is_disk_trouble(error):
+                # the file may be as good as ever: read it as it is, never move it aside
+                readonly = _connect_read_only(path)
+                if readonly is None:
+                    raise IndexStoreError(disk_message(path, error)) from error
+                warnings.append(f"{disk_message(path, error)}; answering from the index as it is")
+                return readonly, warnings, True
             if attempt:
                 raise IndexStoreError(f"index {path}: {error}") from error
             moved = _set_aside(path, "corrupt")
@@ -502,8 +538,54 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     raise AssertionError("unreachable")
 
 
+# a full disk, a failed write or a read-only file system: the file itself may be intact
+_DISK_CODES = frozenset(
+    (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY)
+)
+
+
+def is_disk_trouble(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) says the disk cannot be written (full, say),
+    which is no reason to think the database damaged."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, sqlite3.Error):
+            code = getattr(seen, "sqlite_errorcode", None)
+            if (code is not None and code & 0xFF in _DISK_CODES) or "disk is full" in str(seen):
+                return True
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def disk_message(path: Path, error: BaseException) -> str:
+    """What a command says when the index cannot be written."""
+    return f"cannot write the index {path}: {error} (is the disk full?)"
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection | None:
+    """The database as its main file holds it, read without locks or a shared-memory file
+    (which a full disk cannot hold); None when that is no usable index either."""
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None
+        )
+    except sqlite3.Error:
+        return None
+    try:
+        if store.check(conn) is None:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
+
+
 def _is_damage(error: sqlite3.Error, conn: sqlite3.Connection | None = None) -> bool:
     """Whether ``error`` comes from a damaged file rather than, say, a lock held elsewhere."""
+    if is_disk_trouble(error):
+        return False
     code = getattr(error, "sqlite_errorcode", None)
     if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(error):
         return True
@@ -572,18 +654,24 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
     path = store.index_path(root)
     created = not path.parent.exists()
     try:
-        conn, warnings = _connect_usable(path)
+        conn, warnings, read_only = _connect_usable(path)
     except OSError as error:
         raise IndexStoreError(f"cannot open index {path}: {error.strerror or error}") from error
     index = Index(root, config, conn)
+    index.read_only = read_only
     report: RefreshReport | None = None
     try:
         reason = "rebuild requested" if force else store.check(conn)
+        if reason is not None and index.read_only:
+            conn.close()
+            raise IndexStoreError(
+                f"cannot rebuild the index {path}: the disk cannot be written (is it full?)"
+            )
         if reason == "not a szrag index":
             conn.close()
             moved = _set_aside(path, "foreign")
             warnings.append(f"{path} is not a szrag index; moved to {moved.name}")
-            conn, more = _connect_usable(path)
+            conn, more, _ = _connect_usable(path)
             warnings.extend(more)
             index = Index(root, config, conn)
         if reason is not None:
@@ -630,6 +718,8 @@ def refresh_index(
     started = time.perf_counter()
     conn = index.conn
     try:
+        if index.read_only:  # the warning came when it was opened
+            raise _NotWritable
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
         collection = collect(index.root, index.config, previous)
@@ -645,6 +735,8 @@ def refresh_index(
                     stale = None
                 report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
                 _keep_walk(conn, collection, kept)
+    except _NotWritable:
+        report = RefreshReport(skipped=index.skipped())
     except _LockBusy:
         report = RefreshReport(skipped=index.skipped())
         report.warnings.append(
@@ -652,9 +744,15 @@ def refresh_index(
             " answering from the index as it is"
         )
     except sqlite3.DatabaseError as error:
-        if _is_damage(error, conn):
+        if is_disk_trouble(error):  # rolled back: the index is as it was
+            report = RefreshReport(skipped=index.skipped())
+            report.warnings.append(
+                f"{disk_message(index.path, error)}; answering from the index as it is"
+            )
+        elif _is_damage(error, conn):
             raise DamagedIndexError(str(error)) from error
-        raise IndexStoreError(f"index {index.path}: {error}") from error
+        else:
+            raise IndexStoreError(f"index {index.path}: {error}") from error
     counts = index.counts()
     report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
     report.elapsed = time.perf_counter() - started

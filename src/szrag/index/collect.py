@@ -132,7 +132,10 @@ class _Layer:
                 if pattern[0].include is None or regex is None:
                     continue
                 include = bool(pattern[0].include)
-                general.append((len(ignores), re.compile(f"(?:{regex.pattern})$")))
+                # `src/**` means what is inside src/ (pathspec's regex is the prefix `^src/`):
+                # anchored at the end like the others it would match the directory alone
+                inside = ".+" if bare.endswith("/**") else ""
+                general.append((len(ignores), re.compile(f"(?:{regex.pattern}){inside}$")))
             ignores.append(include)
         joined = "|".join(_UNNAMED.sub("(?:", regex.pattern) for _, regex in general)
         any_general = re.compile(joined) if general else None
@@ -493,6 +496,10 @@ class _Walk:
         for entry in entries:
             name = entry.name
             relative = prefix + name
+            if not _encodable(name):
+                # SQLite, JSON and every face take UTF-8 text: such a name cannot be stored
+                self.collection.skipped.append(Skip(printable_path(relative), UNDECODABLE_NAME))
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # from the listing, unless a link must be followed
@@ -609,6 +616,24 @@ class _Walk:
             )
             return
         collection.files.append(found)
+
+
+UNDECODABLE_NAME = "name is not valid UTF-8"
+
+
+def _encodable(name: str) -> bool:
+    """Whether a name read from the file system is UTF-8 text (Python keeps the bytes that
+    are not as lone surrogates, which no UTF-8 encoder accepts)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """A path with the bytes that are not UTF-8 written as ``\\xff`` escapes, to report it."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _inside(root: Path, path: Path) -> bool:

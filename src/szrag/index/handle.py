@@ -68,6 +68,8 @@ class Index:
         self.config = config
         self.conn = conn
         self.last_report = RefreshReport()
+        # read as it is, never written: the disk could not be written when it was opened
+        self.read_only = False
         self._entries: list[FileEntry] | None = None
         self._entries_generation: str | None = None
         self._memory_enabled = False

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -30,6 +32,8 @@ from szrag.index import Index, load_index, store
 from szrag.index.build import rebuild_damaged
 
 MAX_IDLE_CONNECTIONS = 8
+
+log = logging.getLogger("szrag.index")
 
 
 class SharedIndex(Index):
@@ -57,6 +61,9 @@ class SharedIndex(Index):
         self.last_damage: str | None = None
         self._files: tuple[str, list[store.StoredFile]] | None = None
         super().__init__(root, config, cast(sqlite3.Connection, None))
+        # the file the connections of this epoch read: another process (the CLI) may set a
+        # damaged one aside and build a new one in its place, which is then taken as it is
+        self._file_id = _file_id(store.index_path(root))
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -134,19 +141,27 @@ class SharedIndex(Index):
 
     def heal(self, reason: str) -> bool:
         """Replace a damaged database: set it aside, rebuild, then move every connection to
-        the new file. Readers keep the old file meanwhile. False when a heal is running."""
+        the new file. Readers keep the old file meanwhile. A healthy database another process
+        (the CLI) already put in the damaged one's place is read as it is, not rebuilt again.
+        False when a heal is running."""
         if not self._healing.acquire(blocking=False):
             return False
         try:
-            self.health, self.last_damage = "rebuilding", reason
-            rebuild_damaged(self.root, self.config, reason)
+            path = store.index_path(self.root)
+            replaced = _file_id(path) != self._file_id
+            if replaced and _healthy(path):
+                log.warning("the index was replaced by a healthy one; reading that instead")
+            else:
+                self.health, self.last_damage = "rebuilding", reason
+                rebuild_damaged(self.root, self.config, reason)
+                self.heals += 1
+            self._file_id = _file_id(path)
             with self._lock:
                 self._epoch += 1
                 idle, self._idle = self._idle, []
             for conn in idle:
                 self._discard(conn)
             self._files = None
-            self.heals += 1
             self.health = "ok"
             return True
         except Exception:
@@ -233,6 +248,31 @@ class SharedIndex(Index):
             self._connections.append(conn)
             self._epoch_of[id(conn)] = self._epoch
             return conn
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The device and inode of ``path``, or None when it is missing."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _healthy(path: Path) -> bool:
+    """Whether ``path`` holds a usable index that passes SQLite's quick check."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        return store.check(conn) is None and conn.execute("PRAGMA quick_check").fetchall() == [
+            ("ok",)
+        ]
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def _current_task() -> asyncio.Task[object] | None:

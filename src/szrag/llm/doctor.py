@@ -20,7 +20,7 @@ from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
 from szrag.llm.errors import StreamCutError, error_detail
 from szrag.llm.stream import read_events
-from szrag.settings import CHAT_COMPLETIONS_PATH, Settings
+from szrag.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 
 OK = "ok"
 WARN = "warn"
@@ -62,8 +62,7 @@ async def check_provider(
         Check(
             "configuration",
             OK if settings.has_key else FAIL,
-            f"{settings.endpoint}, model {settings.ai_model}"
-            + ("" if settings.has_key else ", no key"),
+            f"{key_route(settings)}, model {settings.ai_model}",
             None
             if settings.has_key
             else "set AI_API_KEY (or OPENAI_API_KEY); a local server takes any value",

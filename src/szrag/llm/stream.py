@@ -126,6 +126,17 @@ def parse_arguments(raw: str) -> tuple[Mapping[str, Any] | None, str | None]:
     return value, None
 
 
+def joined_name(gathered: str, fragment: str) -> str:
+    """A tool call's name after one more streamed fragment of it.
+
+    Most providers send the name once; some split it into pieces (``get`` + ``Status``),
+    which OpenAI's own SDK joins by concatenation; some repeat the whole name, or the name
+    so far, in every fragment: a fragment that already holds what was gathered replaces it."""
+    if fragment.startswith(gathered):
+        return fragment
+    return gathered + fragment
+
+
 def marker_names(text: str) -> list[str]:
     """Tool names written as ``<tool_call>name</tool_call>`` markers, in order, once each."""
     return list(dict.fromkeys(match.group(1) for match in MARKER.finditer(text)))
@@ -163,8 +174,7 @@ class ReplyBuilder:
             if event.id:
                 call["id"] = event.id
             if event.name:
-                # Most providers send the name once; some repeat it in every fragment.
-                call["name"] = event.name if call["name"] in ("", event.name) else call["name"]
+                call["name"] = joined_name(call["name"], event.name)
             call["arguments"].append(event.arguments)
         elif isinstance(event, UsageReport):
             self._input = event.input_tokens if event.input_tokens is not None else self._input

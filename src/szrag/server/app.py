@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
-from szrag.errors import SzragError
+from szrag.errors import DamagedIndexError, SzragError
 from szrag.host import Host
 from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
@@ -166,6 +166,13 @@ def _envelope(status: int, code: str, message: str, headers: dict[str, str] | No
     )
 
 
+def _heal(request: Request, error: Exception) -> None:
+    """Rebuild the server's damaged index in the background (once at a time)."""
+    state = getattr(request.app.state, "szrag", None)
+    if state is not None:
+        state.service.heal_in_background(str(error))
+
+
 def _install_error_handlers(app: FastAPI, runtime: ProcessRuntime) -> None:
     async def api_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, ApiError)
@@ -188,9 +195,15 @@ def _install_error_handlers(app: FastAPI, runtime: ProcessRuntime) -> None:
     async def szrag_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, SzragError)
         status, code, message = error_status(error)
+        if code == DamagedIndexError.code:
+            _heal(request, error)
         return _envelope(status, code, message, None)
 
     async def unexpected(request: Request, error: Exception) -> Response:
+        status, code, message = error_status(error)
+        if code == DamagedIndexError.code:  # the request that finds the damage: a 503
+            _heal(request, error)
+            return _envelope(status, code, message, None)
         log.error("%s %s failed", request.method, request.url.path, exc_info=error)
         runtime.record_error(error, f"{request.method} {request.url.path}")
         return _envelope(500, "internal_error", "the server failed; the error is in its log", None)

@@ -28,7 +28,7 @@ from szrag.commands import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.conversations import Conversation, Feedback
-from szrag.errors import SzragError
+from szrag.errors import DamagedIndexError, SzragError
 from szrag.feedback import give_feedback
 from szrag.host import Host
 from szrag.index import Index
@@ -50,9 +50,13 @@ OnToken = Callable[[str, int], Awaitable[None] | None]
 
 def error_status(error: BaseException) -> tuple[int, str, str]:
     """The HTTP status, code and message that describe a failure to answer: each szrag
-    error's own ``http_status`` and ``code``; anything else is an internal error."""
+    error's own ``http_status`` and ``code``, a damaged index's 503 ``index_damaged``
+    whatever raised it; anything else is an internal error."""
     if isinstance(error, ApiError):
         return error.status, error.code, error.message
+    if not isinstance(error, DamagedIndexError) and is_damage(error):
+        # found damaged by a read that did not say so: the index is rebuilt, not the server
+        return 503, DamagedIndexError.code, "the index is damaged and is being rebuilt"
     if isinstance(error, SzragError):
         return error.http_status, error.code, error.message
     return 500, "internal_error", "the server failed to answer; the error is in its log"
@@ -68,6 +72,7 @@ class AskService:
         self.host = host
         self.http_client = http_client
         self._background: set[asyncio.Task[None]] = set()
+        self._healing: asyncio.Task[None] | None = None
 
     @property
     def root(self) -> Path:
@@ -180,8 +185,11 @@ class AskService:
                 self.heal_in_background(error.message)
             raise
         except Exception as error:
-            if is_damage(error):
+            if is_damage(error):  # a 503 that says so, not a 500, while it is rebuilt
                 self.heal_in_background(str(error))
+                raise DamagedIndexError(
+                    f"the index is damaged and is being rebuilt ({error})"
+                ) from error
             log.error("answering failed", exc_info=error)
             self.runtime.record_error(error, "ask")
             raise
@@ -197,6 +205,8 @@ class AskService:
         heal = getattr(index, "heal", None)
         if not callable(heal) or not callable(mark):
             return
+        if self._healing is not None and not self._healing.done():
+            return  # the request that found it and its error handler both ask
         mark(reason)
         log.warning("the index is damaged (%s); rebuilding it in the background", reason)
 
@@ -207,6 +217,7 @@ class AskService:
                 log.error("rebuilding the damaged index failed: %s", error)
 
         task = asyncio.get_running_loop().create_task(run())
+        self._healing = task
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

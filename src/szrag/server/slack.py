@@ -38,9 +38,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import hashlib
+import hmac
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -205,20 +208,29 @@ class SlackFace:
     # HTTP and Socket Mode -------------------------------------------------------------
 
     async def handle(self, request: Request) -> Response:
-        """Dispatch one HTTP request from Slack (Bolt verifies its signature and age).
+        """Dispatch one HTTP request from Slack (Bolt verifies its signature and age again).
 
-        The body is capped like an ask's before it is read, and a request whose timestamp is
-        no number is refused before Bolt sees it."""
-        stamp = request.headers.get("x-slack-request-timestamp", "")
-        if not stamp.strip().isdigit():
-            raise ApiError(401, "invalid_signature", "the Slack request timestamp is missing")
+        The body is capped like an ask's before it is read; its signature and timestamp are
+        verified before anything parses it (401), and a signed body that does not parse as
+        Slack's JSON or form is refused (400), never a 500."""
         raw = await read_body(request, min(self.settings.max_body_bytes, MAX_SLACK_BODY_BYTES))
-        body = raw.decode("utf-8", errors="replace")
-        bolt_request = BoltRequest(
-            body=body,
-            query=request.url.query,
-            headers={key: value for key, value in request.headers.items()},
+        verify_slack_signature(
+            self.settings.slack_signing_secret or "",
+            request.headers.get("x-slack-request-timestamp", ""),
+            request.headers.get("x-slack-signature", ""),
+            raw,
         )
+        body = raw.decode("utf-8", errors="replace")
+        try:
+            bolt_request = BoltRequest(
+                body=body,
+                query=request.url.query,
+                headers={key: value for key, value in request.headers.items()},
+            )
+        except (ValueError, TypeError, AttributeError, KeyError) as error:
+            raise ApiError(400, "invalid_body", "the Slack request body does not parse") from error
+        if not isinstance(bolt_request.body, dict):
+            raise ApiError(400, "invalid_body", "the Slack request body is not an object")
         # dispatch blocks until the listener has acknowledged: keep it off the event loop.
         bolt_response = await anyio.to_thread.run_sync(self.app.dispatch, bolt_request)
         return Response(
@@ -618,6 +630,29 @@ class SlackFace:
             call(*arguments, **keywords)
         except SlackApiFailed as error:
             log.warning("%s", error.message)
+
+
+SLACK_REQUEST_MAX_AGE_SECONDS = 300  # Slack's own rule against replays
+MAX_TIMESTAMP_DIGITS = 12
+
+
+def verify_slack_signature(secret: str, stamp: str, signature: str, body: bytes) -> None:
+    """Raise a 401 ApiError unless ``signature`` is Slack's ``v0`` HMAC of the raw ``body``
+    under ``secret``, with a timestamp of ASCII digits within five minutes of now."""
+    stamp = stamp.strip()
+    # isdigit() alone takes superscripts, which int() refuses; 309 digits overflow a float
+    if not (stamp.isascii() and stamp.isdigit() and len(stamp) <= MAX_TIMESTAMP_DIGITS):
+        raise ApiError(401, "invalid_signature", "the Slack request timestamp is missing or bad")
+    if abs(time.time() - int(stamp)) > SLACK_REQUEST_MAX_AGE_SECONDS:
+        raise ApiError(401, "invalid_signature", "the Slack request is too old")
+    expected = (
+        "v0="
+        + hmac.new(
+            secret.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256
+        ).hexdigest()
+    )
+    if not secret or not hmac.compare_digest(expected.encode(), signature.strip().encode()):
+        raise ApiError(401, "invalid_signature", "the Slack request signature is wrong")
 
 
 def _too_fast(retry_after: str) -> str:
