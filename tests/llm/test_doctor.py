@@ -16,6 +16,7 @@ from szrag.llm.testing import (
     completion,
     free_port,
     json_reply,
+    serve,
     text_reply,
     tool_reply,
 )
@@ -57,6 +58,21 @@ async def test_an_unreachable_provider_says_what_to_change(settings: Settings) -
     assert not verdict(checks)
     assert "AI_URL" in (checks[-1].hint or "")
     assert "FAIL  reachable:" in format_checks(checks)
+
+
+async def test_a_server_that_dies_on_the_first_completion_is_not_blamed_on_the_url(
+    settings: Settings,
+) -> None:
+    dying = ScriptedProvider()
+    with serve(dying) as base_url:
+        dying.script(MODELS, Reply(chunks=(), crash=True))
+        checks = await check_provider(dataclasses.replace(settings, ai_url=base_url))
+
+    completion_check = checks[-1]
+    assert (completion_check.name, completion_check.status) == ("completion", FAIL)
+    assert "closed the connection" in completion_check.detail
+    assert "AI_URL" not in (completion_check.hint or "")
+    assert "log" in (completion_check.hint or "")
 
 
 async def test_a_rejected_key_and_an_unlisted_model(

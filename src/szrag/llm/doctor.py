@@ -218,6 +218,8 @@ async def _check_tools(chat: ChatClient) -> Check:
 
 def _hint_for(error: ProviderError) -> str | None:
     code = getattr(error, "code", "")
+    if getattr(error, "dropped", False):  # it took the request: the URL is right
+        return "the server took the request and hung up: its log says why (a crash? memory?)"
     return {
         "auth": "the provider rejected AI_API_KEY",
         "not_found": "check AI_URL (it usually ends in /v1) and AI_MODEL",
