@@ -126,6 +126,11 @@ class ChatClient:
         """The chat-completions URL requests go to."""
         return self.settings.endpoint
 
+    @property
+    def streams_tool_rounds(self) -> bool:
+        """False once this endpoint and model were found unable to stream a request with tools."""
+        return (self.endpoint, self.settings.ai_model) not in _UNSTREAMED_TOOLS
+
     async def complete(
         self,
         messages: Sequence[Message],
