@@ -5,7 +5,10 @@ into the history, every call runs through the executor (calls of one round concu
 kept in call order) and each result is appended as a ``tool`` message that starts with
 ``LIVE API DATA (current runtime evidence)``. A call identical to one made earlier in the same
 run (same tool, same arguments) is not run again: it is answered with the first call's result,
-marked as a repeat (small models call ``getStatus`` three times although told not to). After :data:`MAX_TOOL_ROUNDS` rounds of tool calls,
+marked as a repeat (small models call ``getStatus`` three times although told not to). A round
+of nothing but repeats ends the tool rounds early: the model has been given all the tools can
+give it, or cannot see tool results at all (some chat templates drop ``tool`` messages), and the
+limit prompt asks it for the final answer at once. After :data:`MAX_TOOL_ROUNDS` rounds of tool calls,
 the TOOL-CALL-LIMIT prompt is appended as a system message and one last request is sent without
 tools. If no request produced answer text, :func:`build_ai_fallback` writes an answer from the
 intermediate text and the tool results.
@@ -269,18 +272,28 @@ class ToolLoop:
         limit_reached = False
         answer = ""
         finish_reason: str | None = None
+        repeating = False  # the last round held nothing but repeats
         while True:
             self.requests += 1
             number = self.requests
-            offer = bool(self.tools) and tool_rounds < self.max_rounds
+            offer = bool(self.tools) and tool_rounds < self.max_rounds and not repeating
             if self.tools and not offer:
                 limit_reached = True
                 history.append({"role": "system", "content": self.limit_prompt})
+                reason = (
+                    "The model only repeated calls already answered"
+                    if repeating
+                    else f"Tool-call limit of {self.max_rounds} rounds reached"
+                )
                 await self.recorder.record(
                     "ai",
                     COMPLETED,
-                    f"Tool-call limit of {self.max_rounds} rounds reached; asking for a final answer",
-                    metadata={"round": number, "maxToolRounds": self.max_rounds},
+                    f"{reason}; asking for a final answer",
+                    metadata={
+                        "round": number,
+                        "maxToolRounds": self.max_rounds,
+                        "repeating": repeating,
+                    },
                 )
             try:
                 reply = await self._request(history, number, offer)
@@ -306,9 +319,11 @@ class ToolLoop:
                     metadata={"round": number, "kind": "intermediate", "text": reply.text},
                 )
             history.append(assistant_message(reply))
-            for outcome in await self._run_tools(reply.tool_calls, number, outcomes):
+            answered = await self._run_tools(reply.tool_calls, number, outcomes)
+            for outcome in answered:
                 history.append(tool_message(outcome.call, outcome.text))
                 outcomes.append(outcome)
+            repeating = all(outcome.repeat_of is not None for outcome in answered)
         fallback = not answer
         if fallback:
             answer = build_ai_fallback(intermediate, outcomes)
