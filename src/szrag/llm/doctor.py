@@ -20,7 +20,7 @@ import httpx
 
 from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
-from szrag.llm.errors import StreamCutError, error_detail
+from szrag.llm.errors import StreamCutError, context_overflow, error_detail
 from szrag.llm.stream import read_events
 from szrag.settings import CHAT_COMPLETIONS_PATH, Settings
 
@@ -255,12 +255,19 @@ def _hint_for(error: ProviderError) -> str | None:
     code = getattr(error, "code", "")
     if getattr(error, "dropped", False):  # it took the request: the URL is right
         return "the server took the request and hung up: its log says why (a crash? memory?)"
+    overflow = context_overflow(error)
+    if overflow is not None:
+        reported = f" (the provider reported {overflow.window})" if overflow.window else ""
+        return (
+            "the model's context window is too small even for a one-line request: start the"
+            f" server with a larger one{reported}, and set SZRAG_CONTEXT_WINDOW to it"
+        )
     return {
         "auth": "the provider rejected AI_API_KEY",
         "not_found": "check AI_URL (it usually ends in /v1) and AI_MODEL",
         "connection": "is the server running and AI_URL right?",
         "timeout": "the model is slow or stuck: raise SZRAG_AI_READ_TIMEOUT or try a smaller model",
-        "bad_request": "the provider refused the request: its message says why",
+        "bad_request": "the provider refused the request as invalid: its message names what",
     }.get(str(code))
 
 
