@@ -28,7 +28,7 @@ from szrag.commands import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.conversations import Conversation, Feedback
-from szrag.errors import SzragError
+from szrag.errors import DamagedIndexError, SzragError
 from szrag.feedback import give_feedback
 from szrag.host import Host
 from szrag.index import Index
@@ -180,10 +180,13 @@ class AskService:
                 self.heal_in_background(error.message)
             raise
         except Exception as error:
-            if is_damage(error):
-                self.heal_in_background(str(error))
-            log.error("answering failed", exc_info=error)
             self.runtime.record_error(error, "ask")
+            if is_damage(error):  # the rebuild reports it, once; no traceback as well
+                self.heal_in_background(str(error))
+                raise DamagedIndexError(
+                    f"the index is damaged and is being rebuilt ({error}); ask again shortly"
+                ) from error
+            log.error("answering failed", exc_info=error)
             raise
         if result.error is not None:
             log.warning("the model failed: %s", result.error.message)
@@ -197,14 +200,15 @@ class AskService:
         heal = getattr(index, "heal", None)
         if not callable(heal) or not callable(mark):
             return
+        if getattr(index, "health", "ok") == "rebuilding":  # every question sees it meanwhile
+            return
         mark(reason)
-        log.warning("the index is damaged (%s); rebuilding it in the background", reason)
 
         async def run() -> None:
-            try:
+            try:  # the rebuild's own warning says what was damaged and where it went
                 await asyncio.to_thread(heal, reason)
             except Exception as error:
-                log.error("rebuilding the damaged index failed: %s", error)
+                log.error("the index is damaged (%s) and rebuilding it failed: %s", reason, error)
 
         task = asyncio.get_running_loop().create_task(run())
         self._background.add(task)
