@@ -15,7 +15,7 @@ from typing import Any
 from szrag.errors import IndexStoreError, QuestionError
 from szrag.index import Index, load_index
 from szrag.rank import Query, ranker_named
-from szrag.redact import redact
+from szrag.redact import redact, redact_for_display
 from szrag.text import path_tokens, tokens
 
 DEFAULT_LIMIT = 8
@@ -61,6 +61,11 @@ class Source:
     def redacted(self) -> Source:
         """This source with the secrets in its text replaced, as callers and the model see it."""
         return replace(self, text=redact(self.text, path=self.path))
+
+    def shown_locally(self) -> Source:
+        """The source as a person at their own terminal sees it: redacted, but a test file's
+        low-entropy fixture values shown, marked (``redact.redact_for_display``)."""
+        return replace(self, text=redact_for_display(self.text, path=self.path))
 
 
 @dataclass(frozen=True, slots=True)
