@@ -661,6 +661,29 @@ def test_the_smaller_budget_follows_the_providers_own_figures() -> None:
     assert smaller_budget(ProviderError("invalid api key"), packed, counted=7100) is None
 
 
+def test_a_refusal_as_too_long_is_read_and_answered_with_the_window_to_set() -> None:
+    from szrag.answer import window_advice
+    from szrag.errors import ProviderError
+    from szrag.llm.errors import Overflow, context_overflow
+
+    openai = ProviderError(
+        "This model's maximum context length is 8192 tokens. However, you requested 10858"
+        " tokens (10602 in the messages, 256 in the completion)."
+    )
+    llama_cpp_python = ProviderError("Requested tokens (9001) exceed context window of 8192")
+    vague = ProviderError("the request exceeds the available context size")
+    assert context_overflow(openai) == Overflow(8192, 10602, 256)
+    assert context_overflow(llama_cpp_python) == Overflow(8192, 9001, 0)
+    assert context_overflow(vague) == Overflow()
+    assert context_overflow(ProviderError("invalid api key")) is None
+
+    advice = window_advice(Overflow(8192, 10602, 256), counted=7100)
+    # the provider counts 1.49 of its tokens per token of szrag's: 8192 / 1.49, in 64s
+    assert "SZRAG_CONTEXT_WINDOW=5440" in advice and "window of 8192 tokens" in advice
+    assert "SZRAG_CONTEXT_WINDOW=8192" in window_advice(Overflow(8192, 6000), counted=7100)
+    assert "SZRAG_CONTEXT_WINDOW to the model's context size" in window_advice(Overflow(), 7100)
+
+
 async def test_results_are_typed_records_that_say_how_they_were_made(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:

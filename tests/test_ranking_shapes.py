@@ -106,6 +106,27 @@ def test_licences_and_community_files_give_way_to_the_code(tmp_path: Path) -> No
     assert paths(root, "what licence lets us distribute the software?")[0] == "LICENSE.txt"
 
 
+def test_community_files_answer_only_questions_about_themselves(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "LICENSE.md": "This license is a service to the community; the software is provided as is."
+            " No warranty of any service. " * 30,
+            "CODE_OF_CONDUCT.md": "# Code of conduct\n\nWe pledge to keep a healthy, welcoming"
+            " community for every member of the service.\n" * 10,
+            "copying.py": "def copy_service_state(service):\n    return dict(service.state)\n",
+            "src/health.js": "// is the service healthy? the health check answers\n"
+            "function healthCheck(service) {\n  return { healthy: service.up };\n}\n",
+        },
+    )
+    found = paths(root, "is the service healthy?")
+    assert found and found[0] == "src/health.js"
+    assert "LICENSE.md" not in found and "CODE_OF_CONDUCT.md" not in found
+    assert "copying.py" in paths(root, "copy the service state")  # code, whatever its name
+    assert paths(root, "under which license is the software provided?")[0] == "LICENSE.md"
+    assert paths(root, "what does the code of conduct pledge?")[0] == "CODE_OF_CONDUCT.md"
+
+
 def test_a_large_file_ranks_by_everything_it_holds(tmp_path: Path) -> None:
     padding = "".join(f"def step_{n}():\n    return {n}\n\n" for n in range(40))
     large = (

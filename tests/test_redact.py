@@ -452,3 +452,39 @@ def test_skipping_rules_changes_nothing(path: str | None) -> None:
         expected = _every_rule_run(text, path)
         assert (redaction.text, redaction.count, redaction.kinds) == expected, text[:80]
     assert redact_text(SKIP_SAMPLES[0]).count == 1 and redact_text(SKIP_SAMPLES[1]).count == 1
+
+
+def test_a_test_files_fixture_values_are_shown_marked_at_the_terminal_only() -> None:
+    from szrag.redact import redact_for_display
+
+    fixture = (
+        'password = "password123"\n'
+        'api_token = "Xq7pL2mN9vR4tK8sW3yZ6bC1"\n'  # generated-looking: still a secret
+        "key = 'ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'\n"  # a format: always a secret
+    )
+    shown = redact_for_display(fixture, path="tests/test_auth.py")
+    assert 'password = "[TEST VALUE:password123]"' in shown
+    assert "Xq7pL2mN9vR4tK8sW3yZ6bC1" not in shown and "ghp_" not in shown
+    assert shown.count("[REDACTED:") == 2
+    # the application's own code, and whatever goes to a model or a log: redacted
+    assert "password123" not in redact_for_display(fixture, path="app/auth.py")
+    assert "password123" not in redact(fixture, path="tests/test_auth.py")
+
+
+def test_retrieve_shows_test_values_at_the_terminal_and_redacts_json(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_login.py").write_text(
+        'def test_login(client):\n    password = "password123"\n    assert client.login(password)\n'
+    )
+    (tmp_path / "README.md").write_text("# Login\n")
+    root = ["--root", str(tmp_path)]
+    text = CliRunner().invoke(main, ["retrieve", "--text", *root, "test", "login", "password"])
+    as_json = CliRunner().invoke(main, ["retrieve", "--json", *root, "test", "login", "password"])
+
+    assert text.exit_code == 0 and as_json.exit_code == 0, text.output + as_json.output
+    assert "[TEST VALUE:password123]" in text.stdout
+    assert "password123" not in as_json.stdout and "[REDACTED:secret_value]" in as_json.stdout

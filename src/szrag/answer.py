@@ -41,7 +41,6 @@ import functools
 import json
 import logging
 import os
-import re
 import time
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -76,7 +75,7 @@ from szrag.context import (
     build_codebase_context,
     pack_repository_context,
 )
-from szrag.context.plan import ContextPlan
+from szrag.context.plan import WINDOW_SETTING, ContextPlan
 from szrag.conversations import (
     History,
     ShownSource,
@@ -89,7 +88,7 @@ from szrag.errors import CommandError, ConversationError, ProviderError, SzragEr
 from szrag.host import Host
 from szrag.index import Index
 from szrag.llm.client import ChatClient
-from szrag.llm.errors import provider_code
+from szrag.llm.errors import Overflow, context_overflow, provider_code
 from szrag.llm.loop import OnToken, ToolExecutor, ToolLoop
 from szrag.llm.prompts import (
     SYSTEM_PROMPT,
@@ -953,14 +952,6 @@ class Found:
         )
 
 
-_WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
-_SENT = re.compile(r"(\d+) in the messages(?:, (\d+) in the completion)?", re.IGNORECASE)
-_OVERFLOW = re.compile(
-    r"context length|context window|context size|maximum context|too many tokens|too long",
-    re.IGNORECASE,
-)
-
-
 def smaller_budget(error: ProviderError, packed: PackedContext, counted: int) -> int | None:
     """A context budget that should fit after the provider refused the request as too long,
     or None when the refusal is not about length or there is no context to give up.
@@ -969,16 +960,35 @@ def smaller_budget(error: ProviderError, packed: PackedContext, counted: int) ->
     Python server do: "maximum context length is W ... (M in the messages, C in the
     completion)"): its tokenizer may count a third more than ours, so the overshoot is
     converted at the ratio it implies. Otherwise half of the context goes."""
-    if not _OVERFLOW.search(error.message) or packed.tokens <= 0:
+    overflow = context_overflow(error)
+    if overflow is None or packed.tokens <= 0:
         return None
-    window, sent = _WINDOW.search(error.message), _SENT.search(error.message)
-    if window is None or sent is None or counted <= 0:
+    if overflow.window is None or overflow.prompt is None or counted <= 0:
         return packed.tokens // 2
-    ratio = int(sent.group(1)) / counted  # the provider's tokens per token of ours
-    completion = int(sent.group(2) or 0)
-    allowed = (int(window.group(1)) - completion) / ratio * 0.95
+    ratio = overflow.prompt / counted  # the provider's tokens per token of ours
+    allowed = (overflow.window - overflow.completion) / ratio * 0.95
     return max(
         0, min(packed.tokens // 2 + packed.tokens // 4, int(packed.tokens - (counted - allowed)))
+    )
+
+
+def window_advice(overflow: Overflow, counted: int) -> str:
+    """What to change after a refusal as too long: the window setting, with the value that
+    fits by the provider's own figures where it gave them."""
+    if overflow.window is None:
+        return (
+            "the request is longer than the model's context window: set"
+            f" {WINDOW_SETTING} to the model's context size so that szrag packs less context"
+        )
+    ratio = overflow.prompt / counted if overflow.prompt and counted > 0 else 1.0
+    # the setting is counted in szrag's tokens; the provider's may be more of them
+    fits = int(overflow.window / max(1.0, ratio)) // 64 * 64
+    reported = f"the provider reported a window of {overflow.window} tokens"
+    if overflow.prompt:
+        reported += f" and counted {overflow.prompt} in the messages"
+    return (
+        f"the request is longer than the model's context window ({reported}): set"
+        f" {WINDOW_SETTING}={fits} so that szrag packs the request to fit"
     )
 
 
@@ -1089,7 +1099,13 @@ async def _answer_with_model(
         await recorder.record(
             "ai", FAILED, f"The model request failed: {error.message}", metadata={"code": code}
         )
-        intro = f"The model could not answer: {error.message}."
+        overflow = context_overflow(error) if not error.partial_text else None
+        said = (
+            window_advice(overflow, _counted(messages, adapter, plan))
+            if overflow is not None
+            else error.message
+        )
+        intro = f"The model could not answer: {said.rstrip('.')}."
         answer = local_answer(intro, evidence, found.command, question)
         if error.partial_text.strip():  # what the model had said is kept, marked as cut
             answer = f"{error.partial_text.rstrip()}\n\n[{CUT_MARK}: {error.message}]\n\n{answer}"
@@ -1099,7 +1115,7 @@ async def _answer_with_model(
             recorder,
             response_rounds=loop.requests,
             usage=loop.usage,
-            error=ModelFailure(code, error.message),
+            error=ModelFailure(code, said),
             running_commit=evidence.commit,
         )
     answer = result.answer

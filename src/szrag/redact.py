@@ -22,6 +22,11 @@ Two families of rules run in order:
 
 The rules aim at precision: a false positive hides code from the model, a false negative
 leaks a credential, and both are tested.
+
+:func:`redact_for_display` is for a person at their own terminal: in a test file, a
+low-entropy literal assigned to a secret-named key (a fixture's ``password123``) is shown,
+marked ``[TEST VALUE:password123]``; every other rule is as :func:`redact`'s. Whatever goes to
+a model, an answer that is kept or a log is redacted with :func:`redact`.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from szrag.memo import TextMemo
+from szrag.text import is_test_path
 
 MARKER = "[REDACTED:{kind}]"
 _MARKER_PREFIX = "[REDACTED:"
@@ -474,18 +480,29 @@ def _folded(text: str) -> str:
     return lowered
 
 
-def _apply(rule: _Rule, text: str, found: list[str]) -> str:
+Shown = Callable[[str], bool]
+"""Which secret values an assignment rule shows, marked, instead of redacting them."""
+
+TEST_VALUE = "[TEST VALUE:{value}]"
+MAX_TEST_VALUE_CHARS = 32
+
+
+def _apply(rule: _Rule, text: str, found: list[str], shown: Shown | None = None) -> str:
     def replace(match: re.Match[str]) -> str:
         whole = match.group()
         has_group = "secret" in rule.pattern.groupindex
         secret = match.group("secret") if has_group else whole
         if secret.startswith(_MARKER_PREFIX) or (rule.keep is not None and not rule.keep(match)):
             return whole  # already redacted, or not a secret after all
-        found.append(rule.kind)
         if not has_group:
+            found.append(rule.kind)
             return marker(rule.kind)
         start, end = match.span("secret")
         offset = match.start()
+        if shown is not None and rule.kind == "secret_value" and shown(secret):
+            value = TEST_VALUE.format(value=secret)
+            return whole[: start - offset] + value + whole[end - offset :]
+        found.append(rule.kind)
         return whole[: start - offset] + marker(rule.kind) + whole[end - offset :]
 
     return rule.pattern.sub(replace, text)
@@ -505,14 +522,20 @@ def _secret_lines(text: str, lowered: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _apply_on_lines(rule: _Rule, text: str, lines: list[tuple[int, int]], found: list[str]) -> str:
+def _apply_on_lines(
+    rule: _Rule,
+    text: str,
+    lines: list[tuple[int, int]],
+    found: list[str],
+    shown: Shown | None = None,
+) -> str:
     """``_apply`` on the given lines of ``text`` alone: the same result for a rule that never
     matches across a line break and keeps only matches whose line holds a secret name."""
     pieces: list[str] = []
     taken = 0
     for start, end in lines:
         line = text[start:end]
-        redacted = _apply(rule, line, found)
+        redacted = _apply(rule, line, found, shown)
         if redacted is not line:
             pieces += [text[taken:start], redacted]
             taken = end
@@ -528,7 +551,7 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
     return _REMEMBERED(text, path)
 
 
-def _redact(text: str, path: str | None) -> Redaction:
+def _redact(text: str, path: str | None, shown: Shown | None = None) -> Redaction:
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
     found: list[str] = []
     lowered: str | None = None  # of the text as it is now (a marker may have changed it)
@@ -544,11 +567,11 @@ def _redact(text: str, path: str | None) -> Redaction:
                 continue
             if rule.by_line:
                 lines = _secret_lines(text, lowered) if lines is None else lines
-                redacted = _apply_on_lines(rule, text, lines, found)
+                redacted = _apply_on_lines(rule, text, lines, found, shown)
             else:
-                redacted = _apply(rule, text, found)
+                redacted = _apply(rule, text, found, shown)
         else:
-            redacted = _apply(rule, text, found)
+            redacted = _apply(rule, text, found, shown)
         if redacted is not text:
             text, lowered, lines = redacted, None, None
     lowered = _folded(text) if lowered is None else lowered
@@ -568,6 +591,20 @@ _REMEMBERED: TextMemo[Redaction] = TextMemo(
 def redact(text: str, *, path: str | None = None) -> str:
     """``text`` with every secret replaced by ``[REDACTED:kind]``."""
     return redact_text(text, path=path).text
+
+
+def is_test_value(value: str) -> bool:
+    """A literal a test would use as a password or token: short, not generated-looking."""
+    return len(value) <= MAX_TEST_VALUE_CHARS and not looks_random(value)
+
+
+def redact_for_display(text: str, *, path: str) -> str:
+    """``text`` as a person at their own terminal sees it: redacted as :func:`redact` does,
+    but in a test file a low-entropy value assigned to a secret-named key is shown, marked
+    ``[TEST VALUE:...]`` (never for a model, a kept answer or a log)."""
+    if not is_test_path(path):
+        return redact(text, path=path)
+    return _redact(text, path, is_test_value).text
 
 
 # Secrets written in prose and comments, and nested under a secret-named YAML key.

@@ -29,7 +29,7 @@ from szrag.rank.units import (
     units_of,
 )
 from szrag.rank.words import named_symbols
-from szrag.redact import redact
+from szrag.redact import redact, redact_for_display
 from szrag.text import SOURCE_TYPES, path_tokens, tokens
 
 DEFAULT_LIMIT = 8
@@ -75,6 +75,11 @@ class Source:
     def redacted(self) -> Source:
         """This source with the secrets in its text replaced, as callers and the model see it."""
         return replace(self, text=redact(self.text, path=self.path))
+
+    def shown_locally(self) -> Source:
+        """The source as a person at their own terminal sees it: redacted, but a test file's
+        low-entropy fixture values shown, marked (``redact.redact_for_display``)."""
+        return replace(self, text=redact_for_display(self.text, path=self.path))
 
 
 @dataclass(frozen=True, slots=True)

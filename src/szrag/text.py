@@ -163,6 +163,17 @@ SOURCE_TYPES = CODE_TYPES | frozenset(
 )
 
 
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
+)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question
+def is_test_path(path: str) -> bool:
+    """A test, spec or fixture file."""
+    return bool(TEST_PATH.search(path))
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A window of lines from one file (1-based, inclusive)."""

@@ -278,8 +278,7 @@ class IndexWatcher:
             heal = getattr(self.index, "heal", None)
             if not (callable(heal) and is_damage(error)):
                 raise
-            log.warning("the index is damaged (%s); setting it aside and rebuilding", error)
-            heal(str(error))
+            heal(str(error))  # which reports it, once
             report = self._refresher(self.index)
         if self._warmer is not None:
             try:

@@ -118,7 +118,36 @@ def test_ask_provider_failure_exits_non_zero_with_the_answer(
 
     assert code == 1
     assert "The model could not answer" in out
-    assert "model error (not_found)" in err and "model missing" in err
+    assert "model error (not_found)" in err
+    assert (out + err).count("model missing") == 1  # said once, in the answer
+    assert "usage:" not in out  # the request failed: no usage line
+
+
+def test_a_context_length_refusal_names_the_window_setting_once(
+    retrieval_repo: Path, provider: ScriptedProvider
+) -> None:
+    refusal = {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens. However, you"
+            " requested 10858 tokens (10602 in the messages, 256 in the completion).",
+            "code": "context_length_exceeded",
+        }
+    }
+    # refused, repacked and asked again, refused again
+    provider.script(json_reply(refusal, status=400), json_reply(refusal, status=400))
+
+    code, out, err = run("ask", QUESTION, "--root", str(retrieval_repo), "--no-tools")
+
+    assert code == 1
+    assert len(provider.requests) == 2
+    everything = out + err
+    assert everything.count("SZRAG_CONTEXT_WINDOW=") == 1
+    assert "window of 8192 tokens" in out
+    suggested = int(out.split("SZRAG_CONTEXT_WINDOW=")[1].split()[0])
+    assert 0 < suggested < 8192  # the provider counts more tokens than szrag: below its window
+    assert "maximum context length" not in everything  # the fix, not the provider's prose
+    assert "usage:" not in out
+    assert "model error (bad_request)" in err
 
 
 def test_ask_rejects_an_empty_question(retrieval_repo: Path) -> None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -73,3 +75,20 @@ def test_errors_go_to_stderr_without_traceback(retrieval_repo: Path, tmp_path: P
     assert code == 2 and "unknown profile 'nope'" in err
     code, _, err = run("index", "--root", str(tmp_path / "missing"))
     assert code != 0 and "does not exist" in err
+
+
+def test_a_damaged_index_is_reported_once_by_every_command(retrieval_repo: Path) -> None:
+    # the log record and the report's warning are one event: said once on stderr
+    szrag = [sys.executable, "-m", "szrag"]
+    subprocess.run([*szrag, "index", "--root", str(retrieval_repo)], check=True)
+    for command in (["index"], ["retrieve", "webhook"], ["ask", "--no-ai", "webhook"]):
+        store.index_path(retrieval_repo).write_bytes(b"garbage, not SQLite " * 500)
+        done = subprocess.run(
+            [*szrag, *command, "--root", str(retrieval_repo)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        said = [line for line in done.stderr.splitlines() if "index.db.corrupt-" in line]
+        assert len(said) == 1, (command, done.stderr)
+        assert said[0].startswith("warning: "), said

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -31,3 +34,26 @@ def test_a_file_name_with_escape_sequences_reaches_the_terminal_escaped(tmp_path
         assert "\x1b" not in result.output and "\x07" not in result.output
     shown = CliRunner().invoke(main, ["retrieve", "--root", str(tmp_path), "wombat", "burrow"])
     assert "notes\\x1b]0;owned\\x07\\x1b[2J.md" in shown.output
+
+
+def test_piped_output_stays_proportionate_and_keeps_long_lines_whole(tmp_path: Path) -> None:
+    # `szrag debug Q | wc -c`: no terminal says how wide a separator line may be
+    long_line = "const deployTargets = [" + ", ".join(f'"target-{n}"' for n in range(40)) + "];"
+    (tmp_path / "deploy.js").write_text(f"// deploy webhook\n{long_line}\n")
+    (tmp_path / "README.md").write_text("# Deploys\nThe deploy webhook runs the deploy.\n")
+    environment = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    szrag = [sys.executable, "-m", "szrag"]
+    subprocess.run([*szrag, "index", "--root", str(tmp_path)], check=True, env=environment)
+
+    for command in ("debug", "retrieve --text"):
+        done = subprocess.run(
+            [*szrag, *command.split(), "--root", str(tmp_path), "deploy", "webhook"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            check=True,
+        )
+        assert len(done.stdout) < 20_000, command  # not megabytes of separator
+        rules = [line for line in done.stdout.splitlines() if line.startswith("──")]
+        assert rules and all(len(line) == 80 for line in rules), command
+        assert long_line in done.stdout, command  # nothing wrapped or cut

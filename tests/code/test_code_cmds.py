@@ -104,3 +104,29 @@ def test_errors_go_to_stderr_with_an_exit_code(app_root: Path) -> None:
     assert code == 2 and "question is empty" in err
     code, _out, err = run("env", "", "--root", str(app_root))
     assert code == 2 and "no variable name" in err
+
+
+def test_routes_list_the_application_before_its_tests(tmp_path: Path) -> None:
+    # gin's own tests register routes of their own, and "api/..._test.go" sorts first
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "handlers.test.js").write_text(
+        "const app = require('express')();\napp.get('/ping', (req, res) => res.send('x'));\n"
+    )
+    (tmp_path / "server.js").write_text(
+        "const app = require('express')();\n"
+        "app.get('/ping', (req, res) => res.send('pong'));\n"
+        "app.post('/items', (req, res) => res.send('ok'));\n"
+    )
+
+    code, out, err = run("routes", "--root", str(tmp_path), "--json")
+    assert code == 0, err
+    assert [route["path"] for route in json.loads(out)] == [
+        "server.js",
+        "server.js",
+        "api/handlers.test.js",
+    ]
+    code, out, err = run("routes", "ping", "--root", str(tmp_path), "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found[0]["score"] == found[1]["score"]  # an equal match: the application first
+    assert [route["path"] for route in found[:2]] == ["server.js", "api/handlers.test.js"]

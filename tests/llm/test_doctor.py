@@ -16,6 +16,7 @@ from szrag.llm.testing import (
     completion,
     free_port,
     json_reply,
+    serve,
     text_reply,
     tool_reply,
 )
@@ -39,6 +40,7 @@ async def test_a_working_provider_passes_every_check(
         ("completion", OK),
         ("streaming", OK),
         ("tool calls", OK),
+        ("tool streaming", OK),
     ]
     assert verdict(checks)
     assert provider.requests[0].method == "GET" and provider.requests[0].path == "/v1/models"
@@ -59,6 +61,21 @@ async def test_an_unreachable_provider_says_what_to_change(settings: Settings) -
     assert "FAIL  reachable:" in format_checks(checks)
 
 
+async def test_a_server_that_dies_on_the_first_completion_is_not_blamed_on_the_url(
+    settings: Settings,
+) -> None:
+    dying = ScriptedProvider()
+    with serve(dying) as base_url:
+        dying.script(MODELS, Reply(chunks=(), crash=True))
+        checks = await check_provider(dataclasses.replace(settings, ai_url=base_url))
+
+    completion_check = checks[-1]
+    assert (completion_check.name, completion_check.status) == ("completion", FAIL)
+    assert "closed the connection" in completion_check.detail
+    assert "AI_URL" not in (completion_check.hint or "")
+    assert "log" in (completion_check.hint or "")
+
+
 async def test_a_rejected_key_and_an_unlisted_model(
     provider: ScriptedProvider, settings: Settings
 ) -> None:
@@ -72,6 +89,22 @@ async def test_a_rejected_key_and_an_unlisted_model(
     unlisted = await check_provider(dataclasses.replace(settings, ai_model="gpt-9"))
     listed = next(check for check in unlisted if check.name == "model listed")
     assert listed.status == WARN and "test-model" in listed.detail
+    # it answered to gpt-9 all the same: the server takes any name, as llama.cpp's does
+    assert "answers any model name" in listed.detail
+    assert "one of other, test-model" in listed.detail
+    assert verdict(unlisted)
+
+
+async def test_an_unlisted_model_the_server_refuses_keeps_the_plain_warning(
+    provider: ScriptedProvider, settings: Settings
+) -> None:
+    provider.script(MODELS, json_reply({"error": {"message": "model gpt-9 not found"}}, status=404))
+
+    checks = await check_provider(dataclasses.replace(settings, ai_model="gpt-9"))
+
+    listed = next(check for check in checks if check.name == "model listed")
+    assert listed.status == WARN and "answers any" not in listed.detail
+    assert checks[-1].name == "completion" and checks[-1].status == FAIL
 
 
 async def test_a_llama_cpp_server_is_reported_as_it_behaves(
@@ -90,6 +123,11 @@ async def test_a_llama_cpp_server_is_reported_as_it_behaves(
 
     assert checks["streaming"].status == WARN and "empty stream" in checks["streaming"].detail
     assert checks["tool calls"].status == OK  # asked unstreamed, as answering would
+    tool_streaming = checks["tool streaming"]
+    assert tool_streaming.status == WARN
+    assert "unstreamed" in tool_streaming.detail
+    assert "no text arrives until a round's whole reply is ready" in tool_streaming.detail
+    assert "SZRAG_AI_READ_TIMEOUT" in (tool_streaming.hint or "")
 
 
 def test_the_command_prints_json_and_fails_on_a_broken_configuration(

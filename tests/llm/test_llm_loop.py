@@ -197,7 +197,7 @@ async def test_three_tool_rounds_then_the_limit_prompt_and_a_final_request_witho
     provider.script(
         tool_reply(("getStatus", "{}"), text="Round one."),
         tool_reply(("getLogs", "{}")),
-        tool_reply(("getStatus", "{}")),
+        tool_reply(("getStatus", '{"verbose": true}')),
         text_reply("Final answer from gathered data."),
     )
     executor = Executor()
@@ -224,7 +224,7 @@ async def test_tool_calls_in_the_final_request_are_ignored(
     provider: ScriptedProvider, client: ChatClient
 ) -> None:
     provider.script(
-        *[tool_reply(("getStatus", "{}"))] * 3,
+        *[tool_reply(("getStatus", f'{{"page": {page}}}')) for page in range(3)],
         tool_reply(("getLogs", "{}"), text="Still want logs."),
     )
     executor = Executor()
@@ -234,6 +234,85 @@ async def test_tool_calls_in_the_final_request_are_ignored(
     assert len(executor.calls) == 3
     assert result.answer == "Still want logs."
     assert provider.remaining == 0
+
+
+async def test_an_identical_call_is_answered_from_the_first_result_without_running_again(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    # a small model asked for getStatus three times with the same arguments
+    provider.script(
+        tool_reply(("getStatus", '{"verbose": true, "section": "db"}')),
+        tool_reply(("getStatus", '{"section": "db", "verbose": true}'), ("getLogs", "{}")),
+        tool_reply(("getStatus", '{"verbose": true, "section": "db"}')),  # same, keys reordered
+        text_reply("Up."),
+    )
+    executor = Executor()
+    recorder = ActivityRecorder()
+
+    result = await make_loop(client, executor, recorder).run(MESSAGES)
+
+    assert executor.calls == [
+        ("getStatus", '{"verbose": true, "section": "db"}'),
+        ("getLogs", "{}"),
+    ]
+    final = provider.requests[3].json["messages"]
+    results = [m["content"] for m in final if m["role"] == "tool"]
+    assert len(results) == 4  # every call has its answer, in call order
+    first, second, logs, third = results
+    assert first == f'{LIVE_DATA_LABEL}\n{{"tool": "getStatus", "ok": true}}'
+    for repeat in (second, third):
+        assert repeat.startswith(f"{LIVE_DATA_LABEL}\n[repeat: getStatus was already called")
+        assert "not run again" in repeat and "in request 1" in repeat
+        assert repeat.endswith('{"tool": "getStatus", "ok": true}')
+    assert logs.endswith('{"tool": "getLogs", "ok": true}')
+    assert [outcome.repeat_of for outcome in result.outcomes] == [None, 1, None, 1]
+    repeats = [a for a in recorder.activities if a.metadata and "repeatOf" in a.metadata]
+    assert [(a.stage, a.metadata and a.metadata["round"]) for a in repeats] == [
+        ("tool", 2),
+        ("tool", 3),
+    ]
+    assert result.answer == "Up."
+
+
+async def test_a_round_of_nothing_but_repeats_asks_for_the_final_answer_at_once(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    # a model behind a chat template that drops `tool` messages never sees the result, and
+    # asks for it again: one more round could only repeat it once more
+    provider.script(
+        tool_reply(("getStatus", "{}")),
+        tool_reply(("getStatus", "{}")),
+        text_reply("From the repository alone: it should be up."),
+    )
+    executor = Executor()
+    recorder = ActivityRecorder()
+
+    result = await make_loop(client, executor, recorder).run(MESSAGES)
+
+    assert executor.calls == [("getStatus", "{}")]
+    assert len(provider.requests) == 3  # not four: no third tool round
+    final = provider.requests[2].json
+    assert "tools" not in final
+    assert final["messages"][-1] == {"role": "system", "content": LIMIT_PROMPT}
+    assert result.answer == "From the repository alone: it should be up."
+    assert (result.tool_rounds, result.limit_reached) == (2, True)
+    assert any("only repeated" in a.message for a in recorder.activities if a.stage == "ai")
+
+
+async def test_identical_calls_in_one_round_run_once(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    provider.script(tool_reply(("getLogs", '{"limit": 5}'), ("getLogs", '{"limit": 5}')))
+    provider.script(text_reply("Logs read."))
+    executor = Executor()
+
+    result = await make_loop(client, executor).run(MESSAGES)
+
+    assert executor.calls == [("getLogs", '{"limit": 5}')]
+    tool_messages = [m for m in provider.requests[1].json["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_getLogs_0", "call_getLogs_1"]
+    assert "[repeat: getLogs" in tool_messages[1]["content"]
+    assert [outcome.repeat_of for outcome in result.outcomes] == [None, 1]
 
 
 async def test_no_final_answer_gives_the_fallback(

@@ -15,6 +15,7 @@ import pytest
 
 from szrag.llm.client import ChatClient, forget_learned_behaviour
 from szrag.llm.errors import (
+    ProviderConnectionError,
     ProviderRequestError,
     ProviderServerError,
     ProviderTimeoutError,
@@ -28,6 +29,7 @@ from szrag.llm.testing import (
     chunk,
     completion,
     json_reply,
+    serve,
     sse_reply,
     text_reply,
     tool_reply,
@@ -95,6 +97,40 @@ async def test_an_empty_stream_is_asked_once_unstreamed_so_the_reason_arrives(
         await client.complete(MESSAGES)
 
     assert len(provider.requests) == 2
+
+
+async def test_a_server_that_dies_after_the_headers_is_said_to_have_closed_the_connection(
+    settings: Settings,
+) -> None:
+    # a model server killed while loading the prompt (out of memory): the headers went out,
+    # no event did, and the unstreamed retry finds nothing listening
+    dying = ScriptedProvider()
+    with serve(dying) as base_url:
+        dying.script(Reply(chunks=(), crash=True))
+        client = ChatClient(dataclasses.replace(settings, ai_url=base_url))
+
+        with pytest.raises(ProviderConnectionError) as caught:
+            await client.complete(MESSAGES, tools=TOOLS)
+
+    message = caught.value.message
+    assert "closed the connection" in message
+    assert "crashed or run out of memory" in message
+    assert "AI_URL" not in message  # the URL was right: it answered the first request
+    assert caught.value.dropped
+    assert len(dying.requests) == 1
+
+
+async def test_a_server_that_hangs_up_twice_after_the_headers_is_not_blamed_on_the_url(
+    provider: ScriptedProvider, client: ChatClient
+) -> None:
+    provider.script(Reply(chunks=(), cut=True), Reply(chunks=(), cut=True))
+
+    with pytest.raises(ProviderConnectionError) as caught:
+        await client.complete(MESSAGES)
+
+    assert "closed the connection" in caught.value.message
+    assert "AI_URL" not in caught.value.message
+    assert [request.json["stream"] for request in provider.requests] == [True, False]
 
 
 async def test_tool_turns_carry_empty_content_not_null() -> None:

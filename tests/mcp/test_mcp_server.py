@@ -38,16 +38,16 @@ CODE_TOOLS = {
     "find_environment_variable",
 }
 LIVE_TOOLS = {
-    "getStatus",
-    "getCommands",
-    "getReleaseInfo",
-    "runCommand",
-    "getLogs",
-    "getErrors",
-    "getMetrics",
-    "getRoutes",
+    "get_status",
+    "get_commands",
+    "get_release_info",
+    "run_command",
+    "get_logs",
+    "get_errors",
+    "get_metrics",
+    "get_routes",
 }
-# a log line of the running application with credentials in it, read by getLogs and getErrors
+# a log line of the running application with credentials in it, read by get_logs and get_errors
 LOG_LINE = (
     "2026-12-01T10:00:00Z ERROR payment failed for https://admin:FAKElogPassw0rd@db.internal/x"
     " api_key=FAKEloggedApiKey0123 with ghp_FAKEfake0123456789FAKEfake0123456789\n"
@@ -116,7 +116,7 @@ async def test_lists_code_and_live_tools_with_strict_schemas(repository: Path) -
         listed = (await client.list_tools()).tools
         assert client.server_info is not None and client.server_info.name == "szrag"
     names = {tool.name for tool in listed}
-    assert names == CODE_TOOLS | LIVE_TOOLS  # stdio: the person's own agent gets getErrors
+    assert names == CODE_TOOLS | LIVE_TOOLS  # stdio: the person's own agent gets get_errors
     for tool in listed:
         assert tool.description
         assert tool.input_schema["type"] == "object"
@@ -133,7 +133,7 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
         context = payload(
             await client.call_tool("get_context", {"question": "webhook signature", "budget": 2000})
         )
-        symbols = payload(await client.call_tool("find_symbols", {"query": "require_token"}))
+        symbols = payload(await client.call_tool("find_symbols", {"question": "require_token"}))
         calls = payload(await client.call_tool("find_references", {"name": "load_settings"}))
         routes = payload(await client.call_tool("find_routes", {"method": "DELETE"}))
         deps = payload(await client.call_tool("get_dependencies", {"path": "app/main.py"}))
@@ -141,9 +141,9 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
         env = payload(await client.call_tool("find_environment_variable", {"name": "database_url"}))
         live = {
             name: payload(await client.call_tool(name, {}))
-            for name in sorted(LIVE_TOOLS - {"runCommand"})
+            for name in sorted(LIVE_TOOLS - {"run_command"})
         }
-        ping = payload(await client.call_tool("runCommand", {"commandId": "ping"}))
+        ping = payload(await client.call_tool("run_command", {"commandId": "ping"}))
     assert search["sources"] and all(
         {"path", "start", "end", "text", "score"} <= set(source) for source in search["sources"]
     )
@@ -165,12 +165,12 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
     assert "app/routers/items.py" in deps["dependencies"]
     assert "app/main.py" in dependants["dependants"] or dependants["dependants"]
     assert {reference["path"] for reference in env["references"]} == {"app/settings.py"}
-    assert live["getStatus"]["service"] == "szrag"
-    assert any(route["route"] == "/items/{item_id}" for route in live["getRoutes"]["routes"])
-    assert live["getLogs"]["entries"], live["getLogs"]
-    assert "ping" in live["getCommands"]["commands"]
+    assert live["get_status"]["service"] == "szrag"
+    assert any(route["route"] == "/items/{item_id}" for route in live["get_routes"]["routes"])
+    assert live["get_logs"]["entries"], live["get_logs"]
+    assert "ping" in live["get_commands"]["commands"]
     assert "pong" in json.dumps(ping).lower()
-    every_key = set(keys_of([search, context, symbols, calls, routes, deps, env, live]))
+    every_key = set(keys_of([search, context, symbols, calls, routes, deps, env, *live.values()]))
     assert not {key for key in every_key if "_" in key and not key.startswith("_")} - {
         # mapping keys that are data, not field names
         key
@@ -182,9 +182,9 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
 async def test_bad_arguments_are_errors_the_model_can_correct(repository: Path) -> None:
     async with stdio_session(repository) as client:
         wrong_type = await client.call_tool("search_code", {"question": 3})
-        extra = await client.call_tool("find_symbols", {"query": "x", "colour": "red"})
+        extra = await client.call_tool("find_symbols", {"question": "x", "colour": "red"})
         unindexed = await client.call_tool("get_dependencies", {"path": "main.py"})
-        bad_live = await client.call_tool("getLogs", {"limit": "ten"})
+        bad_live = await client.call_tool("get_logs", {"limit": "ten"})
         with pytest.raises(MCPError, match="unknown tool"):
             await client.call_tool("drop_tables", {})
     assert wrong_type.is_error
@@ -197,9 +197,11 @@ async def test_bad_arguments_are_errors_the_model_can_correct(repository: Path) 
 
 async def test_commands_follow_the_allowlist_and_never_ask(repository: Path) -> None:
     async with stdio_session(repository) as client:
-        hashed = await client.call_tool("runCommand", {"commandId": "hash", "text": "sha256 hello"})
-        asked = await client.call_tool("runCommand", {"commandId": "ask", "text": "why?"})
-        echoed = await client.call_tool("runCommand", {"commandId": "echo", "text": "hello"})
+        hashed = await client.call_tool(
+            "run_command", {"commandId": "hash", "text": "sha256 hello"}
+        )
+        asked = await client.call_tool("run_command", {"commandId": "ask", "text": "why?"})
+        echoed = await client.call_tool("run_command", {"commandId": "echo", "text": "hello"})
     assert hashed.is_error and payload(hashed)["error"]["type"] == "not_allowed"
     assert asked.is_error and payload(asked)["error"]["type"] in {"blocked", "not_allowed"}
     assert not echoed.is_error and "hello" in json.dumps(payload(echoed))
@@ -212,15 +214,15 @@ async def test_a_planted_secret_never_appears_in_any_result(repository: Path) ->
         calls: list[tuple[str, dict[str, Any]]] = [
             ("search_code", {"question": question, "limit": 20}),
             ("get_context", {"question": question, "budget": 20000, "limit": 20}),
-            ("find_symbols", {"query": "settings token secret"}),
+            ("find_symbols", {"question": "settings token secret"}),
             ("find_routes", {}),
             ("find_environment_variable", {"name": "API_TOKEN"}),
             ("get_dependencies", {"path": "ops/server/settings.js"}),
-            ("getLogs", {"limit": 50}),
-            ("getErrors", {"includeStack": True}),
-            ("getStatus", {}),
-            ("getReleaseInfo", {}),
-            ("getMetrics", {}),
+            ("get_logs", {"limit": 50}),
+            ("get_errors", {"includeStack": True}),
+            ("get_status", {}),
+            ("get_release_info", {}),
+            ("get_metrics", {}),
         ]
         for name, args in calls:
             result = await client.call_tool(name, args)
@@ -262,7 +264,7 @@ async def test_resources_are_indexed_files_only(repository: Path) -> None:
 
 async def test_the_index_follows_edits_while_serving(repository: Path) -> None:
     async with stdio_session(repository) as client:
-        before = payload(await client.call_tool("find_symbols", {"query": "reticulate_splines"}))
+        before = payload(await client.call_tool("find_symbols", {"question": "reticulate_splines"}))
         (repository / "app" / "splines.py").write_text(
             "def reticulate_splines(count):\n    return count * 2\n", encoding="utf-8"
         )
@@ -271,7 +273,7 @@ async def test_the_index_follows_edits_while_serving(repository: Path) -> None:
         while time.monotonic() < deadline and not found:
             await asyncio.sleep(0.2)
             result = payload(
-                await client.call_tool("find_symbols", {"query": "reticulate_splines"})
+                await client.call_tool("find_symbols", {"question": "reticulate_splines"})
             )
             found = [item for item in result["symbols"] if item["name"] == "reticulate_splines"]
     assert not [item for item in before["symbols"] if item["name"] == "reticulate_splines"]
@@ -355,9 +357,9 @@ async def test_http_transport_follows_the_api_token_rules(http_server: str) -> N
         reader_tools = {tool.name for tool in (await reader.list_tools()).tools}
         found = payload(await reader.call_tool("search_code", {"question": "list the items"}))
         with pytest.raises(MCPError, match="unknown tool"):
-            await reader.call_tool("getErrors", {})
+            await reader.call_tool("get_errors", {})
     async with http_session(http_server, "admin-token") as admin:
         admin_tools = {tool.name for tool in (await admin.list_tools()).tools}
-    assert reader_tools == CODE_TOOLS | LIVE_TOOLS - {"getErrors"}
+    assert reader_tools == CODE_TOOLS | LIVE_TOOLS - {"get_errors"}
     assert admin_tools == CODE_TOOLS | LIVE_TOOLS
     assert found["sources"][0]["path"].startswith("app/")

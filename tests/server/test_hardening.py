@@ -4,6 +4,7 @@ abandoned uploads ended, and no escaping mention in Slack's notification text.""
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -158,7 +159,9 @@ def damage(database: Path) -> None:
     database.write_bytes(bytes(data))
 
 
-def test_a_running_server_heals_a_damaged_index(start_server: StartServer, web_repo: Path) -> None:
+def test_a_running_server_heals_a_damaged_index(
+    start_server: StartServer, web_repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from szrag.index import store
 
     for number in range(60):
@@ -185,6 +188,11 @@ def test_a_running_server_heals_a_damaged_index(start_server: StartServer, web_r
     assert health.status_code == 200 and health.json()["data"]["heals"] == 1
     assert answered.status_code == 200 and answered.json()["data"]["sources"]
     assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+    # however many questions met the damage, it is reported once, without a traceback
+    szrag_records = [record for record in caplog.records if record.name.startswith("szrag")]
+    reports = [record for record in szrag_records if "damaged" in record.getMessage()]
+    assert len(reports) == 1, [record.getMessage() for record in reports]
+    assert not [record for record in szrag_records if record.levelno >= logging.ERROR]
 
 
 def truncate(database: Path) -> None:

@@ -486,6 +486,33 @@ return {scrollWidth: document.documentElement.scrollWidth, width: width, wide: w
 """
 
 
+# Whether a copy button covers the first line of its code block, and each source's location
+# (path:start-end) that is broken over more than one line.
+COVERED = """
+const covered = [...document.querySelectorAll('#thread .code-box')].filter((box) => {
+  const button = box.querySelector('button.copy').getBoundingClientRect();
+  const line = box.querySelector('.line');
+  let first;
+  if (line) {
+    first = line.getBoundingClientRect();
+  } else {
+    const walker = document.createTreeWalker(box.querySelector('pre'), NodeFilter.SHOW_TEXT);
+    const text = walker.nextNode();
+    const range = document.createRange();
+    range.setStart(text, 0);
+    range.setEnd(text, 1);
+    first = range.getBoundingClientRect();
+  }
+  return button.bottom > first.top && button.top < first.bottom;
+}).map((box) => box.textContent.slice(0, 40));
+const broken = [...document.querySelectorAll('#thread .sources .location')].filter((location) => {
+  const height = parseFloat(getComputedStyle(location).lineHeight);
+  return location.getClientRects().length > 1 || location.getBoundingClientRect().height > height * 1.5;
+}).map((location) => location.textContent);
+return {covered: covered, broken: broken};
+"""
+
+
 def set_width(browser: Session, width: int) -> None:
     browser.command("POST", "/window/rect", {"width": width, "height": 900})
 
@@ -549,6 +576,9 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
         overflow = browser.script(OVERFLOWING)
         assert overflow["scrollWidth"] <= overflow["width"], overflow
         assert overflow["wide"] == [], overflow
+        layout = browser.script(COVERED)
+        assert layout["covered"] == [], layout  # the copy button leaves the code readable
+        assert layout["broken"] == [], layout  # a source's line range stays with its path
         shot = screenshot(browser, f"page-{width}.png")
         assert shot.stat().st_size > 10_000
 
@@ -577,6 +607,8 @@ def test_the_page_fits_its_width_links_citations_and_highlights_sources(
         assert browser.find_all(f"{turn} .code-box button.copy")
         overflow = browser.script(OVERFLOWING)
         assert overflow["wide"] == [], overflow
+        layout = browser.script(COVERED)
+        assert layout["covered"] == [], layout  # nor the source's first line
         screenshot(browser, f"page-{width}-source-open.png")
     finally:
         set_width(browser, 1200)

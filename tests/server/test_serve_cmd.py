@@ -1,14 +1,24 @@
-"""``szrag serve``: help text and the refusal to expose an open API."""
+"""``szrag serve``: help text, the refusal to expose an open API, and what it says at start."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import click
+import httpx
 import pytest
 from click.testing import CliRunner
 
 from szrag.cli import serve_cmds
+from szrag.index import build_index, store
+from szrag.llm.testing import free_port
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 @pytest.fixture
@@ -63,3 +73,55 @@ def test_serve_needs_an_existing_root(cli: click.Group, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["serve", "--root", str(tmp_path / "missing")])
 
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def serve_until_healthy(root: Path, **environment: str) -> str:
+    """Run ``szrag serve`` until /healthz answers, stop it, and return all it printed."""
+    port = free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AI_", "OPENAI_", "SZRAG_", "SLACK_"))
+    }
+    env.update(PYTHONUNBUFFERED="1", SZRAG_WATCH="0", **environment)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "szrag", "serve", "--root", str(root), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+    finally:
+        server.terminate()
+        output, _ = server.communicate(timeout=30)
+    return output
+
+
+def test_serve_says_which_model_answers_and_reports_a_damaged_index_once(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "retrieval_repo", root)
+    build_index(root).close()
+    store.index_path(root).write_bytes(b"not a database at all" * 1000)
+
+    unconfigured = serve_until_healthy(root)
+
+    assert "model:  none configured (no AI_API_KEY)" in unconfigured, unconfigured
+    damage = [line for line in unconfigured.splitlines() if "moved to index.db.corrupt-" in line]
+    assert len(damage) == 1, unconfigured  # once, not as a log record and a warning too
+
+    configured = serve_until_healthy(
+        root, AI_API_KEY="k", AI_URL="http://127.0.0.1:9/v1", AI_MODEL="qwen2.5-coder"
+    )
+
+    assert "model:  qwen2.5-coder at http://127.0.0.1:9/v1/chat/completions" in configured
+    assert "corrupt" not in configured

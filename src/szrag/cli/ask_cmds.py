@@ -160,7 +160,8 @@ class AnswerView:
             self._sources(result.sources)
             self._images(result.images)
         usage = result.usage
-        if usage is not None and result.asked_model:
+        # a request that failed has no usage worth a line (the JSON still carries the estimate)
+        if usage is not None and result.asked_model and result.outcome is not Outcome.MODEL_FAILED:
             guess = " (estimated)" if usage.estimated else ""
             self.out.print(
                 f"\n[dim]usage: {usage.input_tokens} input + {usage.output_tokens} output = "
@@ -174,9 +175,10 @@ class AnswerView:
                 highlight=False,
             )
         if result.error is not None:
-            self.err.print(
-                f"[bold red]model error ({result.error.code}):[/] {_escape(result.error.message)}"
-            )
+            failure = f"[bold red]model error ({result.error.code})[/]"
+            if result.error.message not in answer:  # said once: the answer may say it already
+                failure += f": {_escape(result.error.message)}"
+            self.err.print(failure)
 
     def _sources(self, sources: Sequence[Source]) -> None:
         if not sources:

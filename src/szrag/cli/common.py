@@ -17,13 +17,16 @@ import click
 
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
+from szrag.index.build import IN_REPORT
 from szrag.index.build import Progress as ProgressCallback
+from szrag.index.build import log as _index_log
 from szrag.public import dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from szrag.host import Host
+    from szrag.index.handle import RefreshReport
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -226,17 +229,40 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
             bar.stop()
 
 
+class _InReport(logging.Filter):
+    """Leaves out the index's log records whose warning the command prints from the report."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, IN_REPORT, False)
+
+
 @contextmanager
-def open_index(root: Path, *, progress: bool = True) -> Iterator[Index]:
-    """The index of ``root`` for a command: built or refreshed with the same progress bar as
-    ``szrag index`` (a one-line note without a terminal), its warnings and notes on stderr."""
-    with progress_bar(progress) as callback:
-        index = load_index(root, progress=callback)
-    report = index.last_report
+def report_shown() -> Iterator[None]:
+    """While the block loads an index whose report the command prints, its warnings are not
+    logged as well (a damaged index is reported once, not twice)."""
+    only_once = _InReport()
+    _index_log.addFilter(only_once)
+    try:
+        yield
+    finally:
+        _index_log.removeFilter(only_once)
+
+
+def show_report(report: RefreshReport) -> None:
+    """A load's warnings and notes on stderr."""
     for warning in report.warnings:
         say(warning, lead="warning: ", style="yellow", error=True)
     for note in report.notes:
         say(f"note: {note}", error=True)
+
+
+@contextmanager
+def open_index(root: Path, *, progress: bool = True) -> Iterator[Index]:
+    """The index of ``root`` for a command: built or refreshed with the same progress bar as
+    ``szrag index`` (a one-line note without a terminal), its warnings and notes on stderr."""
+    with progress_bar(progress) as callback, report_shown():
+        index = load_index(root, progress=callback)
+    show_report(index.last_report)
     try:
         yield index
     finally:

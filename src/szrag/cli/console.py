@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.align import AlignMethod
 from rich.console import Console, ConsoleDimensions
+from rich.rule import Rule
+from rich.style import Style
 from rich.text import Text
 
 from szrag.cli.common import UNBOUNDED_WIDTH, terminal_safe, writes_to_terminal
+
+RULE_WIDTH = 80  # of a separator line when no terminal says how wide to draw it
 
 
 class SafeConsole(Console):
@@ -15,7 +20,8 @@ class SafeConsole(Console):
     markup included); its own styling is added afterwards and stays intact.
 
     Writing to a pipe or a file it has no width limit, so no table cell is wrapped or cut
-    (Rich would otherwise take 80 columns, or the width of whichever stream is a terminal)."""
+    (Rich would otherwise take 80 columns, or the width of whichever stream is a terminal);
+    a rule, which fills whatever width there is, is then drawn :data:`RULE_WIDTH` wide."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # A width the caller sets is kept; one Rich reads from COLUMNS is a terminal's.
@@ -25,10 +31,25 @@ class SafeConsole(Console):
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(terminal_safe(text), **options)
 
+    def rule(
+        self,
+        title: str | Text = "",
+        *,
+        characters: str = "─",
+        style: str | Style = "rule.line",
+        align: AlignMethod = "center",
+    ) -> None:
+        line = Rule(title, characters=characters, style=style, align=align)
+        self.print(line, width=None if self._bounded else RULE_WIDTH)
+
+    @property
+    def _bounded(self) -> bool:
+        return self._width_given or self.writes_to_terminal
+
     @property
     def size(self) -> ConsoleDimensions:
         measured = super().size
-        if not self._width_given and not self.writes_to_terminal:
+        if not self._bounded:
             return ConsoleDimensions(UNBOUNDED_WIDTH, measured.height)
         return measured
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -12,8 +13,10 @@ from szrag.cli.common import (
     json_option,
     print_json,
     progress_bar,
+    report_shown,
     root_option,
     say,
+    show_report,
 )
 from szrag.index import Index, RefreshReport, build_index, load_index
 from szrag.public import public_timestamp
@@ -54,10 +57,7 @@ def _print_report(index: Index, report: RefreshReport) -> None:
             f" {len(report.removed)} removed, {len(report.touched)} touched without content"
             " change"
         )
-    for warning in report.warnings:
-        say(warning, lead="warning: ", style="yellow", error=True)
-    for note in report.notes:
-        say(f"note: {note}", error=True)
+    show_report(report)
     if report.skipped:
         say(f"  skipped {len(report.skipped)} file(s):")
         for skip in report.skipped:
@@ -77,7 +77,8 @@ def index_command(
     root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool
 ) -> None:
     """Build or refresh the index of a repository and report what changed."""
-    with progress_bar(not as_json) as progress:
+    shown = contextlib.nullcontext() if as_json else report_shown()  # JSON carries them
+    with progress_bar(not as_json) as progress, shown:
         if rebuild:
             index = build_index(root, profile=profile, progress=progress)
             report = index.last_report

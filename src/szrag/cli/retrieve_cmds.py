@@ -39,13 +39,14 @@ def retrieve_command(
     raw: bool,
     as_json: bool,
 ) -> None:
-    """Show the source chunks that best match QUESTION (secrets redacted unless --raw)."""
+    """Show the source chunks that best match QUESTION (secrets redacted unless --raw; in a
+    test file, a fixture's low-entropy password or token is shown, marked [TEST VALUE:...])."""
     with open_index(root) as index:
         found = retrieve(question, limit, index=index, ranker=ranker)
-    sources = found if raw else [source.redacted() for source in found]
-    if as_json:
-        print_json([source.to_dict() for source in sources])
+    if as_json:  # machine output may end up anywhere: redacted as for a model
+        print_json([(source if raw else source.redacted()).to_dict() for source in found])
         return
+    sources = found if raw else [source.shown_locally() for source in found]
     if not sources:
         console.print("no matching sources")
         return

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from szrag.cli.common import console, handle_errors, root_option
+from szrag.cli.common import console, handle_errors, report_shown, root_option, show_report
 from szrag.errors import ConfigError
+
+if TYPE_CHECKING:
+    from szrag.settings import Settings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -55,8 +59,9 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     settings = ServerSettings.from_env(os.environ)
     check_exposure(host, settings)
     app = create_app(root, settings=settings)
-    with console.status("Preparing the index..."):
-        load_index(root).close()  # build or refresh now, so a failure is a message, not a trace
+    with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
+        report = index.last_report  # built or refreshed now: a failure is a message, not a trace
+    show_report(report)
     check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
@@ -64,6 +69,7 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
         f"szrag serving {root.resolve()}",
         f"  page:   {base}/",
         f"  API:    POST {base}/api/ask  (GET {base}/api/status, /api/commands, ...)",
+        f"  model:  {model_line(app.state.answer_settings)}",
     ]
     if settings.slack_signing_secret:
         lines.append(f"  Slack:  request URL {base}/slack/events")
@@ -88,3 +94,13 @@ def check_port_free(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port} ({error.strerror or error}): is another server"
                 " running there? choose another with --port"
             ) from None
+
+
+def model_line(settings: Settings) -> str:
+    """Which model answers, or that none does and what to set."""
+    if settings.has_key:
+        return f"{settings.ai_model} at {settings.endpoint}"
+    return (
+        "none configured (no AI_API_KEY): answers come from retrieval alone; set AI_API_KEY"
+        " (and AI_URL, AI_MODEL for another provider or model)"
+    )

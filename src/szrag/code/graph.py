@@ -41,7 +41,7 @@ from szrag.code.mounts import mounted_routes
 from szrag.errors import PathError
 from szrag.memo import TextMemo
 from szrag.redact import redact
-from szrag.text import stem, symbol_key, tokens
+from szrag.text import is_test_path, stem, symbol_key, tokens
 
 if TYPE_CHECKING:  # szrag.index imports szrag.code while it loads
     from szrag.index import Index
@@ -384,16 +384,23 @@ def find_routes(question: str, index: Index) -> list[RouteMatch]:
         score = _route_score(lowered, query, item.path, route_tokens)
         if score > 0:
             matches.append(RouteMatch(path, item.method, item.path, item.line, item.handler, score))
-    return sorted(matches, key=lambda match: (-match.score, match.file, match.line))
+    return sorted(
+        matches, key=lambda match: (-match.score, is_test_path(match.file), match.file, match.line)
+    )
 
 
 def all_routes(index: Index) -> list[RouteMatch]:
-    """Every route in the index (score 0), by file and line."""
+    """Every route in the index (score 0), by file and line, the application's before those
+    its tests serve (gin's tests register routes of their own, and sort first by name)."""
     return [
         RouteMatch(path, item.method, item.path, item.line, item.handler, 0)
-        for path, routes in sorted(routes_by_path(index).items())
+        for path, routes in sorted(routes_by_path(index).items(), key=_tests_last)
         for item in routes
     ]
+
+
+def _tests_last(entry: tuple[str, object]) -> tuple[bool, str]:
+    return is_test_path(entry[0]), entry[0]
 
 
 def find_environment_variable(name: str, index: Index) -> list[EnvReference]:

@@ -48,6 +48,9 @@ from szrag.public import utc_timestamp
 from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
+# set on a log record whose warning is also in the load's RefreshReport: a face that shows the
+# report (the command line) leaves the record out, so the warning is said once
+IN_REPORT = "szrag_in_report"
 
 Progress = Callable[[int, int, str], None]
 """Called as (done, total, path) while files are read."""
@@ -642,7 +645,7 @@ def _rebuild_damaged(
     moved = _set_aside(path, "corrupt")
     index = _open_once(root, config, force=True, progress=progress)
     warning = f"index {path} was damaged ({damage.message}); moved to {moved.name} and rebuilt"
-    log.warning("%s", warning)
+    log.warning("%s", warning, extra={IN_REPORT: True})
     index.last_report.warnings.insert(0, warning)
     return index
 
@@ -699,7 +702,7 @@ def _open_once(root: Path, config: RepoConfig, *, force: bool, progress: Progres
     else:
         index.last_report.warnings = warnings
     for warning in warnings:
-        log.warning("%s", warning)
+        log.warning("%s", warning, extra={IN_REPORT: True})
     return index
 
 

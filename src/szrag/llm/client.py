@@ -126,6 +126,11 @@ class ChatClient:
         """The chat-completions URL requests go to."""
         return self.settings.endpoint
 
+    @property
+    def streams_tool_rounds(self) -> bool:
+        """False once this endpoint and model were found unable to stream a request with tools."""
+        return (self.endpoint, self.settings.ai_model) not in _UNSTREAMED_TOOLS
+
     async def complete(
         self,
         messages: Sequence[Message],
@@ -164,11 +169,14 @@ class ChatClient:
         A streamed request whose reply carries no event at all (some servers answer 200 with
         an empty body when they cannot stream, or fail silently) is asked once more unstreamed,
         so the answer or the provider's own error arrives; when tools were offered, or the
-        provider said it cannot stream them, its tool rounds are unstreamed from then on.
+        provider said it cannot stream them, its tool rounds are unstreamed from then on. A
+        server that hung up before its first event and fails the retry too is said to have
+        closed the connection (it took the request, so the URL is right; it may have died).
         """
         key = (self.endpoint, self.settings.ai_model)
         deadline = Deadline(self.settings.total_timeout)
         stream = not (tools and key in _UNSTREAMED_TOOLS)
+        hung_up = False  # the streamed request was cut after its headers, before any event
         async with self._client() as client:
             if stream:
                 try:
@@ -179,6 +187,7 @@ class ChatClient:
                         raise
                     log.info("%s cannot stream tool rounds (%s); asking unstreamed", key, error)
                     _UNSTREAMED_TOOLS.add(key)
+                    hung_up = bool(getattr(error, "dropped", False))
                 else:
                     seen = 0
                     try:
@@ -188,6 +197,7 @@ class ChatClient:
                     except StreamCutError:
                         if seen:
                             raise
+                        hung_up = True
                     if seen:
                         return
                     log.info("%s sent an empty stream; asking once more unstreamed", key)
@@ -196,13 +206,36 @@ class ChatClient:
             body = self._body(messages, tools, stream=False)
             if stream:  # the server may have dropped the pooled connection: ask on a new one
                 async with httpx.AsyncClient() as fresh:
-                    response = await self._open(fresh, body)
-                    async for event in self._read(response, deadline):
-                        yield event
+                    seen = 0
+                    try:
+                        response = await self._open(fresh, body)
+                        async for event in self._read(response, deadline):
+                            seen += 1
+                            yield event
+                    except (ProviderConnectionError, StreamCutError) as error:
+                        if not hung_up or seen:
+                            raise
+                        raise self._hung_up(error) from None
                 return
             response = await self._open(client, body)
             async for event in self._read(response, deadline):
                 yield event
+
+    def _hung_up(self, again: ProviderError) -> ProviderConnectionError:
+        """The error for a server that took the request, sent its headers and hung up before
+        the first event, then failed the retry too: the URL was right, the server went away."""
+        then = (
+            "hung up again when asked unstreamed"
+            if isinstance(again, StreamCutError) or getattr(again, "dropped", False)
+            else "then could not be reached"
+        )
+        error = ProviderConnectionError(
+            f"the model provider at {self.endpoint} closed the connection after accepting the"
+            f" request, before sending any of its reply, and {then}: it may have crashed or run"
+            " out of memory (its own log says which)"
+        )
+        error.dropped = True
+        return error
 
     def _body(
         self,

@@ -2,8 +2,10 @@
 
 Each check is a real request to the provider, in order, stopping where nothing after could
 work: the configuration, whether the server answers and accepts the key (``GET /models``),
-whether the model is listed, a one-word completion, whether replies stream, and whether the
-model calls a tool (streamed, else unstreamed, as answering would fall back).
+whether the model is listed, a one-word completion, whether replies stream, whether the
+model calls a tool (streamed, else unstreamed, as answering would fall back), and whether tool
+rounds stream. A model the list does not name that answers all the same is reported as such:
+the server answers any name (llama.cpp's does) with the model it loaded.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import httpx
 
 from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
-from szrag.llm.errors import StreamCutError, error_detail
+from szrag.llm.errors import StreamCutError, context_overflow, error_detail
 from szrag.llm.stream import read_events
 from szrag.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 
@@ -74,7 +76,7 @@ async def check_provider(
     forget_learned_behaviour()
     quick = dataclasses.replace(settings, retries=0, max_tokens=settings.max_tokens or 16)
     async with _client(http_client) as client:
-        listed = await _check_models(client, quick)
+        listed, offered = await _check_models(client, quick)
         checks.extend(listed)
         if any(check.status == FAIL for check in listed):
             return checks
@@ -84,10 +86,42 @@ async def check_provider(
         except ProviderError as error:
             checks.append(Check("completion", FAIL, error.message, _hint_for(error)))
             return checks
+        if offered:  # an unlisted name was answered all the same
+            checks[checks.index(listed[-1])] = _answers_any_name(quick.ai_model, offered)
         checks.append(Check("completion", OK, f"answered {reply.text.strip()[:60]!r}"))
         checks.append(await _check_streaming(client, quick))
-        checks.append(await _check_tools(chat))
+        tools = await _check_tools(chat)
+        checks.append(tools)
+        if tools.status != FAIL:
+            checks.append(_check_tool_streaming(chat))
     return checks
+
+
+def _answers_any_name(model: str, offered: Sequence[str]) -> Check:
+    """The model check when the server answered a name it does not list."""
+    names = ", ".join(offered[:10])
+    which = names if len(offered) == 1 else f"one of {names}"
+    return Check(
+        "model listed",
+        WARN,
+        f"{model} is not among {names}, yet the server answered to it: it answers any model"
+        f" name (llama.cpp's server does), so the answers come from {which}",
+        f"set AI_MODEL to {offered[0]} so that answers and logs name the model that answers",
+    )
+
+
+def _check_tool_streaming(chat: ChatClient) -> Check:
+    """Whether tool rounds stream, learned by the tool check as answering would learn it."""
+    if chat.streams_tool_rounds:
+        return Check("tool streaming", OK, "tool rounds stream")
+    return Check(
+        "tool streaming",
+        WARN,
+        "the server cannot stream a request that offers tools: tool rounds are asked"
+        " unstreamed, so no text arrives until a round's whole reply is ready",
+        "a slow model may need SZRAG_AI_READ_TIMEOUT raised; SZRAG_TOOLS=0 (or `szrag ask"
+        " --no-tools`) streams every answer",
+    )
 
 
 @contextlib.asynccontextmanager
@@ -104,35 +138,36 @@ def _headers(settings: Settings) -> dict[str, str]:
     return {"Authorization": f"Bearer {settings.ai_api_key}"} if settings.ai_api_key else {}
 
 
-async def _check_models(client: httpx.AsyncClient, settings: Settings) -> list[Check]:
+async def _check_models(
+    client: httpx.AsyncClient, settings: Settings
+) -> tuple[list[Check], list[str]]:
+    """The reachability, key and model checks, and the models offered when the configured
+    one is not among them (else empty)."""
     url = models_url(settings)
     timeout = httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout)
     try:
         response = await client.get(url, headers=_headers(settings), timeout=timeout)
     except httpx.HTTPError as error:
-        return [
-            Check(
-                "reachable",
-                FAIL,
-                f"{url}: {error or type(error).__name__}",
-                "is the server running and AI_URL right? a local server usually ends in /v1",
-            )
-        ]
+        unreachable = Check(
+            "reachable",
+            FAIL,
+            f"{url}: {error or type(error).__name__}",
+            "is the server running and AI_URL right? a local server usually ends in /v1",
+        )
+        return [unreachable], []
     if response.status_code in (401, 403):
-        return [
-            Check("reachable", OK, f"{url} answered"),
-            Check(
-                "key",
-                FAIL,
-                f"HTTP {response.status_code}: {error_detail(response.content) or 'refused'}",
-                "the provider rejected AI_API_KEY",
-            ),
-        ]
+        refused = Check(
+            "key",
+            FAIL,
+            f"HTTP {response.status_code}: {error_detail(response.content) or 'refused'}",
+            "the provider rejected AI_API_KEY",
+        )
+        return [Check("reachable", OK, f"{url} answered"), refused], []
     if not response.is_success:
         return [
             Check("reachable", OK, f"{url} answered HTTP {response.status_code}"),
             Check("model listed", WARN, "the server offers no model list; trying the model"),
-        ]
+        ], []
     names = _model_names(response)
     found = [
         Check("reachable", OK, f"{url} answered"),
@@ -142,17 +177,17 @@ async def _check_models(client: httpx.AsyncClient, settings: Settings) -> list[C
         found.append(
             Check("model listed", OK if names else WARN, settings.ai_model if names else "no list")
         )
-    else:
-        offered = ", ".join(sorted(names)[:10]) or "none"
-        found.append(
-            Check(
-                "model listed",
-                WARN,
-                f"{settings.ai_model} is not among {offered}",
-                "set AI_MODEL (or `szrag ask -m`) to one of the listed models",
-            )
+        return found, []
+    offered = sorted(names)
+    found.append(
+        Check(
+            "model listed",
+            WARN,
+            f"{settings.ai_model} is not among {', '.join(offered[:10]) or 'none'}",
+            "set AI_MODEL (or `szrag ask -m`) to one of the listed models",
         )
-    return found
+    )
+    return found, offered
 
 
 def _model_names(response: httpx.Response) -> set[str] | None:
@@ -217,12 +252,21 @@ async def _check_tools(chat: ChatClient) -> Check:
 
 def _hint_for(error: ProviderError) -> str | None:
     code = getattr(error, "code", "")
+    if getattr(error, "dropped", False):  # it took the request: the URL is right
+        return "the server took the request and hung up: its log says why (a crash? memory?)"
+    overflow = context_overflow(error)
+    if overflow is not None:
+        reported = f" (the provider reported {overflow.window})" if overflow.window else ""
+        return (
+            "the model's context window is too small even for a one-line request: start the"
+            f" server with a larger one{reported}, and set SZRAG_CONTEXT_WINDOW to it"
+        )
     return {
         "auth": "the provider rejected AI_API_KEY",
         "not_found": "check AI_URL (it usually ends in /v1) and AI_MODEL",
         "connection": "is the server running and AI_URL right?",
         "timeout": "the model is slow or stuck: raise SZRAG_AI_READ_TIMEOUT or try a smaller model",
-        "bad_request": "the provider refused the request: its message says why",
+        "bad_request": "the provider refused the request as invalid: its message names what",
     }.get(str(code))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from szrag.errors import (
@@ -26,6 +27,7 @@ from szrag.errors import (
 
 __all__ = [
     "MalformedResponseError",
+    "Overflow",
     "ProviderAuthError",
     "ProviderConnectionError",
     "ProviderError",
@@ -36,6 +38,7 @@ __all__ = [
     "ProviderTimeoutError",
     "ReplyTooLargeError",
     "StreamCutError",
+    "context_overflow",
     "error_detail",
     "message_of",
     "names_streaming_tools",
@@ -135,3 +138,40 @@ def says_request_is_invalid(body: bytes | str) -> bool:
 def names_streaming_tools(error: ProviderError) -> bool:
     """The provider says it cannot stream a request that offers tools."""
     return bool(_STREAMING_TOOLS.search(error.message) and _TOOL_WORDS.search(error.message))
+
+
+_OVERFLOW = re.compile(
+    r"context length|context window|context size|maximum context|too many tokens|too long",
+    re.IGNORECASE,
+)
+# "maximum context length is W" (OpenAI, vLLM); "exceed context window of W" (llama-cpp-python)
+_WINDOW = re.compile(r"maximum context length is (\d+)|context window of (\d+)", re.IGNORECASE)
+# "(M in the messages, C in the completion)"; "Requested tokens (M)" (llama-cpp-python)
+_SENT = re.compile(
+    r"(\d+) in the messages(?:, (\d+) in the completion)?|requested tokens \((\d+)\)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """A refusal of a request longer than the model's window, with the provider's figures (in
+    its own tokens; None where it gave none)."""
+
+    window: int | None = None
+    prompt: int | None = None  # the messages as the provider counted them
+    completion: int = 0  # the tokens the request kept for the answer
+
+
+def context_overflow(error: ProviderError) -> Overflow | None:
+    """The figures of a refusal that says the request is over the model's window, or None
+    when the error is about something else."""
+    if not _OVERFLOW.search(error.message):
+        return None
+    window, sent = _WINDOW.search(error.message), _SENT.search(error.message)
+    prompt = (sent.group(1) or sent.group(3)) if sent else None
+    return Overflow(
+        window=int(window.group(1) or window.group(2)) if window else None,
+        prompt=int(prompt) if prompt else None,
+        completion=int(sent.group(2) or 0) if sent else 0,
+    )

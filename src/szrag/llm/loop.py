@@ -3,7 +3,12 @@
 Each request that offers tools may come back with tool calls. The assistant's text and calls go
 into the history, every call runs through the executor (calls of one round concurrently, results
 kept in call order) and each result is appended as a ``tool`` message that starts with
-``LIVE API DATA (current runtime evidence)``. After :data:`MAX_TOOL_ROUNDS` rounds of tool calls,
+``LIVE API DATA (current runtime evidence)``. A call identical to one made earlier in the same
+run (same tool, same arguments) is not run again: it is answered with the first call's result,
+marked as a repeat (small models call ``getStatus`` three times although told not to). A round
+of nothing but repeats ends the tool rounds early: the model has been given all the tools can
+give it, or cannot see tool results at all (some chat templates drop ``tool`` messages), and the
+limit prompt asks it for the final answer at once. After :data:`MAX_TOOL_ROUNDS` rounds of tool calls,
 the TOOL-CALL-LIMIT prompt is appended as a system message and one last request is sent without
 tools. If no request produced answer text, :func:`build_ai_fallback` writes an answer from the
 intermediate text and the tool results.
@@ -145,11 +150,32 @@ def request_usage(messages: Sequence[Message], reply: ModelReply) -> Usage:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """A tool call of some round and the text it produced."""
+    """A tool call of some round and the text it produced; ``repeat_of``: the round of the
+    identical call whose result it was given instead of running."""
 
     round: int
     call: ToolCall
     text: str
+    repeat_of: int | None = None
+
+
+CallKey = tuple[str, str]
+
+
+def call_key(call: ToolCall) -> CallKey | None:
+    """What makes two calls identical: the tool and its arguments, key order aside (None for
+    a call whose arguments could not be read: it is reported, not run)."""
+    if call.error is not None or call.parsed is None:
+        return None
+    return call.name, json.dumps(call.parsed, sort_keys=True, separators=(",", ":"))
+
+
+def repeat_text(first: ToolOutcome) -> str:
+    """The result given to a repeated call: the first call's, marked as such."""
+    return (
+        f"[repeat: {first.call.name} was already called with these arguments in request"
+        f" {first.round}; this is that call's result, the tool was not run again]\n{first.text}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +223,8 @@ def build_ai_fallback(intermediate: Sequence[str], outcomes: Sequence[ToolOutcom
     if outcomes:
         lines += ["", f"{LIVE_DATA_LABEL} gathered before it stopped:"]
         for outcome in outcomes:
-            lines.append(f"- {outcome.call.name}: {_preview(outcome.text)}")
+            if outcome.repeat_of is None:  # a repeat's result is listed once, as the first
+                lines.append(f"- {outcome.call.name}: {_preview(outcome.text)}")
     if not texts and not outcomes:
         lines.append("Ask again, or rephrase the question with exact file or function names.")
     return "\n".join(lines)
@@ -245,18 +272,28 @@ class ToolLoop:
         limit_reached = False
         answer = ""
         finish_reason: str | None = None
+        repeating = False  # the last round held nothing but repeats
         while True:
             self.requests += 1
             number = self.requests
-            offer = bool(self.tools) and tool_rounds < self.max_rounds
+            offer = bool(self.tools) and tool_rounds < self.max_rounds and not repeating
             if self.tools and not offer:
                 limit_reached = True
                 history.append({"role": "system", "content": self.limit_prompt})
+                reason = (
+                    "The model only repeated calls already answered"
+                    if repeating
+                    else f"Tool-call limit of {self.max_rounds} rounds reached"
+                )
                 await self.recorder.record(
                     "ai",
                     COMPLETED,
-                    f"Tool-call limit of {self.max_rounds} rounds reached; asking for a final answer",
-                    metadata={"round": number, "maxToolRounds": self.max_rounds},
+                    f"{reason}; asking for a final answer",
+                    metadata={
+                        "round": number,
+                        "maxToolRounds": self.max_rounds,
+                        "repeating": repeating,
+                    },
                 )
             try:
                 reply = await self._request(history, number, offer)
@@ -282,10 +319,11 @@ class ToolLoop:
                     metadata={"round": number, "kind": "intermediate", "text": reply.text},
                 )
             history.append(assistant_message(reply))
-            texts = await self._run_tools(reply.tool_calls, number)
-            for call, text in zip(reply.tool_calls, texts, strict=True):
-                history.append(tool_message(call, text))
-                outcomes.append(ToolOutcome(number, call, text))
+            answered = await self._run_tools(reply.tool_calls, number, outcomes)
+            for outcome in answered:
+                history.append(tool_message(outcome.call, outcome.text))
+                outcomes.append(outcome)
+            repeating = all(outcome.repeat_of is not None for outcome in answered)
         fallback = not answer
         if fallback:
             answer = build_ai_fallback(intermediate, outcomes)
@@ -354,9 +392,56 @@ class ToolLoop:
         )
         return reply
 
-    async def _run_tools(self, calls: Sequence[ToolCall], number: int) -> list[str]:
-        """Every call of one round, run together; results in call order."""
-        return list(await asyncio.gather(*(self._run_tool(call, number) for call in calls)))
+    async def _run_tools(
+        self, calls: Sequence[ToolCall], number: int, earlier: Sequence[ToolOutcome]
+    ) -> list[ToolOutcome]:
+        """Every call of one round, run together, each identical call only once (in this
+        round or an ``earlier`` one); outcomes in call order."""
+        first: dict[CallKey, ToolOutcome] = {}
+        for outcome in earlier:
+            key = call_key(outcome.call)
+            if key is not None and outcome.repeat_of is None:
+                first.setdefault(key, outcome)
+        planned: set[CallKey] = set()
+        run: list[ToolCall] = []
+        for call in calls:
+            key = call_key(call)
+            if key is None or (key not in first and key not in planned):
+                run.append(call)
+                if key is not None:
+                    planned.add(key)
+        texts = await asyncio.gather(*(self._run_tool(call, number) for call in run))
+        ran = {
+            id(call): ToolOutcome(number, call, text) for call, text in zip(run, texts, strict=True)
+        }
+        for outcome in ran.values():
+            key = call_key(outcome.call)
+            if key is not None:
+                first[key] = outcome
+        results: list[ToolOutcome] = []
+        for call in calls:
+            key = call_key(call)
+            if id(call) in ran or key is None:  # a call without a key always runs
+                results.append(ran[id(call)])
+                continue
+            original = first[key]
+            await self._record_repeat(call, original, number)
+            results.append(ToolOutcome(number, call, repeat_text(original), original.round))
+        return results
+
+    async def _record_repeat(self, call: ToolCall, original: ToolOutcome, number: int) -> None:
+        await self.recorder.record(
+            "tool",
+            COMPLETED,
+            f"{call.name} asked again with the same arguments: answered from request"
+            f" {original.round}'s result, not run again",
+            metadata={
+                "round": number,
+                "tool": call.name,
+                "repeatOf": original.round,
+                "arguments": sanitise_text(call.arguments, MAX_ARGUMENT_CHARS),
+            },
+        )
 
     async def _run_tool(self, call: ToolCall, number: int) -> str:
         if call.error is not None or self.executor is None:

@@ -11,7 +11,8 @@ thread on a free port::
         assert provider.requests[0].json["stream"] is True
 
 Replies can stream server-sent events, answer plain JSON, fail with any status, wait before
-answering, or cut the connection mid-body.
+answering, cut the connection mid-body, or crash the server (``crash``: the connection dropped
+and nothing listening any more, as a model server that died of an out-of-memory kill).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Reply:
     delay: float = 0.0
     chunk_delay: float = 0.0
     cut: bool = False
+    crash: bool = False  # after what is sent: stop listening and drop the connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,8 @@ class ScriptedProvider:
         self._lock = threading.Lock()
         self._script: deque[Reply] = deque()
         self._requests: list[ReceivedRequest] = []
+        # set by :func:`serve`: closes the listening sockets (called on the server's loop)
+        self.stop_listening: Callable[[], None] | None = None
 
     def script(self, *replies: Reply) -> None:
         """Queue replies for the next requests, in order."""
@@ -218,10 +222,10 @@ class ScriptedProvider:
             reply = self._script.popleft() if self._script else None
         if reply is None:
             reply = json_reply({"error": {"message": "no scripted reply left"}}, status=500)
-        await _answer(reply, send)
+        await _answer(reply, send, self.stop_listening)
 
 
-async def _answer(reply: Reply, send: Send) -> None:
+async def _answer(reply: Reply, send: Send, stop_listening: Callable[[], None] | None) -> None:
     if reply.delay:
         await asyncio.sleep(reply.delay)
     headers = [(key.lower().encode(), value.encode()) for key, value in reply.headers.items()]
@@ -233,7 +237,9 @@ async def _answer(reply: Reply, send: Send) -> None:
         # even without a delay, let the loop see a client that hung up (an answer cancelled
         # mid-reply) before the next piece is written to its socket
         await asyncio.sleep(reply.chunk_delay)
-    if reply.cut:
+    if reply.crash and stop_listening is not None:
+        stop_listening()
+    if reply.cut or reply.crash:
         # Returning without the final body message makes the server drop the connection.
         return
     await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -258,6 +264,12 @@ def serve(app: ScriptedProvider, *, path: str = "/v1") -> Iterator[str]:
         app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1, access_log=False
     )
     server = uvicorn.Server(config)
+
+    def stop_listening() -> None:
+        for listener in server.servers:
+            listener.close()
+
+    app.stop_listening = stop_listening
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"scripted-provider-{port}", daemon=True
     )

@@ -5,12 +5,19 @@ timeout, sanitising, size cap and command policy as the model's tool loop).
 Every runner is synchronous (SQLite reads): the server calls it in a worker thread and gives
 it the shared index and the host. Results are public JSON (camelCase); source text and packed
 context are redacted like everywhere else.
+
+One convention for an MCP client: every tool name is snake_case (the live tools keep their
+spec names, ``getStatus`` and the rest, for the model's own tool loop, and are listed here as
+``get_status``...; the spec name is still accepted in a call), and the text a tool searches by
+is ``question`` wherever a tool takes one (``query``, the name ``find_symbols`` and
+``find_routes`` once took, is still accepted).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from szrag.code.graph import (
@@ -50,6 +57,23 @@ class CodeTool:
     # whether it reads the views built once per index generation (code records, file lists):
     # a call made while the start-up thread builds them waits for it instead of racing it
     needs_views: bool = True
+    # argument names still accepted for a listed one (old name -> listed name)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def arguments(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` with any alias renamed to the argument it stands for (unless both are
+        given: the schema then names the alias as unexpected)."""
+        args = dict(given)
+        for alias, name in self.aliases.items():
+            if alias in args and name not in args:
+                args[name] = args.pop(alias)
+        return args
+
+
+def mcp_tool_name(spec_name: str) -> str:
+    """The snake_case name an MCP client sees for a live tool (``getReleaseInfo`` ->
+    ``get_release_info``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", spec_name).lower()
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -94,7 +118,7 @@ def _get_context(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
 
 
 def _find_symbols(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
-    matches = find_symbols(args["query"], index)[: args.get("limit", DEFAULT_MATCHES)]
+    matches = find_symbols(args["question"], index)[: args.get("limit", DEFAULT_MATCHES)]
     return {"symbols": public(matches)}
 
 
@@ -104,8 +128,8 @@ def _find_references(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
 
 
 def _find_routes(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
-    query = args.get("query")
-    matches = find_routes(query, index) if query else all_routes(index)
+    question = args.get("question")
+    matches = find_routes(question, index) if question else all_routes(index)
     method = str(args.get("method", "")).upper()
     if method:
         matches = [match for match in matches if match.method.upper() in (method, "ALL")]
@@ -165,16 +189,17 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
     ),
     CodeTool(
         "find_symbols",
-        "The functions, classes and methods whose names best match a query or question "
+        "The functions, classes and methods whose names best match a question or a name "
         "(path, name, kind, line and endLine, score).",
         _object(
             {
-                "query": _text("A symbol name or a question, e.g. Blueprint.register"),
+                "question": _text("A symbol name or a question, e.g. Blueprint.register"),
                 "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many symbols at most"),
             },
-            ("query",),
+            ("question",),
         ),
         _find_symbols,
+        aliases={"query": "question"},
     ),
     CodeTool(
         "find_references",
@@ -192,15 +217,16 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
     CodeTool(
         "find_routes",
         "The HTTP routes the code serves (method, route: the URL path, path: the file, line, "
-        "handler); those matching a query when one is given, else all of them.",
+        "handler); those matching the question when one is given, else all of them.",
         _object(
             {
-                "query": _text("A route, handler or question, e.g. POST /api/report"),
+                "question": _text("A route, handler or question, e.g. POST /api/report"),
                 "method": _text("Only this HTTP method, e.g. GET", 10),
                 "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many routes at most"),
             }
         ),
         _find_routes,
+        aliases={"query": "question"},
     ),
     CodeTool(
         "get_dependencies",

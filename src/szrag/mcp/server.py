@@ -5,7 +5,7 @@ JSON Schemas (the live tools share theirs with the model's tool loop): the schem
 lists is the schema every call is checked against, with szrag's one validator.
 
 Who may do what: over stdio the client is the agent of the person who started ``szrag mcp``
-on this machine, so it gets the admin tool (``getErrors``) as the CLI does; over HTTP a caller
+on this machine, so it gets the admin tool (``get_errors``) as the CLI does; over HTTP a caller
 needs a token where the API needs one and gets the admin tool only with the admin token. Every
 caller runs commands as a tool does: the allowlist only, never ``ask``.
 """
@@ -35,10 +35,10 @@ from szrag.errors import SzragError
 from szrag.host import Host
 from szrag.index.shared import SharedIndex
 from szrag.llm.prompts import SYSTEM_PROMPT, build_user_message, load_prompt
-from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool
+from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool, mcp_tool_name
 from szrag.public import dumps, public
 from szrag.redact import redact
-from szrag.tools.definitions import COMMAND_TOOL, TOOLS, TOOLS_BY_NAME, ToolDefinition
+from szrag.tools.definitions import COMMAND_TOOL, TOOLS, ToolDefinition
 from szrag.tools.schema import validate
 from szrag.version import __version__
 from szrag.watch import IndexWatcher, start_warming
@@ -55,9 +55,15 @@ INSTRUCTIONS = (
     "Start with search_code or get_context for a question; find_symbols, find_references, "
     "find_routes, "
     "get_dependencies, get_dependants and find_environment_variable for structure; the live "
-    "tools (getStatus, getLogs, getErrors, getMetrics, getRoutes, getCommands, runCommand, "
-    "getReleaseInfo) for what the running application does. Cite paths with line ranges."
+    "tools (get_status, get_logs, get_errors, get_metrics, get_routes, get_commands, "
+    "run_command, get_release_info) for what the running application does. Cite paths with "
+    "line ranges."
 )
+# the live tools by the name an MCP client sees, and by their spec name (still accepted)
+LIVE_TOOLS_BY_MCP_NAME: dict[str, ToolDefinition] = {
+    **{tool.name: tool for tool in TOOLS},
+    **{mcp_tool_name(tool.name): tool for tool in TOOLS},
+}
 
 
 def _identity(client: str) -> Identity:
@@ -116,17 +122,18 @@ class McpFace:
         code_tool = CODE_TOOLS_BY_NAME.get(name)
         if code_tool is not None:
             return await self._call_code(code_tool, args)
-        live = TOOLS_BY_NAME.get(name)
+        live = LIVE_TOOLS_BY_MCP_NAME.get(name)
         if live is None or not self.host.live_tools or (live.admin and not privileged):
             known = [tool.name for tool in self.tools(privileged=privileged)]
             raise MCPError(
                 types.INVALID_PARAMS, f"unknown tool {name[:64]!r}; available: {', '.join(known)}"
             )
         adapter = self.host.tools(privileged=privileged)
-        result = await adapter.call(name, args, identity=self.identity)
+        result = await adapter.call(live.name, args, identity=self.identity)
         return _result(result.content, error=not result.ok)
 
-    async def _call_code(self, tool: CodeTool, args: dict[str, Any]) -> types.CallToolResult:
+    async def _call_code(self, tool: CodeTool, given: dict[str, Any]) -> types.CallToolResult:
+        args = tool.arguments(given)
         problems = validate(tool.parameters, args)
         if problems:
             return _failure("invalid_arguments", "; ".join(problems))
@@ -260,9 +267,12 @@ def _code_tool(tool: CodeTool) -> types.Tool:
 
 def _live_tool(tool: ToolDefinition) -> types.Tool:
     command = tool.kind == COMMAND_TOOL
+    description = tool.description
+    for other in TOOLS:  # a description naming another tool names it as the client sees it
+        description = description.replace(other.name, mcp_tool_name(other.name))
     return types.Tool(
-        name=tool.name,
-        description=tool.description,
+        name=mcp_tool_name(tool.name),
+        description=description,
         input_schema=tool.parameters,
         annotations=types.ToolAnnotations(read_only_hint=not command, open_world_hint=command),
     )

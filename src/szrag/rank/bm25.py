@@ -352,19 +352,27 @@ def file_stem(path: str) -> str:
 def adjust(
     conn: sqlite3.Connection, question: str, terms: Terms, found: dict[str, Candidate]
 ) -> bool:
-    """Step 2: demote what rarely answers, lift a file named by its stem, add structural
-    evidence (moving to the chunk that holds the named line). True when evidence was found."""
+    """Step 2: demote what rarely answers, leave out the licence and community files unless
+    asked about them, lift a file named by its stem, add structural evidence (moving to the
+    chunk that holds the named line). True when evidence was found."""
     demote_tests = not kinds.asks_about_tests(question)
     demote_notes = not kinds.asks_about_releases(question)
-    demote_boilerplate = not kinds.asks_about_boilerplate(question)
+    if not kinds.asks_about_boilerplate(question):
+        # "is the service healthy?" matches a code of conduct's "healthy community" better
+        # than any code; such files answer only questions about themselves
+        for path in [
+            path
+            for path, candidate in found.items()
+            # copying.py or authors.py is code, whatever its name
+            if kinds.is_boilerplate(path) and not kinds.is_code(candidate.chunk.type)
+        ]:
+            del found[path]
     evidence = structural_evidence(conn, question)
     asked = set(terms.all)
     for path, candidate in found.items():
         if demote_tests and kinds.is_test(path):
             candidate.score *= TEST_FACTOR
         if demote_notes and kinds.is_release_notes(path, candidate.chunk.type):
-            candidate.score *= RELEASE_NOTES_FACTOR
-        if demote_boilerplate and kinds.is_boilerplate(path):
             candidate.score *= RELEASE_NOTES_FACTOR
         if file_stem(path) in asked:
             candidate.score *= STEM_FACTOR

@@ -1,7 +1,8 @@
 """What kind of file a path is, as far as ranking cares, and what a question asks about.
 
 Tests, release notes, licences and other community files match many questions' words and
-answer few of them; the ``bm25`` ranker demotes each kind unless the question asks about it.
+answer few of them; the ``bm25`` ranker demotes tests and release notes unless the question
+asks about them, and leaves licences and community files out unless it does.
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
-from szrag.text import SOURCE_TYPES
+from szrag.text import SOURCE_TYPES, is_test_path
 
-TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
-)
 _ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
 _ASKS_ABOUT_RELEASES = re.compile(
     r"\b(changelog|changes? ?log|releases?|released|release notes|what'?s ?new|news|history"
@@ -40,10 +38,7 @@ _ASKS_ABOUT_BOILERPLATE = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question
-def is_test(path: str) -> bool:
-    """A test, spec or fixture file."""
-    return bool(TEST_PATH.search(path))
+is_test = is_test_path  # the structure graph asks it too, and cannot import rank
 
 
 @functools.lru_cache(maxsize=1 << 16)  # asked of every candidate file of every question

@@ -136,6 +136,7 @@ def create_app(
         redoc_url=None,
         openapi_url=None,
     )
+    app.state.answer_settings = host.settings  # `szrag serve` says at start which model answers
     _install_error_handlers(app, process_runtime)
     app.add_middleware(HostGuard, settings=server_settings)
     app.add_middleware(SecurityHeaders)  # added after the guard: it wraps its refusals too

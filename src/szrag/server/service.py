@@ -185,13 +185,13 @@ class AskService:
                 self.heal_in_background(error.message)
             raise
         except Exception as error:
-            if is_damage(error):  # a 503 that says so, not a 500, while it is rebuilt
+            self.runtime.record_error(error, "ask")
+            if is_damage(error):  # the rebuild reports it, once; no traceback as well
                 self.heal_in_background(str(error))
                 raise DamagedIndexError(
-                    f"the index is damaged and is being rebuilt ({error})"
+                    f"the index is damaged and is being rebuilt ({error}); ask again shortly"
                 ) from error
             log.error("answering failed", exc_info=error)
-            self.runtime.record_error(error, "ask")
             raise
         if result.error is not None:
             log.warning("the model failed: %s", result.error.message)
@@ -207,14 +207,15 @@ class AskService:
             return
         if self._healing is not None and not self._healing.done():
             return  # the request that found it and its error handler both ask
+        if getattr(index, "health", "ok") == "rebuilding":  # every question sees it meanwhile
+            return
         mark(reason)
-        log.warning("the index is damaged (%s); rebuilding it in the background", reason)
 
         async def run() -> None:
-            try:
+            try:  # the rebuild's own warning says what was damaged and where it went
                 await asyncio.to_thread(heal, reason)
             except Exception as error:
-                log.error("rebuilding the damaged index failed: %s", error)
+                log.error("the index is damaged (%s) and rebuilding it failed: %s", reason, error)
 
         task = asyncio.get_running_loop().create_task(run())
         self._healing = task
