@@ -41,6 +41,7 @@ import functools
 import json
 import logging
 import os
+import re
 import time
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
