@@ -12,17 +12,18 @@ from typing import Any
 import pytest
 
 from szrag.activity import Activity
-from szrag.answer import (
+from szrag.answer import Listeners, NamedCommand, Question
+from szrag.audit import AuditLog
+from szrag.commands import Allowlist
+from szrag.conversations import ConversationStore
+from szrag.errors import CommandError, ConfigError, QuestionError
+from szrag.host import (
+    Host,
     answer_question,
     answer_question_async,
     debug_question,
     debug_question_async,
 )
-from szrag.audit import AuditLog
-from szrag.commands import Allowlist
-from szrag.conversations import ConversationStore
-from szrag.errors import CommandError, ConfigError, QuestionError
-from szrag.host import Host
 from szrag.index import load_index
 from szrag.llm.loop import LIVE_DATA_LABEL
 from szrag.llm.prompts import override_path
@@ -42,21 +43,33 @@ AI_KEYS = [
 ]
 
 
-async def answer_json(*args: Any, **options: Any) -> dict[str, Any]:
+def asked(text: str, **options: Any) -> Question:
+    """The question a face would build from these options (``command_id`` and
+    ``command_text``, ``source``, ``on_activity`` and ``on_token`` as the faces name them)."""
+    command_id, command_text = options.pop("command_id", None), options.pop("command_text", None)
+    if command_id is not None:
+        options["command"] = NamedCommand(command_id, command_text or "")
+    if "source" in options:
+        options["face"] = options.pop("source")
+    listened = {key: options.pop(key) for key in ("on_activity", "on_token") if key in options}
+    return Question(text, listeners=Listeners(**listened), **options)
+
+
+async def answer_json(text: str, host: Any, **options: Any) -> dict[str, Any]:
     """The public JSON of an answer: what every face sends."""
-    return (await answer_question_async(*args, **options)).to_dict()
+    return (await answer_question_async(asked(text, **options), host)).to_dict()
 
 
-async def debug_json(*args: Any, **options: Any) -> dict[str, Any]:
-    return (await debug_question_async(*args, **options)).to_dict()
+async def debug_json(text: str, host: Any, **options: Any) -> dict[str, Any]:
+    return (await debug_question_async(asked(text, **options), host)).to_dict()
 
 
-def answer_sync_json(*args: Any, **options: Any) -> dict[str, Any]:
-    return answer_question(*args, **options).to_dict()
+def answer_sync_json(text: str, host: Any, **options: Any) -> dict[str, Any]:
+    return answer_question(asked(text, **options), host).to_dict()
 
 
-def debug_sync_json(*args: Any, **options: Any) -> dict[str, Any]:
-    return debug_question(*args, **options).to_dict()
+def debug_sync_json(text: str, host: Any, **options: Any) -> dict[str, Any]:
+    return debug_question(asked(text, **options), host).to_dict()
 
 
 @pytest.fixture
@@ -693,7 +706,7 @@ async def test_results_are_typed_records_that_say_how_they_were_made(
     answered = await answer_question_async(
         QUESTION, Host.from_env(retrieval_repo, settings=settings)
     )
-    local = await answer_question_async(QUESTION, retrieval_repo, with_ai=False)
+    local = await answer_question_async(Question(QUESTION, with_ai=False), retrieval_repo)
     keyless = await answer_question_async(QUESTION, retrieval_repo)
     report = await debug_question_async(QUESTION, retrieval_repo)
 

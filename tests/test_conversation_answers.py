@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from szrag.answer import answer_question_async
+from szrag.answer import Question
 from szrag.commands import Identity
 from szrag.conversations import store_path
 from szrag.errors import UnknownConversation
-from szrag.host import Host
+from szrag.host import Host, answer_question_async
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.results import Outcome
 from szrag.settings import Settings
@@ -45,9 +45,9 @@ async def test_a_follow_up_gives_the_model_the_earlier_turn_and_is_kept(
         text_reply("Deploys start in server/webhook.js:1-25."), text_reply("It is verified there.")
     )
 
-    first = await answer_question_async(FIRST, host, remember=True, identity=ANN)
+    first = await answer_question_async(Question(FIRST, remember=True, identity=ANN), host)
     second = await answer_question_async(
-        FOLLOW_UP, host, conversation_id=first.conversation_id, identity=ANN
+        Question(FOLLOW_UP, conversation_id=first.conversation_id, identity=ANN), host
     )
 
     assert first.answer_id and first.conversation_id
@@ -78,10 +78,10 @@ async def test_a_follow_up_gives_the_model_the_earlier_turn_and_is_kept(
 
 
 async def test_a_follow_up_is_retrieved_with_the_question_it_follows(host: Host) -> None:
-    alone = await answer_question_async(FOLLOW_UP, host, with_ai=False)
-    first = await answer_question_async(FIRST, host, with_ai=False, remember=True)
+    alone = await answer_question_async(Question(FOLLOW_UP, with_ai=False), host)
+    first = await answer_question_async(Question(FIRST, with_ai=False, remember=True), host)
     followed = await answer_question_async(
-        FOLLOW_UP, host, with_ai=False, conversation_id=first.conversation_id
+        Question(FOLLOW_UP, with_ai=False, conversation_id=first.conversation_id), host
     )
 
     assert first.sources[0].path == "server/webhook.js"
@@ -104,12 +104,12 @@ async def test_the_oldest_turns_are_dropped_to_stay_within_the_token_bound(
         text_reply("Second answer."),
         text_reply("Third answer."),
     )
-    first = await answer_question_async(FIRST, host, remember=True)
+    first = await answer_question_async(Question(FIRST, remember=True), host)
     await answer_question_async(
-        "Where is the scheduler configured?", host, conversation_id=first.conversation_id
+        Question("Where is the scheduler configured?", conversation_id=first.conversation_id), host
     )
     third = await answer_question_async(
-        "and its tests?", host, conversation_id=first.conversation_id
+        Question("and its tests?", conversation_id=first.conversation_id), host
     )
 
     contents = [message["content"] for message in messages_sent(provider, 2)[1:-1]]
@@ -123,7 +123,7 @@ async def test_an_unknown_conversation_is_refused_before_anything_runs(
 ) -> None:
     with pytest.raises(UnknownConversation, match="no conversation 0123456789abcdef"):
         await answer_question_async(
-            "/sz-calc 1+1 and explain", host, conversation_id="0123456789abcdef"
+            Question("/sz-calc 1+1 and explain", conversation_id="0123456789abcdef"), host
         )
     assert provider.requests == []
     audit = [json.loads(line) for line in host.audit.path.read_text().splitlines()]  # type: ignore[union-attr]
@@ -131,7 +131,7 @@ async def test_an_unknown_conversation_is_refused_before_anything_runs(
 
 
 async def test_nothing_is_kept_unless_asked(host: Host) -> None:
-    result = await answer_question_async(FIRST, host, with_ai=False)
+    result = await answer_question_async(Question(FIRST, with_ai=False), host)
 
     assert result.answer_id is None and result.conversation_id is None
     assert "answerId" not in result.to_dict() and "conversationId" not in result.to_dict()
@@ -141,7 +141,7 @@ async def test_nothing_is_kept_unless_asked(host: Host) -> None:
 async def test_a_turn_keeps_no_secret_of_a_command(host: Host) -> None:
     question = "/sz-hash the password hunter2 with PBKDF2 and 1000 iterations using sha256"
 
-    result = await answer_question_async(question, host, with_ai=False, remember=True)
+    result = await answer_question_async(Question(question, with_ai=False, remember=True), host)
 
     (turn,) = host.conversations.turns(result.conversation_id or "")
     assert result.outcome is Outcome.NOT_ASKED and result.command is not None
@@ -163,7 +163,7 @@ async def test_a_turn_records_the_commit_of_the_checkout(host: Host) -> None:
         ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
 
-    result = await answer_question_async(FIRST, host, with_ai=False, remember=True)
+    result = await answer_question_async(Question(FIRST, with_ai=False, remember=True), host)
 
     assert host.conversations.turn(result.answer_id or "").commit == head
 
@@ -175,7 +175,7 @@ async def test_an_answer_is_still_given_when_the_store_cannot_keep_it(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"this is not a database, and it stays as it is" * 50)
 
-    result = await answer_question_async(FIRST, host, with_ai=False, remember=True)
+    result = await answer_question_async(Question(FIRST, with_ai=False, remember=True), host)
 
     assert result.sources and result.answer_id is None
     assert "could not be kept" in caplog.text
@@ -190,9 +190,11 @@ async def test_with_a_known_window_the_history_and_the_context_fit_together(
     environ = {"SZRAG_CONTEXT_WINDOW": "3000", "SZRAG_ANSWER_TOKENS": "600"}
     host = Host.from_env(retrieval_repo, environ, settings=provider_settings())
     provider.script(text_reply("The webhook " + "deploys and verifies " * 300), text_reply("ok"))
-    first = await answer_question_async(FIRST, host, remember=True, tools=False)
+    first = await answer_question_async(Question(FIRST, remember=True, tools=False), host)
 
-    await answer_question_async(FOLLOW_UP, host, conversation_id=first.conversation_id, tools=False)
+    await answer_question_async(
+        Question(FOLLOW_UP, conversation_id=first.conversation_id, tools=False), host
+    )
 
     count = load_counter("cl100k_base")
     messages = messages_sent(provider, 1)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from szrag.answer import answer_question
+from szrag.answer import Question
 from szrag.commands import Identity
 from szrag.conversations import Feedback, Rating, ShownSource, Turn
 from szrag.errors import FeedbackError, UnknownAnswer
 from szrag.evaluate import load_cases
 from szrag.feedback import cited_files, feedback_cases, give_feedback, list_feedback
-from szrag.host import Host
+from szrag.host import Host, answer_question
 
 QUESTION = "How does the webhook deploy work?"
 
@@ -47,7 +47,7 @@ def test_feedback_keeps_what_the_answer_showed_and_replaces_a_second_word(
     retrieval_repo: Path,
 ) -> None:
     host = Host.from_env(retrieval_repo)
-    answer = answer_question(QUESTION, host, with_ai=False, remember=True)
+    answer = answer_question(Question(QUESTION, with_ai=False, remember=True), host)
     answer_id = answer.answer_id or ""
 
     give_feedback(host, answer_id, "up", identity=Identity(user_id="ann"))
@@ -93,7 +93,7 @@ def test_refused_feedback_says_why_and_keeps_nothing(
 ) -> None:
     host = Host.from_env(retrieval_repo)
     answer = answer_question(
-        QUESTION, host, with_ai=False, remember=True, identity=Identity(user_id="ann")
+        Question(QUESTION, with_ai=False, remember=True, identity=Identity(user_id="ann")), host
     )
     rating = str(options.pop("rating", "down"))
 

@@ -13,7 +13,7 @@ from szrag.version import __version__
 
 if TYPE_CHECKING:
     from szrag.activity import Activity
-    from szrag.answer import answer_question, answer_question_async, debug_question
+    from szrag.answer import NamedCommand, Question
     from szrag.conversations import ConversationStore, Feedback, Turn
     from szrag.errors import (
         CommandError,
@@ -28,16 +28,18 @@ if TYPE_CHECKING:
         UnknownConversation,
     )
     from szrag.feedback import give_feedback
-    from szrag.host import Host
+    from szrag.host import Host, answer_question, answer_question_async, debug_question
     from szrag.index import Index, build_index, load_index, refresh_index
     from szrag.results import Answer, DebugReport, Outcome
     from szrag.retrieve import Image, Source, retrieve, retrieve_images
 
 _HOMES = {
     "Activity": "szrag.activity",
-    "answer_question": "szrag.answer",
-    "answer_question_async": "szrag.answer",
-    "debug_question": "szrag.answer",
+    "answer_question": "szrag.host",
+    "answer_question_async": "szrag.host",
+    "debug_question": "szrag.host",
+    "NamedCommand": "szrag.answer",
+    "Question": "szrag.answer",
     "ConversationStore": "szrag.conversations",
     "Feedback": "szrag.conversations",
     "Turn": "szrag.conversations",
@@ -82,9 +84,11 @@ __all__ = [
     "Image",
     "Index",
     "IndexStoreError",
+    "NamedCommand",
     "Outcome",
     "PathError",
     "ProviderError",
+    "Question",
     "QuestionError",
     "Source",
     "SzragError",

@@ -38,6 +38,11 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def plural(count: int, word: str) -> str:
+    """``1 source``, ``3 sources``: the count with the word it counts, for messages."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Activity:
     """One step of answering a question: stage, status, message and optional details."""

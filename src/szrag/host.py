@@ -1,10 +1,17 @@
-"""The host: everything one repository's answers are made with, wired once.
+"""The host: everything one repository's answers are made with, wired once, and the one
+door a question goes through.
 
-A face builds one host from a root and an environment mapping and hands it to every library
-call; nothing below it reads the process environment::
+A face builds one host from a root and an environment mapping; nothing below it reads the
+process environment::
 
     host = Host.from_env(root, os.environ)            # the CLI and the server
-    result = await answer_question_async("how is the index refreshed?", host)
+    result = await host.ask(Question("how is the index refreshed?", face="cli"))
+
+``ask`` admits the question once (the named command's permit under the policy, the
+conversation it continues and its owner), answers it through the pipeline (``szrag.answer``)
+and records the ask in the audit log whatever happens; a face that must refuse before it
+starts streaming calls ``admit`` first and asks with what it returns. The host's runner asks
+its questions (``/sz-ask``) through the same door.
 
 It owns the repository configuration, the provider settings, the command policy (registry and
 allowlist), the audit log, the conversation store (``.rag/conversations.db``, with the
@@ -16,25 +23,37 @@ the repository's index for itself.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from szrag.answer.question import Admitted, Question
 from szrag.audit import AuditLog
-from szrag.commands import Allowlist, CommandRegistry, CommandRunner, default_registry
+from szrag.commands import Allowlist, CommandRegistry, CommandRunner, Identity, default_registry
 from szrag.commands.policy import CommandPolicy
 from szrag.config import RepoConfig, load_repo_config
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationLimits, ConversationStore
+from szrag.errors import SzragError
 from szrag.index import Index, load_index
 from szrag.runtime import ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
 from szrag.settings import Settings, live_tools_enabled
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
+
+if TYPE_CHECKING:
+    import httpx
+
+    from szrag.results import Answer, DebugReport
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,8 @@ class Host:
     # conversations, their turns and feedback (default: the repository's, with the bounds
     # of its [conversations] table and SZRAG_CONVERSATION_*)
     conversation_store: ConversationStore | None = None
+    # the client model requests go through (a server's, kept open); None: one per answer
+    http_client: httpx.AsyncClient | None = field(default=None, compare=False, repr=False)
     _adapter: ToolAdapter = field(init=False, repr=False, compare=False)
     _conversations: ConversationStore = field(init=False, repr=False, compare=False)
 
@@ -68,6 +89,7 @@ class Host:
             self.root, ConversationLimits.of(self.config.conversations, self.environ)
         )
         object.__setattr__(self, "_conversations", store)
+        self.runner.answer_questions_with(self._answer_for_command)
 
     @classmethod
     def from_env(
@@ -163,3 +185,135 @@ class Host:
             return
         with load_index(self.root) as opened:
             yield opened
+
+    async def admit(self, question: Question) -> Admitted:
+        """``question`` let in, or the reason it may not be: an empty or overlong question
+        (QuestionError), a named command that is unknown or not allowed for its face
+        (CommandError, reported to the runner's observers), a conversation that is not kept
+        or not the asker's (UnknownConversation). A refusal is audited as an ask that failed."""
+        started = time.perf_counter()
+        try:
+            return await self._admission(question)
+        except Exception as error:
+            self._audit(question, started, _outcome_of(error))
+            raise
+
+    async def ask(self, question: Question | Admitted) -> Answer:
+        """The answer to ``question`` (admitted first unless it already is), audited under
+        its face whatever happens."""
+        from szrag.answer.pipeline import answer  # the pipeline loads with the first question
+
+        asked = question.question if isinstance(question, Admitted) else question
+        started = time.perf_counter()
+        outcome = ("ok", "")
+        try:
+            admitted = (
+                question if isinstance(question, Admitted) else await self._admission(question)
+            )
+            return await answer(admitted, self)
+        except asyncio.CancelledError:
+            outcome = ("cancelled", "the caller went away")
+            raise
+        except Exception as error:
+            outcome = _outcome_of(error)
+            raise
+        finally:
+            self._audit(asked, started, outcome)
+
+    async def debug(self, question: Question) -> DebugReport:
+        """Everything the model would be given for ``question``, without running a command or
+        calling a model (nothing is audited or kept)."""
+        from szrag.answer.pipeline import debug
+
+        return await debug(question, self)
+
+    async def _admission(self, question: Question) -> Admitted:
+        from szrag.retrieve import require_question
+
+        text = require_question(question.text)
+        permit = None
+        if question.command is not None:
+            permit = self.runner.admit(question.command.id, question.identity, source=question.face)
+        conversation = None
+        if question.conversation_id is not None:
+            conversation = await asyncio.to_thread(
+                self.conversations.get,
+                question.conversation_id,
+                owner=question.conversation_owner,
+            )
+        return Admitted(question, text, permit, conversation)
+
+    def _audit(self, question: Question, started: float, outcome: tuple[str, str]) -> None:
+        from szrag.answer.command import withheld_question
+        from szrag.retrieve import MAX_QUESTION_CHARS
+
+        named = question.command
+        shown = withheld_question(
+            str(question.text or ""),
+            self.registry,
+            command_id=named.id if named else None,
+            command_text=named.text if named else None,
+        )
+        self.audit.record_ask(
+            question.identity,
+            shown[:MAX_QUESTION_CHARS],
+            outcome=outcome[0],
+            duration_ms=(time.perf_counter() - started) * 1000,
+            source=question.face,
+            message=outcome[1],
+        )
+
+    async def _answer_for_command(self, text: str, identity: Identity) -> str:
+        """A question a command asks (``/sz-ask``), answered by this host with the model."""
+        return (await self.ask(Question(text, identity=identity))).answer
+
+
+def _outcome_of(error: BaseException) -> tuple[str, str]:
+    """The audit outcome of a failed ask and what it says."""
+    if isinstance(error, SzragError):
+        return "failed", error.message
+    return "error", f"{type(error).__name__}: {error}"
+
+
+def as_host(host: Host | Path | str) -> Host:
+    """``host``, or the host of the repository at that path with the default settings (no
+    environment is read: a caller who wants AI_API_KEY and friends builds
+    ``Host.from_env(root, os.environ)``)."""
+    return host if isinstance(host, Host) else Host.from_env(host)
+
+
+async def answer_question_async(question: Question | str, host: Host | Path | str = ".") -> Answer:
+    """The answer to ``question`` (a bare text: asked as a library call) from ``host`` (a
+    path: that repository's host with the default settings)."""
+    asked = question if isinstance(question, Question) else Question(question)
+    return await as_host(host).ask(asked)
+
+
+def answer_question(question: Question | str, host: Host | Path | str = ".") -> Answer:
+    """The synchronous face of :func:`answer_question_async` (same arguments, same result)."""
+    return run_sync(lambda: answer_question_async(question, host))
+
+
+async def debug_question_async(
+    question: Question | str, host: Host | Path | str = "."
+) -> DebugReport:
+    """What the model would be given for ``question`` (see :meth:`Host.debug`)."""
+    asked = question if isinstance(question, Question) else Question(question)
+    return await as_host(host).debug(asked)
+
+
+def debug_question(question: Question | str, host: Host | Path | str = ".") -> DebugReport:
+    """The synchronous face of :func:`debug_question_async`."""
+    return run_sync(lambda: debug_question_async(question, host))
+
+
+def run_sync(start: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``start()`` makes to completion; refused inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    raise RuntimeError(
+        "the synchronous szrag API cannot run inside a running event loop; "
+        "await the *_async function instead"
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from szrag.answer import Question
 from szrag.code.extract import analyse
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
@@ -264,14 +265,14 @@ def test_a_question_about_uses_returns_the_call_sites_not_the_definition(auth_ro
 
 
 def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> None:
-    from szrag.answer import debug_question
+    from szrag.host import debug_question
 
     (tmp_path / "bundle.js").write_text("var needle=1;" * 1000 + "\n", encoding="utf-8")
     (tmp_path / "Main.kt").write_text(
         "".join(f"fun value{n}(needle: Int) = needle + {n}\n" for n in range(10)), encoding="utf-8"
     )
     build_index(tmp_path).close()
-    report = debug_question("needle", tmp_path, limit=4)
+    report = debug_question(Question("needle", limit=4), tmp_path)
     notes = "\n".join(report.notes)
     assert "bundle.js:1-1: its text is cut at 3,500 characters (a line of 3,500+" in notes
     assert "Main.kt:1-10: no definitions were parsed in this file; cut into windows" in notes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import re
 import uuid
@@ -14,6 +15,7 @@ import pytest
 
 from szrag.commands import (
     SAFE_BUILTINS,
+    CommandFailed,
     CommandInputError,
     CommandRegistry,
     CommandRunner,
@@ -24,6 +26,8 @@ from szrag.commands import (
 from szrag.commands.builtins.maths import convert_time
 from szrag.commands.builtins.text import convert_case, split_words
 from szrag.commands.hashing import MAX_ITERATIONS
+from szrag.llm.testing import ScriptedProvider, text_reply
+from szrag.settings import Settings
 
 RunText = Callable[..., Awaitable[str]]
 
@@ -344,10 +348,39 @@ async def test_ask_needs_a_question(run_text: RunText) -> None:
         await run_text("ask")
 
 
-async def test_ask_answers_from_the_repository(run_text: RunText, tmp_path: Path) -> None:
+async def test_ask_answers_from_the_repository_through_its_hosts_pipeline(
+    registry: CommandRegistry, tmp_path: Path
+) -> None:
+    from szrag.host import Host
+
     # No AI_API_KEY in tests: the question pipeline answers from retrieval alone.
     (tmp_path / "README.md").write_text(
         "# Widget\n\nThe widget service stores feedback in SQLite.\n"
     )
-    text = await run_text("ask", "where is feedback stored?", root=tmp_path)
-    assert "README.md:1-" in text
+    host = Host.from_env(tmp_path, registry=registry)
+    result = await host.runner.run("ask", "where is feedback stored?")
+    assert "README.md:1-" in result.text
+    # the host's own audit log has the question the command asked
+    asks = [record for record in host.audit.read() if record["event"] == "ask"]
+    assert [record["question"] for record in asks] == ["where is feedback stored?"]
+
+
+async def test_ask_keeps_the_hosts_model_and_refuses_without_a_host(
+    registry: CommandRegistry,
+    tmp_path: Path,
+    provider: ScriptedProvider,
+    provider_settings: Callable[..., Settings],
+    run_text: RunText,
+) -> None:
+    from szrag.host import Host
+
+    (tmp_path / "README.md").write_text("# Widget\n\nFeedback is stored in SQLite.\n")
+    provider.script(text_reply("In SQLite."))
+    host = Host.from_env(tmp_path, registry=registry, settings=provider_settings())
+    chosen = host.replace(settings=dataclasses.replace(host.settings, ai_model="chosen-model"))
+    result = await chosen.runner.run("ask", "where is feedback stored?")
+
+    assert result.text == "In SQLite."
+    assert [request.json["model"] for request in provider.requests] == ["chosen-model"]
+    with pytest.raises(CommandFailed, match="no question pipeline"):
+        await run_text("ask", "where is feedback stored?")  # a runner no host owns

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from szrag.answer import Question
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.index import Index, build_index
 from szrag.redact import KINDS
@@ -114,15 +115,14 @@ def test_raw_retrieval_shows_the_files_as_they_are(copy_fixture: CopyFixture) ->
 async def test_no_planted_secret_reaches_the_model(
     copy_fixture: CopyFixture, provider: Any, provider_settings: Callable[..., Any]
 ) -> None:
-    from szrag.answer import answer_question_async
-    from szrag.host import Host
+    from szrag.host import Host, answer_question_async
     from szrag.llm.testing import text_reply
 
     root = copy_fixture("secrets_app")
     provider.script(text_reply("Here is what the settings do."))
     host = Host.from_env(root, {"SZRAG_CONTEXT_BUDGET": "200000"}, settings=provider_settings())
 
-    result = await answer_question_async(EVERY_FILE, host, limit=40, tools=False)
+    result = await answer_question_async(Question(EVERY_FILE, limit=40, tools=False), host)
 
     sent = json.dumps(provider.requests[0].json)
     assert {source.path for source in result.sources} >= {

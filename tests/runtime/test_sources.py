@@ -285,7 +285,7 @@ async def test_an_answer_says_when_the_running_release_is_older_than_the_cited_c
     import shutil
     import subprocess
 
-    from szrag.answer import answer_question_async
+    from szrag.host import answer_question_async
     from szrag.llm.testing import text_reply
 
     if shutil.which("git") is None:
@@ -421,7 +421,7 @@ async def test_endpoints_can_be_moved_or_turned_off(tmp_path: Path) -> None:
 async def test_the_model_learns_which_variables_the_running_application_has_set(
     tmp_path: Path, provider_settings: Any, provider: Any
 ) -> None:
-    from szrag.answer import answer_question_async
+    from szrag.host import answer_question_async
     from szrag.llm.testing import text_reply
 
     (tmp_path / "config.py").write_text(

@@ -215,8 +215,8 @@ def test_a_slack_threads_conversation_is_not_continued_or_rated_through_the_api(
 ) -> None:
     import time
 
+    from szrag.answer.question import SLACK_OWNER
     from szrag.conversations import ShownSource, Turn, new_id
-    from szrag.server.service import SLACK_OWNER
 
     store = ConversationStore.for_root(web_repo)
     thread = store.start("slack:T1:C7:1700000001.000100", face="slack", owner=SLACK_OWNER)
@@ -257,3 +257,39 @@ def test_a_stopped_server_leaves_its_conversations_in_the_file(web_repo: Path) -
             "SELECT count(*) FROM turns WHERE answer_id = ?", (first["answerId"],)
         ).fetchone()
     assert kept == (1,)
+
+
+def test_one_ask_checks_its_command_and_reads_its_conversation_once(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from szrag.commands.policy import CommandPolicy
+
+    checks: list[tuple[str, str]] = []
+    reads: list[str] = []
+    check, read = CommandPolicy.check, ConversationStore.get
+
+    def counted_check(policy: CommandPolicy, command_id: str, source: str) -> Any:
+        checks.append((command_id, source))
+        return check(policy, command_id, source)
+
+    def counted_read(store: ConversationStore, conversation_id: str, **options: Any) -> Any:
+        reads.append(conversation_id)
+        return read(store, conversation_id, **options)
+
+    with httpx.Client(base_url=server, timeout=15) as client:
+        first = ask(client, LOCAL_ASK).json()["data"]
+        monkeypatch.setattr(CommandPolicy, "check", counted_check)
+        monkeypatch.setattr(ConversationStore, "get", counted_read)
+        body = {
+            **LOCAL_ASK,
+            "commandId": "calc",
+            "commandText": "6 * 7",
+            "conversationId": first["conversationId"],
+        }
+        for headers in ({}, {"Accept": "text/event-stream"}):  # answered whole, and streamed
+            checks.clear()
+            reads.clear()
+            answered = client.post("/api/ask", json=body, headers=headers)
+            assert answered.status_code == 200 and "42" in answered.text
+            assert checks == [("calc", "api")]
+            assert reads == [first["conversationId"]]

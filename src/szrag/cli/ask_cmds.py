@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from szrag.activity import Activity
-from szrag.answer import answer_question, debug_question
+from szrag.answer.question import Question
 from szrag.cli.common import (
     console,
     err_console,
@@ -26,6 +26,7 @@ from szrag.cli.common import (
     root_option,
 )
 from szrag.commands import Identity
+from szrag.host import answer_question, debug_question
 from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.results import Answer, Outcome
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source
@@ -240,18 +241,19 @@ def ask(
         host = host_for(root, index, live_tools=tools)
         if model:
             host = host.replace(settings=dataclasses.replace(host.settings, ai_model=model))
-        result = answer_question(
+        asked = Question(
             " ".join(question),
-            host,
-            source=CLI_FACE,
             with_ai=not no_ai,
-            on_activity=view.on_activity if verbose or not as_json else None,
-            on_token=None if as_json else view.on_token,
+            face=CLI_FACE,
             limit=limit,
             budget=budget,
             conversation_id=conversation_for(host, continue_last, conversation),
             remember=True,
+        ).heard_by(
+            on_activity=view.on_activity if verbose or not as_json else None,
+            on_token=None if as_json else view.on_token,
         )
+        result = answer_question(asked, host)
     if as_json:
         print_json(result)
     else:
@@ -273,9 +275,8 @@ def debug(
     """Show what answering QUESTION would use, without running a command or calling a model:
     retrieval, images, codebase context, the packed context and the activities."""
     with open_index(root) as index:
-        result = debug_question(
-            " ".join(question), host_for(root, index), limit=limit, budget=budget
-        )
+        asked = Question(" ".join(question), face=CLI_FACE, limit=limit, budget=budget)
+        result = debug_question(asked, host_for(root, index))
     if as_json:
         print_json(result)
         return

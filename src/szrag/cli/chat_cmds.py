@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from szrag.answer import answer_question
+from szrag.answer.question import Question
 from szrag.cli.ask_cmds import (
     CLI_FACE,
     AnswerView,
@@ -24,6 +24,7 @@ from szrag.cli.ask_cmds import (
 )
 from szrag.cli.common import console, err_console, handle_errors, host_for, open_index, root_option
 from szrag.errors import SzragError
+from szrag.host import answer_question
 from szrag.index import refresh_index
 
 PROMPT = "> "
@@ -85,18 +86,16 @@ def chat(
             asked += 1
             view = AnswerView(console, err_console, verbose=verbose)
             try:
-                result = answer_question(
+                turn = Question(
                     question,
-                    host,
-                    source=CLI_FACE,
                     with_ai=not no_ai,
-                    on_activity=view.on_activity,
-                    on_token=view.on_token,
+                    face=CLI_FACE,
                     limit=limit,
                     budget=budget,
                     conversation_id=current,
                     remember=True,
                 )
+                result = answer_question(turn.heard_by(view.on_activity, view.on_token), host)
             except KeyboardInterrupt:
                 err_console.print("\n[dim]interrupted[/]")
                 continue

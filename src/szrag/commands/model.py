@@ -178,6 +178,20 @@ class CommandOutcome:
         return self.status == "ok"
 
 
+Asker = Callable[[str, "Identity"], Awaitable[str]]
+"""Answers a question for an identity (the host's own pipeline, bound to its runner): what
+``/sz-ask`` calls, so a command never builds a pipeline of its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """A command the runner's policy let ``source`` run, checked once (``CommandRunner.admit``)
+    and run without a second look (``CommandRunner.run``)."""
+
+    spec: CommandSpec
+    source: str
+
+
 class CommandContext:
     """What a handler receives: its input, who asked, and ``respond()``."""
 
@@ -190,6 +204,7 @@ class CommandContext:
         *,
         root: Path,
         runtime: Runtime | None = None,
+        ask: Asker | None = None,
     ) -> None:
         self.command = command
         self.text = text
@@ -197,6 +212,7 @@ class CommandContext:
         self.registry = registry
         self.root = root
         self.runtime = runtime
+        self.ask = ask  # None where no question pipeline is bound (a runner on its own)
         self._responses: list[Response] = []
         self._lock = threading.Lock()  # sync handlers respond from a worker thread
         self._closed = False

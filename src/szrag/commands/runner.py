@@ -26,12 +26,14 @@ from szrag.commands.errors import (
     error_code,
 )
 from szrag.commands.model import (
+    Asker,
     CommandContext,
     CommandOutcome,
     CommandResult,
     CommandSpec,
     Handler,
     Identity,
+    Permit,
     Response,
 )
 from szrag.commands.policy import CommandPolicy
@@ -92,6 +94,11 @@ class CommandRunner:
         self.timeout = timeout
         self.root = Path(root)
         self.runtime = runtime
+        self.asker: Asker | None = None  # bound by the host that owns this runner
+
+    def answer_questions_with(self, asker: Asker) -> None:
+        """Let commands that ask a question (``/sz-ask``) ask it through ``asker``."""
+        self.asker = asker
 
     @property
     def registry(self) -> CommandRegistry:
@@ -125,17 +132,27 @@ class CommandRunner:
             )
             raise
 
+    def admit(self, command_id: str, identity: Identity, *, source: str) -> Permit:
+        """:meth:`check` once, kept as a permit that :meth:`run` takes without checking again."""
+        return Permit(self.check(command_id, identity, source=source), source)
+
     async def run(
         self,
-        command_id: str,
+        command: str | Permit,
         text: str = "",
         identity: Identity | None = None,
         *,
         source: str = "host",
         timeout: float | None = None,
     ) -> CommandResult:
-        """Run one command and return its responses; failures raise CommandError subclasses."""
+        """Run one command and return its responses; failures raise CommandError subclasses.
+
+        ``command`` is an id, checked against the policy for ``source``, or a :class:`Permit`
+        the policy already gave (its source is the one recorded)."""
         started = time.perf_counter()
+        permit = command if isinstance(command, Permit) else None
+        command_id = permit.spec.id if permit is not None else str(command)
+        source = permit.source if permit is not None else source
         identity = identity or Identity.local()
         text = (text or "").strip()
         spec: CommandSpec | None = None
@@ -145,7 +162,7 @@ class CommandRunner:
         try:
             if len(text) > MAX_TEXT_CHARS:
                 raise CommandInputError(f"command input is longer than {MAX_TEXT_CHARS} characters")
-            spec = self.resolve(command_id, source)
+            spec = permit.spec if permit is not None else self.resolve(command_id, source)
             limit = timeout if timeout is not None else spec.timeout or self.timeout
             responses = await self._execute(spec, text, identity, limit)
             if not responses:
@@ -177,7 +194,13 @@ class CommandRunner:
     ) -> tuple[Response, ...]:
         assert spec.handler is not None
         context = CommandContext(
-            spec, text, identity, self.registry, root=self.root, runtime=self.runtime
+            spec,
+            text,
+            identity,
+            self.registry,
+            root=self.root,
+            runtime=self.runtime,
+            ask=self.asker,
         )
         try:
             async with asyncio.timeout(limit) as scope:

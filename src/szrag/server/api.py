@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
+from szrag.answer.question import Admitted
 from szrag.errors import ClientGone
 from szrag.index.build import is_damage
 from szrag.public import public
@@ -30,7 +31,6 @@ from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import (
-    AskRequest,
     parse_ask,
     parse_feedback,
     parse_json_body,
@@ -134,15 +134,13 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     """Answer a question: streamed as events with ``Accept: text/event-stream``, else JSON."""
     body = await read_body(request, state.settings.max_body_bytes)
-    question = parse_ask(parse_json_body(body), caller)
-    if question.command_id is not None:  # refused before the stream starts: a real 403
-        state.service.check_command(question.command_id, question.identity, source="api")
-    if question.conversation_id is not None:  # and an unknown conversation a real 404
-        await state.service.check_conversation(question.conversation_id, question.identity)
+    # admitted before the stream starts: a refused command is a real 403, an unknown
+    # conversation a real 404
+    admitted = await state.service.admit(parse_ask(parse_json_body(body), caller))
     if wants_events(request):
-        return _stream(question, state)
+        return _stream(admitted, state)
     try:
-        result = await until_disconnected(request, state.service.ask(question, source="api"))
+        result = await until_disconnected(request, state.service.ask(admitted))
     except ClientGone:
         # Nobody reads this; the answer was cancelled (and audited as such).
         return failure(499, "client_closed", "the client closed the connection")
@@ -160,11 +158,9 @@ async def feedback(request: Request, caller: AskCaller, state: State) -> JSONRes
     return ok(await state.service.feedback(given))
 
 
-def _stream(question: AskRequest, state: ServerState) -> EventSourceResponse:
+def _stream(admitted: Admitted, state: ServerState) -> EventSourceResponse:
     async def run(on_activity: OnActivity, on_token: OnToken) -> Answer:
-        return await state.service.ask(
-            question, source="api", on_activity=on_activity, on_token=on_token
-        )
+        return await state.service.ask(admitted.heard_by(on_activity, on_token))
 
     return EventSourceResponse(
         answer_events(run, error_payload),

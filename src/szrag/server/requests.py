@@ -16,6 +16,7 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
+from szrag.answer.question import NamedCommand, Question
 from szrag.commands.model import Identity
 from szrag.context.plan import MAX_BUDGET
 from szrag.conversations import checked_id
@@ -25,26 +26,12 @@ from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 
+API_FACE = "api"
 MAX_COMMAND_TEXT_CHARS = 4000
 MAX_FIELD_CHARS = 200
 MAX_PATH_CHARS = 1000
 
 _IDENTITY_FIELDS = ("userId", "username", "channelId", "teamId")
-
-
-@dataclass(frozen=True, slots=True)
-class AskRequest:
-    """A question with its optional command, AI switch, the identity that asks and whether it
-    holds the admin token."""
-
-    question: str
-    command_id: str | None = None
-    command_text: str | None = None
-    with_ai: bool = True
-    identity: Identity = field(default_factory=Identity)
-    admin: bool = False
-    budget: int | None = None  # tokens of repository context; None: the configured budget
-    conversation_id: str | None = None  # continue this conversation; None: start one
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +104,7 @@ def _optional_text(payload: dict[str, Any], key: str, limit: int) -> str | None:
     return value or None
 
 
-def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
+def parse_ask(payload: dict[str, Any], caller: Caller) -> Question:
     """Check the fields of an ask payload from ``caller``; anything wrong is ApiError 400."""
     question = payload.get("question")
     if question is not None and not isinstance(question, str):
@@ -140,15 +127,18 @@ def parse_ask(payload: dict[str, Any], caller: Caller) -> AskRequest:
             400, "invalid_request", f"budget must be a whole number of tokens, 0 to {MAX_BUDGET}"
         )
     conversation_id = _optional_id(payload, "conversationId", "conversation")
-    return AskRequest(
-        question=question,
-        command_id=_optional_text(payload, "commandId", MAX_FIELD_CHARS),
-        command_text=_optional_text(payload, "commandText", MAX_COMMAND_TEXT_CHARS),
+    command_id = _optional_text(payload, "commandId", MAX_FIELD_CHARS)
+    command_text = _optional_text(payload, "commandText", MAX_COMMAND_TEXT_CHARS)
+    return Question(
+        question,
         with_ai=with_ai,
+        command=NamedCommand(command_id, command_text or "") if command_id is not None else None,
         identity=identity_of(payload, caller),
-        admin=caller.admin,
+        face=API_FACE,
+        privileged=caller.admin,
         budget=budget,
         conversation_id=conversation_id,
+        remember=True,  # every answer is kept, so it can be rated and followed up
     )
 
 

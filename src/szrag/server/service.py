@@ -15,8 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from szrag.activity import OnActivity
-from szrag.answer import answer_question_async
+from szrag.answer.question import Admitted, Question
 from szrag.commands import (
     CommandError,
     CommandNotAllowed,
@@ -27,7 +26,7 @@ from szrag.commands import (
     UnknownCommand,
 )
 from szrag.commands.policy import CommandPolicy
-from szrag.conversations import Conversation, Feedback
+from szrag.conversations import Feedback
 from szrag.errors import DamagedIndexError, SzragError
 from szrag.feedback import give_feedback
 from szrag.host import Host
@@ -36,12 +35,7 @@ from szrag.index.build import is_damage
 from szrag.results import Answer
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
-from szrag.server.requests import AskRequest, FeedbackRequest
-
-# The owner of every Slack thread's conversation: no API caller's identity is ever this, so a
-# thread's id sent to POST /api/ask, or a thread answer's id sent to POST /api/feedback, is
-# unknown there.
-SLACK_OWNER = "slack"
+from szrag.server.requests import FeedbackRequest
 
 log = logging.getLogger("szrag.server")
 
@@ -69,7 +63,8 @@ class AskService:
     def __init__(self, host: Host, *, http_client: httpx.AsyncClient | None = None) -> None:
         if host.index is None:
             raise ValueError("a server's host needs its shared index")
-        self.host = host
+        # model requests go through the server's one client, kept open between answers
+        self.host = host.replace(http_client=http_client) if http_client is not None else host
         self.http_client = http_client
         self._background: set[asyncio.Task[None]] = set()
         self._healing: asyncio.Task[None] | None = None
@@ -121,17 +116,6 @@ class AskService:
         except CommandError as error:  # registered without a handler
             raise ApiError(*error_status(error)) from None
 
-    async def check_conversation(
-        self, conversation_id: str, identity: Identity, *, source: str = "api"
-    ) -> Conversation:
-        """The conversation a caller continues, if it is kept and theirs (or shared); else
-        UnknownConversation (404), before an answer starts. A Slack thread belongs to the
-        Slack face (``SLACK_OWNER``): everyone in the thread continues it there, nobody
-        through the API."""
-        store = self.host.conversations
-        owner = SLACK_OWNER if source == "slack" else identity.user_id
-        return await asyncio.to_thread(store.get, conversation_id, owner=owner)
-
     async def feedback(self, request: FeedbackRequest) -> Feedback:
         """Keep a caller's feedback on one of their answers (right files checked against the
         shared index)."""
@@ -146,38 +130,26 @@ class AskService:
             owner=request.identity.user_id,
         )
 
-    async def ask(
-        self,
-        request: AskRequest,
-        *,
-        source: str,
-        on_activity: OnActivity | None = None,
-        on_token: OnToken | None = None,
-    ) -> Answer:
-        """Answer ``request`` in its conversation, or in a new one (the library audits the ask
-        whatever happens)."""
-        command_id = request.command_id
-        if command_id is not None:
-            command_id = self.check_command(command_id, request.identity, source=source).id
-        if request.conversation_id is not None:  # only the caller's own, or a shared one
-            await self.check_conversation(request.conversation_id, request.identity, source=source)
+    async def admit(self, question: Question) -> Admitted:
+        """``question`` let in by the host, or refused as the API says it (before a stream
+        starts): 404 ``unknown_command``, 403 ``command_not_allowed``, 404
+        ``unknown_conversation`` for one that is not kept or not the caller's (a Slack
+        thread's belongs to the Slack face, ``SLACK_OWNER``)."""
         try:
-            result = await answer_question_async(
-                request.question,
-                self.host,
-                with_ai=request.with_ai,
-                command_id=command_id,
-                command_text=request.command_text,
-                source=source,
-                identity=request.identity,
-                privileged=request.admin,
-                on_activity=on_activity,
-                on_token=on_token,
-                budget=request.budget,
-                http_client=self.http_client,
-                conversation_id=request.conversation_id,
-                remember=True,
-            )
+            return await self.host.admit(question)
+        except UnknownCommand as error:
+            raise ApiError(404, "unknown_command", error.message) from None
+        except CommandNotAllowed as error:
+            raise ApiError(403, "command_not_allowed", error.message) from None
+        except CommandError as error:  # registered without a handler
+            raise ApiError(*error_status(error)) from None
+
+    async def ask(self, question: Question | Admitted) -> Answer:
+        """Answer ``question`` (admitted first unless it already is) in its conversation, or
+        in a new one; the host audits the ask whatever happens."""
+        admitted = question if isinstance(question, Admitted) else await self.admit(question)
+        try:
+            result = await self.host.ask(admitted)
         except asyncio.CancelledError:
             raise
         except SzragError as error:

@@ -54,6 +54,7 @@ from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
+from szrag.answer.question import SLACK_OWNER, NamedCommand, Question
 from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
 from szrag.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
@@ -61,8 +62,8 @@ from szrag.results import Answer
 from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.requests import AskRequest, read_body
-from szrag.server.service import SLACK_OWNER, AskService, error_status
+from szrag.server.requests import read_body
+from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.slack_blocks import (
     FEEDBACK_DOWN,
@@ -117,6 +118,9 @@ def slack_identity(command: dict[str, Any]) -> Identity:
         channel_id=str(command.get("channel_id") or "unknown"),
         team_id=str(command.get("team_id") or "unknown"),
     )
+
+
+SLACK_FACE = "slack"
 
 
 def explicit_command(text: str, registry: CommandRegistry) -> tuple[str, str] | None:
@@ -285,18 +289,17 @@ class SlackFace:
         ]
         return help_blocks(commands)
 
-    def _request(self, question: str, identity: Identity) -> AskRequest:
+    def _request(self, question: str, identity: Identity) -> Question:
         """The ask of ``question``, with the command it names explicitly (the service keeps
         every answer, in its thread's conversation or a new one, so its buttons name it)."""
-        command_id, command_text = None, None
         explicit = explicit_command(question, self.service.registry)
-        if explicit is not None:
-            command_id, command_text = explicit
-        return AskRequest(
-            question=question,
-            command_id=command_id,
-            command_text=command_text,
+        return Question(
+            question,
+            command=NamedCommand(explicit[0], explicit[1] or "") if explicit else None,
             identity=identity,
+            face=SLACK_FACE,
+            privileged=False,  # the admin-only live tools are never offered in Slack
+            remember=True,
         )
 
     def _ask(self, ack: Say, respond: Say, text: str, identity: Identity) -> None:
@@ -326,14 +329,14 @@ class SlackFace:
                 return
         self._answer_by_response_url(respond, request)
 
-    def _answer_by_response_url(self, respond: Say, request: AskRequest) -> None:
+    def _answer_by_response_url(self, respond: Say, request: Question) -> None:
         try:
-            result = self._on_loop(self.service.ask(request, source="slack"))
+            result = self._on_loop(self.service.ask(request))
         except Exception as error:
             self._fail(respond, error)
             return
         private = answered_privately(result, self.service.policy)
-        shown = None if private else request.question
+        shown = None if private else request.text
         self._post(
             respond,
             text=fallback_text(result.answer),
@@ -438,7 +441,7 @@ class SlackFace:
 
     def _answer_in_channel(
         self,
-        request: AskRequest,
+        request: Question,
         key: str,
         thinking: str,
         *,
@@ -452,7 +455,7 @@ class SlackFace:
         channel, user = request.identity.channel_id, request.identity.user_id
         request = dataclasses.replace(request, conversation_id=self._start(key))
         try:
-            result = self._on_loop(self.service.ask(request, source="slack"))
+            result = self._on_loop(self.service.ask(request))
         except Exception as error:
             message = self._failure_message(error)
             blocks = [*([question_block(shown)] if shown else []), *failure_blocks(message)]
@@ -475,12 +478,12 @@ class SlackFace:
             text=fallback_text(result.answer),
         )
 
-    def _answer_privately(self, request: AskRequest, key: str, thread_ts: str) -> None:
+    def _answer_privately(self, request: Question, key: str, thread_ts: str) -> None:
         """Answer ``request`` in the thread ``key`` where only the asker sees it."""
         channel, user = request.identity.channel_id, request.identity.user_id
         request = dataclasses.replace(request, conversation_id=self._start(key))
         try:
-            result = self._on_loop(self.service.ask(request, source="slack"))
+            result = self._on_loop(self.service.ask(request))
         except Exception as error:
             message = self._failure_message(error)
             self._whisper_to(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from itertools import groupby
 from typing import Any
@@ -87,24 +86,14 @@ async def release(context: CommandContext) -> None:
 
 
 async def ask(context: CommandContext) -> None:
-    """Answer a question about the repository (the /sz-ask command itself)."""
+    """Answer a question about the repository (the /sz-ask command itself), through the
+    pipeline of the host whose runner runs this command."""
     if not context.text:
         raise CommandInputError("ask needs a question, e.g. /sz-ask how is the index built?")
-    try:
-        answer_module = importlib.import_module("szrag.answer")
-        host_module = importlib.import_module("szrag.host")
-    except ImportError as error:
-        raise CommandFailed(f"the question pipeline is not available: {error}") from error
-    # the environment the caller's host was built from travels with its runtime
-    environ = getattr(context.runtime, "environ", None) or {}
-    host = host_module.Host.from_env(
-        context.root, environ, registry=context.registry, runtime=context.runtime
-    )
-    result = await answer_module.answer_question_async(
-        context.text, host, identity=context.identity, with_ai=True
-    )
-    answer = getattr(result, "answer", None)
-    if not isinstance(answer, str) or not answer.strip():
+    if context.ask is None:
+        raise CommandFailed("no question pipeline is bound to this command runner")
+    answer = await context.ask(context.text, context.identity)
+    if not answer.strip():
         raise CommandFailed("the question pipeline returned no answer")
     context.respond(answer)
 
