@@ -231,10 +231,10 @@ def parse_floor(version: Version) -> float:
 def search_expression(root: Path, question: str) -> str:
     """The full-text expression the bm25 ranker searches for ``question`` in ``root``'s index."""
     from szrag.index import load_index
-    from szrag.rank.bm25 import terms_of
+    from szrag.rank.bm25 import FIELD_WEIGHTS, terms_of
 
     with load_index(root, refresh=False) as index:
-        terms = terms_of(index.conn, question)
+        terms = terms_of(index.full_text(FIELD_WEIGHTS), question)
     return " OR ".join(f'"{term}"' for term in terms.selective)
 
 

@@ -1,13 +1,14 @@
 """The shape of the house, checked from the source: arrows between packages run one way.
 
-Imports are read with ``ast`` (those under ``if TYPE_CHECKING:`` are annotations, not
-dependencies). A unit is a top-level module or package of ``szrag`` (``szrag.rank``,
+Imports are read with ``ast``, every kind counted: top-level, function-level and type-only
+(a type a lower package needs is a protocol defined there). A unit is a top-level module or package of ``szrag`` (``szrag.rank``,
 ``szrag.answer``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,16 +21,12 @@ def unit(module: str) -> str:
 
 
 def imports(path: Path) -> Iterator[str]:
-    """The szrag modules ``path`` imports at run time."""
+    """The szrag modules ``path`` imports, of every kind: at the top, inside a function, and
+    under ``if TYPE_CHECKING:`` (a type-only import is still an arrow between packages)."""
 
     class Visitor(ast.NodeVisitor):
         def __init__(self) -> None:
             self.found: list[str] = []
-
-        def visit_If(self, node: ast.If) -> None:
-            if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-                return
-            self.generic_visit(node)
 
         def visit_Import(self, node: ast.Import) -> None:
             self.found.extend(alias.name for alias in node.names if alias.name.startswith("szrag"))
@@ -162,4 +159,89 @@ def test_only_the_faces_read_the_process_environment() -> None:
                 "os.putenv",
             ):
                 offenders.append(f"{module}:{node.lineno}")
+    assert offenders == []
+
+
+STORES = {"szrag.index", "szrag.conversations"}  # the store implementations
+SQL_STATEMENT = re.compile(
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|WITH)\b"
+)
+DATABASE_DRIVERS = {"sqlite3", "psycopg", "psycopg_pool"}
+
+
+def sql_outside_stores(path: Path) -> list[str]:
+    """What in ``path`` speaks to a database directly: a driver import, a SQL statement
+    written as a string, an ``execute`` call."""
+    found = []
+    label = path.relative_to(SOURCE) if path.is_relative_to(SOURCE) else path.name
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        where = f"{label}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            found += [f"{where} imports {name}" for name in names if name in DATABASE_DRIVERS]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if SQL_STATEMENT.match(node.value):
+                found.append(f"{where} writes SQL")
+        elif isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany"):
+            found.append(f"{where} calls {node.attr}")
+    return found
+
+
+def test_sql_lives_only_in_the_stores() -> None:
+    """Everything outside ``index/`` and ``conversations/`` reads stored data through their
+    interfaces (``IndexStore``, the conversation store), so a second store implementation
+    is a new module there, not a change to rankers, context or faces."""
+    offenders = []
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        module = ".".join(path.relative_to(SOURCE).with_suffix("").parts)
+        if unit(module) not in STORES:
+            offenders.extend(sql_outside_stores(path))
+    assert offenders == []
+
+
+def test_the_sql_finder_finds_sql(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'import sqlite3\nrows = conn.execute("SELECT path FROM files")\n', encoding="utf-8"
+    )
+    found = sql_outside_stores(sample)
+    assert [item.split(" ", 1)[1] for item in found] == [
+        "imports sqlite3",
+        "calls execute",
+        "writes SQL",
+    ]
+
+
+def test_every_kind_of_import_is_an_arrow(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import szrag.text\n"
+        "if TYPE_CHECKING:\n"
+        "    from szrag.index.protocol import IndexStore\n"
+        "def later() -> None:\n"
+        "    from szrag import rank\n",
+        encoding="utf-8",
+    )
+    assert sorted(imports(sample)) == ["szrag.index.protocol", "szrag.rank", "szrag.text"]
+
+
+MAX_PARAMETERS = 10
+
+
+def test_no_function_takes_more_than_ten_parameters() -> None:
+    """A function needing more is handed a record (``Question``, ``ModelRequest``) instead."""
+    offenders = []
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = node.args
+                named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                count = len([a for a in named if a.arg not in ("self", "cls")])
+                if count > MAX_PARAMETERS:
+                    offenders.append(
+                        f"{path.relative_to(SOURCE)}:{node.lineno} {node.name} ({count})"
+                    )
     assert offenders == []

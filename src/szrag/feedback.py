@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from szrag.code.graph import indexed_path
 from szrag.commands.model import Identity
 from szrag.conversations import Feedback, Rating, Turn
 from szrag.errors import FeedbackError, PathError
 from szrag.host import Host
+from szrag.structure.queries import indexed_path
 
 MAX_COMMENT_CHARS = 2000
 MAX_RIGHT_FILES = 20

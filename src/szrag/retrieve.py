@@ -10,14 +10,14 @@ module turns them into sources with their text, and scores images by their paths
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError, QuestionError
-from szrag.index import Index, load_index
+from szrag.index import load_index
+from szrag.index.protocol import IndexStore
 from szrag.rank import Query, RankedChunk, ranker_named
 from szrag.rank.units import (
     FILE_UNITS,
@@ -117,7 +117,7 @@ def retrieve(
     question: str,
     limit: int = DEFAULT_LIMIT,
     *,
-    index: Index | None = None,
+    index: IndexStore | None = None,
     root: Path | str = ".",
     ranker: str | None = None,
 ) -> list[Source]:
@@ -131,16 +131,17 @@ def retrieve(
         with load_index(root) as opened:
             return retrieve(clean, limit, index=opened, ranker=ranker)
     chosen_ranker = ranker_named(ranker or index.config.profile.ranker)
+    unreadable: tuple[type[Exception], ...] = (*index.read_errors, KeyError, ValueError)
     try:
         with index.reading():
             return _retrieve(index, clean, limit, chosen_ranker.name)
-    except (sqlite3.DatabaseError, KeyError, ValueError) as error:
+    except unreadable as error:
         raise IndexStoreError(
-            f"the index at {index.path} could not be read ({error}); `szrag index --rebuild` replaces it"
+            f"the index at {index.location} could not be read ({error}); `szrag index --rebuild` replaces it"
         ) from error
 
 
-def _retrieve(index: Index, question: str, limit: int, ranker: str) -> list[Source]:
+def _retrieve(index: IndexStore, question: str, limit: int, ranker: str) -> list[Source]:
     query = Query.parse(question, index.config.extensions)
     chosen = ranker_named(ranker).rank(index, query, limit, fill=index.config.profile.fill)
     if index.config.profile.units:
@@ -166,7 +167,7 @@ _ASKS_FOR_USES = re.compile(
 CALL_SITE_SCORE = 100
 
 
-def _call_site_sources(index: Index, question: str, limit: int) -> list[Source]:
+def _call_site_sources(index: IndexStore, question: str, limit: int) -> list[Source]:
     """For a question asking where a named function is called or used, the units holding
     its call sites: files with the most calls first, at most ``FILE_UNITS`` units each."""
     # a follow-up is searched with the questions it follows, one per line after it: the
@@ -211,7 +212,7 @@ def _window_source(candidate: RankedChunk, text: str) -> Source:
     )
 
 
-def _unit_sources(index: Index, question: str, candidate: RankedChunk) -> list[Source]:
+def _unit_sources(index: IndexStore, question: str, candidate: RankedChunk) -> list[Source]:
     """The chosen file's best unit (and a second one scoring close), by the second stage;
     the ranker's window where the index holds no lines of the file."""
     found = units_of(index, candidate.path, candidate.type)
@@ -239,7 +240,7 @@ def _unit_source(found: FileUnits, item: ScoredUnit, path: str, kind: str, score
     )
 
 
-def source_notes(index: Index, sources: Sequence[Source]) -> list[str]:
+def source_notes(index: IndexStore, sources: Sequence[Source]) -> list[str]:
     """What was cut or could not be followed in ``sources``: a text cut at the source's
     character bound (a minified or generated file's long line), a code file where nothing
     parsed and windows stand in for its definitions."""
@@ -263,7 +264,7 @@ MORE_LINES = 200  # lines per file beyond those returned; the token budget decid
 
 
 def more_sources(
-    index: Index, question: str, sources: Sequence[Source], *, files: int = MORE_FILES
+    index: IndexStore, question: str, sources: Sequence[Source], *, files: int = MORE_FILES
 ) -> list[Source]:
     """The next best units of the first ``files`` files among ``sources`` (those not
     returned already), in rounds: each file's next best, in the files' rank order, then
@@ -303,7 +304,7 @@ def image_score(question_tokens: frozenset[str], image_path: str) -> int:
     return score
 
 
-def _images_by_token(index: Index) -> dict[str, tuple[str, ...]]:
+def _images_by_token(index: IndexStore) -> dict[str, tuple[str, ...]]:
     """The image paths holding each path token, kept until the index changes."""
 
     def build() -> dict[str, tuple[str, ...]]:
@@ -320,7 +321,7 @@ def retrieve_images(
     question: str,
     limit: int = DEFAULT_IMAGE_LIMIT,
     *,
-    index: Index | None = None,
+    index: IndexStore | None = None,
     root: Path | str = ".",
 ) -> list[Image]:
     """Images whose path matches the question, best first (ties by path)."""

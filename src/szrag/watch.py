@@ -32,12 +32,12 @@ import anyio
 from watchfiles import DefaultFilter, awatch
 
 from szrag import rank
-from szrag.code.graph import records_by_path
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
 from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
+from szrag.structure.queries import records_by_path
 
 log = logging.getLogger("szrag.watch")
 

@@ -85,5 +85,5 @@ def test_a_refresh_that_parses_a_changed_file_loads_no_question_over_the_index(
     out, loaded = _modules_after(["index", "--root", str(tmp_path)])
     assert "1 changed" in out
     assert "szrag.code.extract" in loaded  # the file was parsed
-    unused = ("szrag.code.graph", "szrag.code.symbol_table", "szrag.retrieve", "szrag.rank")
+    unused = ("szrag.structure.queries", "szrag.code.symbol_table", "szrag.retrieve", "szrag.rank")
     assert sorted(name for name in loaded if name.startswith(unused)) == []

@@ -8,28 +8,32 @@ from pathlib import Path
 
 import pytest
 
-from szrag.code.graph import (
+from szrag.code.model import EnvReference, SymbolMatch
+from szrag.code.scoring import (
     FULL_NAME,
     NAME_TOKEN,
     WHOLE_NAME,
     SymbolQuestion,
-    all_routes,
     extract_environment_variables,
-    find_environment_variable,
-    find_routes,
-    find_symbols,
-    get_code_context,
-    get_dependants,
-    get_dependencies,
     names_in,
     path_in,
     route_score,
-    splice,
     symbol_score,
 )
-from szrag.code.model import EnvReference, SymbolMatch
 from szrag.errors import PathError
 from szrag.index import Index, build_index, load_index
+from szrag.structure.context import (
+    get_code_context,
+    splice,
+)
+from szrag.structure.queries import (
+    all_routes,
+    find_environment_variable,
+    find_routes,
+    find_symbols,
+    get_dependants,
+    get_dependencies,
+)
 from szrag.text import tokens
 
 CopyFixture = Callable[[str], Path]

@@ -9,10 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
-from szrag.code.graph import all_routes, find_routes, get_code_context
 from szrag.code.mounts import resolve_target
 from szrag.context.build import build_codebase_context
 from szrag.index import build_index, load_index
+from szrag.structure.context import get_code_context
+from szrag.structure.queries import (
+    all_routes,
+    find_routes,
+)
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

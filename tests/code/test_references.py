@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
-from szrag.code.graph import find_references
 from szrag.index import build_index, load_index
+from szrag.structure.queries import find_references
 
 LANGUAGES = Path(__file__).parent.parent / "fixtures" / "languages"
 

@@ -8,11 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from szrag.code.graph import SymbolQuestion, code_records, find_symbols, symbol_score
 from szrag.code.model import SymbolMatches
+from szrag.code.scoring import (
+    SymbolQuestion,
+    symbol_score,
+)
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
 from szrag.public import public
+from szrag.structure.queries import (
+    code_records,
+    find_symbols,
+)
 
 CopyFixture = Callable[[str], Path]
 

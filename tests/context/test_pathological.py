@@ -10,12 +10,13 @@ from pathlib import Path
 
 from szrag.activity import ActivityRecorder
 from szrag.answer import gather_evidence
-from szrag.code.graph import MAX_LINE_CHARS, MAX_SECTION_ITEMS
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.pack import INCLUDED, OVER_BUDGET, ContextChunk, pack_chunks
 from szrag.index import build_index
 from szrag.index.shared import open_shared_index
 from szrag.retrieve import retrieve
+from szrag.structure.context import MAX_SECTION_ITEMS
+from szrag.structure.queries import MAX_LINE_CHARS
 
 CopyFixture = Callable[[str], Path]
 QUESTION = "how does function f12 fetch the api"

@@ -8,11 +8,11 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from szrag.code.graph import get_code_context
 from szrag.context import build_codebase_context
 from szrag.index import Index, build_index, load_index, refresh_index, store
 from szrag.index.memory import ChunkMemory
 from szrag.retrieve import retrieve
+from szrag.structure.context import get_code_context
 
 CopyFixture = Callable[[str], Path]
 
@@ -113,7 +113,10 @@ def test_a_closed_index_kept_in_memory_is_freed_by_reference_counting(
 
 def _views(index: Index) -> tuple[object, ...]:
     """The per-generation views a long-running face keeps, as plain values to compare."""
-    from szrag.code.graph import code_records, records_by_path
+    from szrag.structure.queries import (
+        code_records,
+        records_by_path,
+    )
 
     with index.reading():
         return (

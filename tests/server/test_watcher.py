@@ -267,7 +267,7 @@ def test_warmed_views_are_kept_out_of_collections_and_freed_when_dropped(web_rep
     import gc
     import weakref
 
-    from szrag.rank.bm25_memory import VIEW
+    from szrag.index.postings import VIEW
 
     def built_already() -> object:
         raise AssertionError("the view was not built by warming")

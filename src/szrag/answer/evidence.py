@@ -20,7 +20,7 @@ from szrag.context import (
     pack_repository_context,
 )
 from szrag.context.plan import ContextPlan
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 from szrag.redact import redact
 from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
 
@@ -43,7 +43,7 @@ BudgetFor = Callable[[Sequence[Image]], int]
 
 async def gather_evidence(
     question: str,
-    index: Index,
+    index: IndexStore,
     recorder: ActivityRecorder,
     *,
     limit: int = DEFAULT_LIMIT,
@@ -108,7 +108,7 @@ def _evidence_slots() -> asyncio.Semaphore:
 
 def _find(
     question: str,
-    index: Index,
+    index: IndexStore,
     *,
     limit: int,
     plan: ContextPlan,

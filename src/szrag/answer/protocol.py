@@ -12,7 +12,7 @@ from szrag.commands import CommandRegistry, CommandRunner
 from szrag.config import RepoConfig
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 from szrag.runtime import Runtime
 from szrag.settings import Settings
 from szrag.tools import ToolAdapter
@@ -57,4 +57,4 @@ class AnswerHost(Protocol):
         self, config: RepoConfig | None = None, *, budget: int | None = None
     ) -> ContextPlan: ...
 
-    def opened_index(self) -> AbstractContextManager[Index]: ...
+    def opened_index(self) -> AbstractContextManager[IndexStore]: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ from szrag.settings import Settings
 
 if TYPE_CHECKING:
     from szrag.host import Host
+    from szrag.index import Index
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -67,9 +69,52 @@ conversation_option = click.option(
 CLI_FACE = "cli"
 
 
-def answer_options(command: Callable[P, R]) -> Callable[P, R]:
-    """The options of every command that answers (``ask``, ``chat``): model, tools, activity
-    output, conversation, sources and budget."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class AnswerChoices:
+    """What every command that answers was told: model, tools, activity output,
+    conversation, sources and budget."""
+
+    no_ai: bool
+    tools: bool | None
+    verbose: bool
+    model: str | None
+    continue_last: bool
+    conversation: str | None
+    limit: int
+    budget: int | None
+
+    def host(self, root: Path, index: Index) -> Host:
+        """The host these choices answer with (the live tools and model they name)."""
+        host = host_for(root, index, live_tools=self.tools)
+        if self.model:
+            host = host.replace(settings=dataclasses.replace(host.settings, ai_model=self.model))
+        return host
+
+    def question(self, text: str, conversation_id: str | None) -> Question:
+        """``text`` asked from the terminal with these choices."""
+        return Question(
+            text,
+            with_ai=not self.no_ai,
+            face=CLI_FACE,
+            limit=self.limit,
+            budget=self.budget,
+            conversation_id=conversation_id,
+            remember=True,
+        )
+
+
+_CHOICES = tuple(field.name for field in dataclasses.fields(AnswerChoices))
+
+
+def answer_options(command: Callable[..., R]) -> Callable[..., R]:
+    """The options of every command that answers (``ask``, ``chat``), handed to it as one
+    ``choices`` record."""
+
+    @functools.wraps(command)
+    def gathered(**values: Any) -> R:
+        choices = AnswerChoices(**{name: values.pop(name) for name in _CHOICES})
+        return command(choices=choices, **values)
+
     for option in reversed(
         (
             click.option(
@@ -91,8 +136,8 @@ def answer_options(command: Callable[P, R]) -> Callable[P, R]:
             budget_option,
         )
     ):
-        command = option(command)
-    return command
+        gathered = option(gathered)
+    return gathered
 
 
 def conversation_for(host: Host, continue_last: bool, conversation: str | None) -> str | None:
@@ -216,19 +261,7 @@ def _escape(text: str) -> str:
 @root_option
 @json_option
 @handle_errors
-def ask(
-    question: tuple[str, ...],
-    no_ai: bool,
-    tools: bool | None,
-    verbose: bool,
-    model: str | None,
-    continue_last: bool,
-    conversation: str | None,
-    limit: int,
-    budget: int | None,
-    root: Path,
-    as_json: bool,
-) -> None:
+def ask(question: tuple[str, ...], choices: AnswerChoices, root: Path, as_json: bool) -> None:
     """Answer QUESTION about the repository, streaming the model's answer.
 
     Without AI_API_KEY the answer comes from retrieval alone; set AI_API_KEY (and AI_URL,
@@ -236,21 +269,14 @@ def ask(
     answer is kept with an id to rate it by (`szrag feedback ID up|down`) in a conversation
     that --continue follows up.
     """
-    view = AnswerView(console, err_console, verbose=verbose)
+    view = AnswerView(console, err_console, verbose=choices.verbose)
     with open_index(root) as index:
-        host = host_for(root, index, live_tools=tools)
-        if model:
-            host = host.replace(settings=dataclasses.replace(host.settings, ai_model=model))
-        asked = Question(
+        host = choices.host(root, index)
+        asked = choices.question(
             " ".join(question),
-            with_ai=not no_ai,
-            face=CLI_FACE,
-            limit=limit,
-            budget=budget,
-            conversation_id=conversation_for(host, continue_last, conversation),
-            remember=True,
+            conversation_for(host, choices.continue_last, choices.conversation),
         ).heard_by(
-            on_activity=view.on_activity if verbose or not as_json else None,
+            on_activity=view.on_activity if choices.verbose or not as_json else None,
             on_token=None if as_json else view.on_token,
         )
         result = answer_question(asked, host)

@@ -10,19 +10,12 @@ edited and earlier lines recalled.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from pathlib import Path
 
 import click
 
-from szrag.answer.question import Question
-from szrag.cli.ask_cmds import (
-    CLI_FACE,
-    AnswerView,
-    answer_options,
-    conversation_for,
-)
-from szrag.cli.common import console, err_console, handle_errors, host_for, open_index, root_option
+from szrag.cli.ask_cmds import AnswerChoices, AnswerView, answer_options, conversation_for
+from szrag.cli.common import console, err_console, handle_errors, open_index, root_option
 from szrag.errors import SzragError
 from szrag.host import answer_question
 from szrag.index import refresh_index
@@ -42,27 +35,15 @@ def _line_editing() -> None:
 @answer_options
 @root_option
 @handle_errors
-def chat(
-    no_ai: bool,
-    tools: bool | None,
-    verbose: bool,
-    model: str | None,
-    continue_last: bool,
-    conversation: str | None,
-    limit: int,
-    budget: int | None,
-    root: Path,
-) -> None:
+def chat(choices: AnswerChoices, root: Path) -> None:
     """Ask, then follow up: one conversation, each answer streamed as `szrag ask` does.
 
     An empty line, /exit or Ctrl-D ends it; Ctrl-C stops the current answer.
     """
     _line_editing()
     with open_index(root) as index:
-        host = host_for(root, index, live_tools=tools)
-        if model:
-            host = host.replace(settings=dataclasses.replace(host.settings, ai_model=model))
-        current = conversation_for(host, continue_last, conversation)
+        host = choices.host(root, index)
+        current = conversation_for(host, choices.continue_last, choices.conversation)
         if current is not None:
             kept = len(host.conversations.turns(current))
             err_console.print(
@@ -84,17 +65,9 @@ def chat(
             if asked:  # files may have changed since the last answer
                 refresh_index(index, lock_wait=REFRESH_LOCK_WAIT)
             asked += 1
-            view = AnswerView(console, err_console, verbose=verbose)
+            view = AnswerView(console, err_console, verbose=choices.verbose)
             try:
-                turn = Question(
-                    question,
-                    with_ai=not no_ai,
-                    face=CLI_FACE,
-                    limit=limit,
-                    budget=budget,
-                    conversation_id=current,
-                    remember=True,
-                )
+                turn = choices.question(question, current)
                 result = answer_question(turn.heard_by(view.on_activity, view.on_token), host)
             except KeyboardInterrupt:
                 err_console.print("\n[dim]interrupted[/]")

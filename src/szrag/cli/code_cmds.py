@@ -17,7 +17,8 @@ from szrag.cli.common import (
     question_argument,
     root_option,
 )
-from szrag.code.graph import (
+from szrag.errors import QuestionError
+from szrag.structure.queries import (
     all_routes,
     find_environment_variable,
     find_references,
@@ -26,7 +27,6 @@ from szrag.code.graph import (
     get_dependants,
     get_dependencies,
 )
-from szrag.errors import QuestionError
 
 DEFAULT_LIMIT = 20
 

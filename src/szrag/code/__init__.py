@@ -3,12 +3,13 @@
 ``analyse_source(path, text)`` returns the JSON-ready code record the index stores for a
 file, or None when the file is not code szrag can parse. ``resolve_edges(path, record,
 known_paths)`` turns a record's imports and path references into dependency edges. The
-graph functions (``find_symbols``, ``find_routes`` ...) read both back from an open index.
+questions that read both back from an open index (``find_symbols``, ``find_routes`` ...) are
+``szrag.structure``, a layer above the index: this package never imports the index.
 
 Modules: ``languages`` (extensions, grammars, query files), ``extract`` (walks the query
 matches into a ``model.CodeRecord``), ``modules`` (imports and exports), ``routes`` and
-``pathname`` (HTTP routes), ``paths`` (path references), ``resolve`` (edges), ``graph``
-(questions over an index). Language knowledge lives in
+``pathname`` (HTTP routes), ``paths`` (path references), ``resolve`` (edges), ``scoring``
+(how well a name or route matches a question). Language knowledge lives in
 ``szrag/queries/<language>-structure.scm``; the Python modules hold only the few rules a
 query cannot express.
 """
@@ -21,27 +22,11 @@ from typing import TYPE_CHECKING, Any
 from szrag.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from szrag.code.graph import (
-        extract_environment_variables,
-        find_environment_variable,
-        find_routes,
-        find_symbols,
-        get_code_context,
-        get_dependants,
-        get_dependencies,
-    )
     from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch
 
 # imported on first use (PEP 562): a refresh that parses a changed file needs only
-# ``analyse_source``, not the graph's questions over an index
+# ``analyse_source``
 _HOMES = {
-    "extract_environment_variables": "szrag.code.graph",
-    "find_environment_variable": "szrag.code.graph",
-    "find_routes": "szrag.code.graph",
-    "find_symbols": "szrag.code.graph",
-    "get_code_context": "szrag.code.graph",
-    "get_dependants": "szrag.code.graph",
-    "get_dependencies": "szrag.code.graph",
     "CodeRecord": "szrag.code.model",
     "EnvReference": "szrag.code.model",
     "RouteMatch": "szrag.code.model",
@@ -58,13 +43,6 @@ __all__ = [
     "RouteMatch",
     "SymbolMatch",
     "analyse_source",
-    "extract_environment_variables",
-    "find_environment_variable",
-    "find_routes",
-    "find_symbols",
-    "get_code_context",
-    "get_dependants",
-    "get_dependencies",
     "resolve_edges",
 ]
 

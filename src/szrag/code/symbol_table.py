@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from szrag.code.graph import (
+from szrag.code.model import CodeRecord, Definition, SymbolMatch, SymbolMatches
+from szrag.code.scoring import (
     CONTAINER_TOKEN,
     FULL_NAME,
     NAME_TOKEN,
@@ -36,7 +37,6 @@ from szrag.code.graph import (
     name_words,
     names_symbol,
 )
-from szrag.code.model import CodeRecord, Definition, SymbolMatch, SymbolMatches
 
 IntArray = npt.NDArray[np.int64]
 MaskArray = npt.NDArray[np.uint64]

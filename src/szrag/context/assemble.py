@@ -9,7 +9,7 @@ from szrag.context.build import build_codebase_context
 from szrag.context.model import CodebaseContext
 from szrag.context.pack import PackedContext, pack_repository_context
 from szrag.context.plan import ContextPlan
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 from szrag.retrieve import DEFAULT_LIMIT, Source, retrieve
 
 
@@ -42,7 +42,7 @@ class AssembledContext:
 
 def assemble_context(
     question: str,
-    index: Index,
+    index: IndexStore,
     *,
     limit: int = DEFAULT_LIMIT,
     plan: ContextPlan | None = None,

@@ -17,24 +17,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from szrag.code.graph import (
+from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
+from szrag.code.scoring import extract_environment_variables
+from szrag.code.units import MAX_UNIT_LINES
+from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
+from szrag.index.protocol import IndexStore
+from szrag.index.store import StoredChunk, StoredFile
+from szrag.retrieve import Source, more_sources, require_question
+from szrag.structure.context import get_code_context, splice
+from szrag.structure.queries import (
     bounded_line,
-    extract_environment_variables,
     find_environment_variable,
     find_routes,
     find_symbols,
-    get_code_context,
     get_dependants,
     get_dependencies,
     records_by_path,
-    splice,
 )
-from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
-from szrag.code.units import MAX_UNIT_LINES
-from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
-from szrag.index import Index
-from szrag.index.store import StoredChunk, StoredFile
-from szrag.retrieve import Source, more_sources, require_question
 from szrag.text import CODE_TYPES, LineRanges, path_tokens, tokens
 
 if TYPE_CHECKING:
@@ -287,7 +286,7 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
 DEFINITIONS_SHOWN = 3  # a file's best matching definitions whose own lines a context shows
 
 
-def definition_source(index: Index, path: str, symbols: Sequence[SymbolMatch]) -> str:
+def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatch]) -> str:
     """The own lines of the file's best matching definitions (a long one's first
     ``MAX_UNIT_LINES``), each line once: the definition itself, not the windows around it."""
     spans = sorted(
@@ -348,7 +347,7 @@ def connecting_names(
 
 
 def code_entry(
-    index: Index,
+    index: IndexStore,
     path: str,
     score: int,
     relation: str,
@@ -391,7 +390,7 @@ def code_entry(
 # --- the whole --------------------------------------------------------------------------
 
 
-def _code_files(index: Index, stored: dict[str, StoredFile]) -> CodeFiles:
+def _code_files(index: IndexStore, stored: dict[str, StoredFile]) -> CodeFiles:
     """The code-file views of this generation, from the last ones built (``carry``)."""
     earlier: CodeFiles | None = index.carried("context.code_files", None)
     built = CodeFiles.of(stored.values()) if earlier is None else earlier.updated(stored.values())
@@ -400,7 +399,7 @@ def _code_files(index: Index, stored: dict[str, StoredFile]) -> CodeFiles:
 
 
 def build_codebase_context(
-    question: str, index: Index, retrieved_sources: Sequence[Source] = ()
+    question: str, index: IndexStore, retrieved_sources: Sequence[Source] = ()
 ) -> CodebaseContext:
     """The codebase context of ``question`` around the files retrieval already found."""
     clean = require_question(question)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from szrag.config import RepoConfig
 from szrag.index import store
 from szrag.index.collect import Skip
+from szrag.index.search import SqliteFullText
 from szrag.text import tokens
 
 if TYPE_CHECKING:
     from szrag.index.memory import ChunkMemory, Edges
+    from szrag.index.protocol import ChunkRow, ChunkWords, FullTextSearch, NamedLine, TokenSet
 
 T = TypeVar("T")
 DERIVED_GENERATIONS = 2
@@ -62,6 +64,7 @@ class Index:
     """A handle on one repository's index database."""
 
     reads_from_any_thread = False  # one sqlite3 connection, bound to the thread that opened it
+    read_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
 
     def __init__(self, root: Path, config: RepoConfig, conn: sqlite3.Connection) -> None:
         self.root = root
@@ -143,6 +146,11 @@ class Index:
         """The database file."""
         return store.index_path(self.root)
 
+    @property
+    def location(self) -> str:
+        """The database file, as messages name it."""
+        return str(self.path)
+
     @contextmanager
     def reading(self) -> Iterator[Index]:
         """One consistent snapshot for several reads: a refresh committed meanwhile by another
@@ -215,6 +223,34 @@ class Index:
         return (
             self.conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
         )
+
+    def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
+        """The distinct tokens of each of ``paths`` that is indexed: the decoded sets a
+        long-running reader keeps, else the strings as stored (only these files inflated)."""
+        if self._memory_enabled:
+            stored = self.files_by_path()
+            return {path: stored[path].tokens for path in paths if path in stored}
+        return dict(store.file_tokens(self.conn, paths))
+
+    def chunk_at(self, path: str, line: int | None = None) -> ChunkRow | None:
+        """The first chunk of ``path`` holding ``line`` (without a line: its first chunk)."""
+        return store.chunk_at(self.conn, path, line)
+
+    def chunk_words(self, *, by_path: bool = False) -> Iterator[ChunkWords]:
+        """Every chunk with its words (with ``by_path``: by file path, then position)."""
+        return store.chunk_words(self.conn, by_path=by_path)
+
+    def first_chunks(self, file_ids: Sequence[int]) -> list[ChunkWords]:
+        """The first chunk of each file of ``file_ids`` (its words left empty)."""
+        return store.first_chunks(self.conn, file_ids)
+
+    def named_any(self, lookups: Iterable[tuple[str, str]]) -> list[NamedLine]:
+        """Every names row for any of the (name, kind) ``lookups``, by path and line."""
+        return store.named_any(self.conn, list(lookups))
+
+    def full_text(self, weights: Sequence[float]) -> FullTextSearch:
+        """The full-text search over chunks with these column weights."""
+        return SqliteFullText(self, weights)
 
     def chunks(
         self, path: str, lines: Sequence[tuple[int, int]] | None = None

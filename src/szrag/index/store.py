@@ -7,6 +7,7 @@ reader (WAL mode) sees either the old index or the new one, never half of a refr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import zlib
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from szrag.errors import DamagedIndexError, IndexStoreError
+from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine
 from szrag.index.terms import code_names, term_fields
 from szrag.text import Chunk, LineRanges, code_terms, lines_code_terms
 
@@ -183,6 +185,27 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+@contextlib.contextmanager
+def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the index of ``root``; IndexStoreError when it is unusable."""
+    path = index_path(root)
+    if not path.is_file():
+        raise IndexStoreError(f"no index at {path}; run `szrag index` first")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error as error:
+        raise IndexStoreError(f"index {path}: {error}") from error
+    try:
+        problem = check(conn)
+        if problem is not None:
+            raise IndexStoreError(f"index {path} is not usable: {problem}")
+        yield conn
+    except sqlite3.Error as error:
+        raise IndexStoreError(f"index {path}: {error}") from error
+    finally:
+        conn.close()
 
 
 def check(conn: sqlite3.Connection) -> str | None:
@@ -523,6 +546,96 @@ def named(conn: sqlite3.Connection, name: str, kind: str) -> list[tuple[str, int
         (name, kind),
     )
     return [(path, line) for path, line in rows]
+
+
+CHUNK_ROW_COLUMNS = "c.id, f.path, c.seq, c.start, c.end, f.type, c.heading"  # a ChunkRow
+
+
+def chunk_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ChunkRow]:
+    """The chunks of ``ids`` that the index holds, by id."""
+    found: dict[int, ChunkRow] = {}
+    for batch, marks in in_batches(ids):
+        rows = conn.execute(
+            f"SELECT {CHUNK_ROW_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" WHERE c.id IN ({marks})",
+            batch,
+        )
+        found.update({row[0]: ChunkRow(*row) for row in rows})
+    return found
+
+
+def chunk_at(conn: sqlite3.Connection, path: str, line: int | None = None) -> ChunkRow | None:
+    """The first chunk of ``path`` holding ``line`` (without a line: its first chunk)."""
+    condition, values = "f.path = ?", list[object]([path])
+    if line is not None:
+        condition, values = "f.path = ? AND c.start <= ? AND c.end >= ?", [path, line, line]
+    row = conn.execute(
+        f"SELECT {CHUNK_ROW_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+        f" WHERE {condition} ORDER BY c.seq LIMIT 1",
+        values,
+    ).fetchone()
+    return ChunkRow(*row) if row else None
+
+
+def chunk_words(conn: sqlite3.Connection, *, by_path: bool = False) -> Iterator[ChunkWords]:
+    """Every chunk with its words inflated (with ``by_path``: by file path, then position)."""
+    if by_path:
+        rows = conn.execute(
+            "SELECT c.id, c.file_id, c.seq, c.start, c.end, c.heading, c.words FROM chunks c"
+            " JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq"
+        )
+    else:
+        rows = conn.execute("SELECT id, file_id, seq, start, end, heading, words FROM chunks")
+    for chunk_id, file_id, seq, start, end, heading, packed in rows:
+        yield ChunkWords(chunk_id, file_id, seq, start, end, heading, unpack(packed))
+
+
+def first_chunks(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[ChunkWords]:
+    """The first chunk of each file of ``file_ids``, its words left empty."""
+    found: list[ChunkWords] = []
+    for batch, marks in in_batches(file_ids):
+        rows = conn.execute(
+            "SELECT id, file_id, seq, start, end, heading FROM chunks"
+            f" WHERE seq = 0 AND file_id IN ({marks})",
+            batch,
+        )
+        found.extend(
+            ChunkWords(id, file, seq, start, end, heading, "")
+            for id, file, seq, start, end, heading in rows
+        )
+    return found
+
+
+def file_tokens(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    """The space-joined distinct tokens of each of ``paths`` that is indexed."""
+    found: dict[str, str] = {}
+    for batch, marks in in_batches(paths):
+        rows = conn.execute(f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch)
+        found.update((path, unpack(joined)) for path, joined in rows)
+    return found
+
+
+def named_any(conn: sqlite3.Connection, lookups: Sequence[tuple[str, str]]) -> list[NamedLine]:
+    """Every names row for any of the (name, kind) ``lookups``, by path and line."""
+    if not lookups:
+        return []
+    condition = " OR ".join("(n.name = ? AND n.kind = ?)" for _ in lookups)
+    rows = conn.execute(
+        "SELECT f.path, n.kind, n.line FROM names n JOIN files f ON f.id = n.file_id"
+        f" WHERE {condition} ORDER BY f.path, n.line",
+        [value for pair in lookups for value in pair],
+    )
+    return [NamedLine(*row) for row in rows]
+
+
+def file_paths(conn: sqlite3.Connection) -> list[str]:
+    """Every indexed file's path."""
+    return [row[0] for row in conn.execute("SELECT path FROM files")]
+
+
+def route_rows(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(path, routes as JSON) of every file whose code record has routes."""
+    return conn.execute("SELECT path, routes FROM files WHERE routes IS NOT NULL").fetchall()
 
 
 def chunk_places(conn: sqlite3.Connection, path: str) -> list[ChunkPlace]:

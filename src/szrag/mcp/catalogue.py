@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from szrag.code.graph import (
+from szrag.context.assemble import assemble_context
+from szrag.host import Host
+from szrag.index.protocol import IndexStore
+from szrag.public import public
+from szrag.retrieve import MAX_QUESTION_CHARS, retrieve
+from szrag.structure.queries import (
     all_routes,
     find_environment_variable,
     find_references,
@@ -30,13 +35,8 @@ from szrag.code.graph import (
     get_dependencies,
     indexed_path,
 )
-from szrag.context.assemble import assemble_context
-from szrag.host import Host
-from szrag.index import Index
-from szrag.public import public
-from szrag.retrieve import MAX_QUESTION_CHARS, retrieve
 
-Runner = Callable[[Index, Host, Mapping[str, Any]], Any]
+Runner = Callable[[IndexStore, Host, Mapping[str, Any]], Any]
 
 DEFAULT_SOURCES = 8
 MAX_SOURCES = 20
@@ -103,13 +103,13 @@ _QUESTION = _text("A question or keywords about the repository", MAX_QUESTION_CH
 _PATH = _text("A file's path relative to the repository root, e.g. src/app/server.py", 1000)
 
 
-def _search_code(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _search_code(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     question = args["question"]
     sources = retrieve(question, args.get("limit", DEFAULT_SOURCES), index=index)
     return {"question": question, "sources": [public(source.redacted()) for source in sources]}
 
 
-def _get_context(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     plan = host.plan(index.config, budget=args.get("budget"))
     found = assemble_context(
         args["question"], index, limit=args.get("limit", DEFAULT_SOURCES), plan=plan
@@ -117,17 +117,17 @@ def _get_context(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
     return found.to_dict(args["question"])
 
 
-def _find_symbols(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _find_symbols(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     matches = find_symbols(args["question"], index)[: args.get("limit", DEFAULT_MATCHES)]
     return {"symbols": public(matches)}
 
 
-def _find_references(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _find_references(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     found = find_references(args["name"], index, args.get("limit", DEFAULT_MATCHES))
     return {"name": args["name"], "references": public(found)}
 
 
-def _find_routes(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _find_routes(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     question = args.get("question")
     matches = find_routes(question, index) if question else all_routes(index)
     method = str(args.get("method", "")).upper()
@@ -136,17 +136,17 @@ def _find_routes(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
     return {"routes": public(matches[: args.get("limit", DEFAULT_MATCHES)])}
 
 
-def _get_dependencies(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _get_dependencies(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     path = indexed_path(args["path"], index)
     return {"path": path, "dependencies": get_dependencies(path, index)}
 
 
-def _get_dependants(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _get_dependants(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     path = indexed_path(args["path"], index)
     return {"path": path, "dependants": get_dependants(path, index)}
 
 
-def _find_environment_variable(index: Index, host: Host, args: Mapping[str, Any]) -> Any:
+def _find_environment_variable(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     name = args["name"]
     return {"name": name, "references": public(find_environment_variable(name, index))}
 

@@ -11,7 +11,7 @@ import importlib
 
 from szrag.config import RANKER_NAMES
 from szrag.errors import ConfigError
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 from szrag.rank.model import Query, RankedChunk, Ranker
 
 # Each ranker's module and class, imported when first named: the spec ranker brings numpy,
@@ -37,7 +37,7 @@ def ranker_named(name: str) -> Ranker:
     return ranker
 
 
-def warm(index: Index) -> None:
+def warm(index: IndexStore) -> None:
     """Build the per-generation views of the ranker the index's profile asks with (after a
     refresh, before the next question); another ranker builds its views when first named,
     so a bm25 server never spends seconds and memory on the spec ranker's arrays."""

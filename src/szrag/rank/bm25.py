@@ -22,20 +22,14 @@ from __future__ import annotations
 
 import functools
 import math
-import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
 
-from szrag.index import Index
-from szrag.index.store import StoredFile, in_batches, unpack
+from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
-
-if TYPE_CHECKING:
-    from szrag.rank.bm25_memory import ChunkPostings
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
@@ -59,8 +53,6 @@ COVERAGE_FILES = 100  # the leading files whose coverage is read
 NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while code matches
 MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk or file must hold
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
-
-CHUNK_COLUMNS = "c.id, f.path, c.seq, c.start, c.end, f.type, c.heading"
 
 
 # --- the question ---------------------------------------------------------------------------
@@ -116,21 +108,11 @@ def _idf(total: int, frequency: int) -> float:
     return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
 
 
-def terms_of(conn: sqlite3.Connection, question: str, memory: ChunkPostings | None = None) -> Terms:
-    """The question's terms with their document frequencies in the index (from the
-    postings in ``memory`` for the terms it holds)."""
+def terms_of(search: FullTextSearch, question: str) -> Terms:
+    """The question's terms with their document frequencies in the index."""
     terms = query_terms(question)
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    frequencies: dict[str, int] = {}
-    for term in terms:
-        known = memory.frequency(term) if memory is not None else None
-        frequencies[term] = (
-            known
-            if known is not None
-            else conn.execute(
-                "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
-            ).fetchone()[0]
-        )
+    total = search.chunk_count()
+    frequencies = {term: search.frequency(term) for term in terms}
     present = [term for term in terms if frequencies.get(term)]
     # terms in most chunks barely move BM25 but make the query scan them all
     selective = [
@@ -170,74 +152,31 @@ class Candidate:
         )
 
 
-def chunk_of_row(row: tuple[Any, ...]) -> RankedChunk:
-    """A chunk row (``CHUNK_COLUMNS``) as a record, its score to be set at the end."""
-    chunk_id, path, seq, start, end, file_type, heading = row
-    return RankedChunk(chunk_id, path, seq, start, end, file_type, heading, 0)
+def chunk_of_row(row: ChunkRow) -> RankedChunk:
+    """A stored chunk's place as a ranked chunk, its score to be set at the end."""
+    return RankedChunk(row.id, row.path, row.seq, row.start, row.end, row.type, row.heading, 0)
 
 
-def _chunks_by_id(
-    conn: sqlite3.Connection, ids: Sequence[int], memory: ChunkPostings | None
-) -> dict[int, RankedChunk]:
-    if memory is not None:
-        return memory.chunks(ids)
-    found: dict[int, RankedChunk] = {}
-    for batch, marks in in_batches(ids):
-        rows = conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
-            f" WHERE c.id IN ({marks})",
-            batch,
-        )
-        found.update({row[0]: chunk_of_row(row) for row in rows})
-    return found
+def full_text(index: IndexStore) -> FullTextSearch:
+    """The index's full-text search with this ranker's column weights."""
+    return index.full_text(FIELD_WEIGHTS)
 
 
-def _chunk_where(conn: sqlite3.Connection, condition: str, *values: object) -> RankedChunk | None:
-    row = conn.execute(
-        f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
-        f" WHERE {condition} ORDER BY c.seq LIMIT 1",
-        values,
-    ).fetchone()
-    return chunk_of_row(row) if row else None
+def best_chunks(search: FullTextSearch, terms: Terms) -> list[tuple[int, float]]:
+    """(chunk id, bm25 rank) of the best chunks holding any selective term, best first."""
+    return search.best(terms.selective, CANDIDATE_CHUNKS, terms.frequencies)
 
 
-def memory_view(index: Index) -> ChunkPostings | None:
-    """The postings a long-running process keeps for the index's generation (``bm25_memory``:
-    the same scores without FTS5 computing them row by row); None in a one-shot command."""
-    if not index.in_memory:
-        return None
-    from szrag.rank.bm25_memory import memory_postings  # numpy is no part of a one-shot
-
-    return memory_postings(index, FIELD_WEIGHTS)
-
-
-def best_chunks(
-    index: Index, terms: Terms, memory: ChunkPostings | None = None
-) -> list[tuple[int, float]]:
-    """(chunk id, bm25 rank) of the best chunks holding any selective term, best first: from
-    ``memory`` when it can score every term, else from SQLite."""
-    found = (
-        memory.best(index, terms.selective, CANDIDATE_CHUNKS, terms.frequencies) if memory else None
-    )
-    if found is not None:
-        return found
-    return index.conn.execute(
-        "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
-        " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
-        (*FIELD_WEIGHTS, " OR ".join(f'"{term}"' for term in terms.selective), CANDIDATE_CHUNKS),
-    ).fetchall()
-
-
-def candidates(
-    index: Index, terms: Terms, memory: ChunkPostings | None = None
-) -> dict[str, Candidate]:
+def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[str, Candidate]:
     """Step 1: files from the fielded BM25 search over chunks, each scored by all its
     matching chunks and by how much of the question it holds as a whole."""
     if not terms.present:
         return {}
-    conn = index.conn
-    rows = best_chunks(index, terms, memory)
-    chunks = _chunks_by_id(conn, [row[0] for row in rows], memory)
+    rows = best_chunks(search, terms)
+    chunks = {
+        chunk_id: chunk_of_row(row)
+        for chunk_id, row in search.chunk_rows([row[0] for row in rows]).items()
+    }
     scores: dict[str, list[float]] = {}
     best: dict[str, RankedChunk] = {}
     for chunk_id, bm25_rank in rows:
@@ -255,47 +194,23 @@ def candidates(
     # a file holding more of the question gains at most a quarter: only the leading files
     # can move into the results by it, so only they are read
     leading = sorted(found, key=lambda path: -found[path].score)[:COVERAGE_FILES]
-    stored = index.files_by_path() if memory is not None else None
-    for path, share in file_coverage(conn, terms, leading, stored).items():
+    for path, share in file_coverage(index, terms, leading).items():
         found[path].coverage = share
         found[path].score *= 1 + FILE_COVERAGE_SHARE * share
     return found
 
 
-def file_coverage(
-    conn: sqlite3.Connection,
-    terms: Terms,
-    paths: Sequence[str],
-    stored: Mapping[str, StoredFile] | None = None,
-) -> dict[str, float]:
-    """Per file, the share of the question's known term weight found anywhere in it (from
-    the ``stored`` files' token sets when a long-running process keeps them)."""
+def file_coverage(index: IndexStore, terms: Terms, paths: Sequence[str]) -> dict[str, float]:
+    """Per file, the share of the question's known term weight found anywhere in it."""
     coverage: dict[str, float] = dict.fromkeys(paths, 0.0)
-    if stored is not None:
-        for path in paths:
-            file = stored.get(path)
-            if file is not None:
-                coverage[path] = terms.share_of(file.tokens)
-        return coverage
-    for batch, marks in in_batches(paths):
-        for path, joined in conn.execute(
-            f"SELECT path, tokens FROM files WHERE path IN ({marks})", batch
-        ):
-            coverage[path] = terms.share_of(unpack(joined))  # tokens are kept space-joined
+    for path, held in index.file_tokens(paths).items():
+        coverage[path] = terms.share_of(held)
     return coverage
 
 
-def chunk_coverage(conn: sqlite3.Connection, terms: Terms, chunk_id: int) -> float:
+def chunk_coverage(search: FullTextSearch, terms: Terms, chunk_id: int) -> float:
     """The share of the question's known term weight one chunk matches."""
-    matched = {
-        term
-        for term in terms.present
-        if conn.execute(
-            "SELECT 1 FROM chunk_terms WHERE chunk_terms MATCH ? AND rowid = ?",
-            (f'"{term}"', chunk_id),
-        ).fetchone()
-    }
-    return terms.share_of(matched)
+    return terms.share_of({term for term in terms.present if search.holds(term, chunk_id)})
 
 
 # --- adjustments ------------------------------------------------------------------------------
@@ -309,7 +224,7 @@ class Evidence:
     line: int | None = None
 
 
-def structural_evidence(conn: sqlite3.Connection, question: str) -> dict[str, Evidence]:
+def structural_evidence(index: IndexStore, question: str) -> dict[str, Evidence]:
     """Per file: a bonus for defining or calling a named symbol, serving a named route or
     reading a named environment variable, and the line of the named definition or call."""
     lookups = [(name, kind) for name in named_symbols(question) for kind in ("definition", "call")]
@@ -317,20 +232,15 @@ def structural_evidence(conn: sqlite3.Connection, question: str) -> dict[str, Ev
     lookups += [(name, "environment") for name in named_variables(question)]
     if not lookups:
         return {}
-    condition = " OR ".join("(n.name = ? AND n.kind = ?)" for _ in lookups)
-    rows = conn.execute(
-        f"SELECT f.path, n.kind, n.line FROM names n JOIN files f ON f.id = n.file_id WHERE {condition}"
-        " ORDER BY f.path, n.line",
-        [value for pair in lookups for value in pair],
-    )
+    rows = index.named_any(lookups)
     symbol: dict[str, tuple[float, int]] = {}
     extra: dict[str, float] = {}
-    for path, kind, line in rows:
+    for path, kind, at in rows:
         if kind == "definition":
             if symbol.get(path, (0.0, 0))[0] < SYMBOL_BONUS:
-                symbol[path] = (SYMBOL_BONUS, line)
+                symbol[path] = (SYMBOL_BONUS, at)
         elif kind == "call":
-            symbol.setdefault(path, (CALL_BONUS, line))
+            symbol.setdefault(path, (CALL_BONUS, at))
         elif kind == "route":
             extra[path] = extra.get(path, 0.0) + ROUTE_BONUS
         else:
@@ -349,9 +259,7 @@ def file_stem(path: str) -> str:
     return name.split(".", 1)[0].replace("_", "").replace("-", "").lower()
 
 
-def adjust(
-    conn: sqlite3.Connection, question: str, terms: Terms, found: dict[str, Candidate]
-) -> bool:
+def adjust(index: IndexStore, question: str, terms: Terms, found: dict[str, Candidate]) -> bool:
     """Step 2: demote what rarely answers, leave out the licence and community files unless
     asked about them, lift a file named by its stem, add structural evidence (moving to the
     chunk that holds the named line). True when evidence was found."""
@@ -367,7 +275,7 @@ def adjust(
             if kinds.is_boilerplate(path) and not kinds.is_code(candidate.chunk.type)
         ]:
             del found[path]
-    evidence = structural_evidence(conn, question)
+    evidence = structural_evidence(index, question)
     asked = set(terms.all)
     for path, candidate in found.items():
         if demote_tests and kinds.is_test(path):
@@ -380,15 +288,13 @@ def adjust(
         if found_here is not None and found_here.bonus:
             line = found_here.line
             if line is not None and not (candidate.chunk.start <= line <= candidate.chunk.end):
-                moved = _chunk_where(
-                    conn, "f.path = ? AND c.start <= ? AND c.end >= ?", path, line, line
-                )
-                candidate.chunk = moved or candidate.chunk
+                moved = index.chunk_at(path, line)
+                candidate.chunk = chunk_of_row(moved) if moved else candidate.chunk
             candidate.score += found_here.bonus
     return any(item.bonus for path, item in evidence.items() if path in found)
 
 
-def name_paths(index: Index, requested: Sequence[str], found: dict[str, Candidate]) -> bool:
+def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Candidate]) -> bool:
     """Step 3: a file the question names by path comes first. True when one was named."""
     named_any = False
     if not requested:
@@ -402,22 +308,22 @@ def name_paths(index: Index, requested: Sequence[str], found: dict[str, Candidat
             continue
         candidate = found.get(named)
         if candidate is None:
-            first = _chunk_where(index.conn, "f.path = ?", named)
+            first = index.chunk_at(named)
             if first is None:
                 continue
-            candidate = found[named] = Candidate(first, 0.0)
+            candidate = found[named] = Candidate(chunk_of_row(first), 0.0)
         candidate.score += PATH_MENTION_BONUS
         named_any = True
     return named_any
 
 
-def guard(conn: sqlite3.Connection, terms: Terms, found: dict[str, Candidate]) -> bool:
+def guard(search: FullTextSearch, terms: Terms, found: dict[str, Candidate]) -> bool:
     """Step 4: True when the question is off-topic for this repository: most of its words
     are unknown here, or neither the best chunk nor any file holds a third of it."""
     if terms.mostly_unknown or not found:
         return True
     top = max(found.values(), key=lambda item: item.chunk_scores[0] if item.chunk_scores else 0)
-    best = chunk_coverage(conn, terms, top.chunk.chunk_id) if top.chunk_scores else 0.0
+    best = chunk_coverage(search, terms, top.chunk.chunk_id) if top.chunk_scores else 0.0
     best = max([best, *(candidate.coverage for candidate in found.values())])
     return best * terms.known_share() < MIN_COVERAGE
 
@@ -426,7 +332,7 @@ def _ordered(found: dict[str, Candidate]) -> list[Candidate]:
     return sorted(found.values(), key=lambda item: (-item.score, item.chunk.path))
 
 
-def lift_neighbours(index: Index, found: dict[str, Candidate]) -> list[Candidate]:
+def lift_neighbours(index: IndexStore, found: dict[str, Candidate]) -> list[Candidate]:
     """Step 5: the imports and importers of the leading files are lifted a little (one step
     of a personalised walk over the import graph); the files best first."""
     ordered = _ordered(found)
@@ -469,20 +375,19 @@ def share_seats(ordered: list[Candidate], limit: int, *, tests_wait: bool) -> li
 
 
 def rank(
-    index: Index, question: str, requested: Sequence[str], limit: int, *, fill: bool = True
+    index: IndexStore, question: str, requested: Sequence[str], limit: int, *, fill: bool = True
 ) -> list[RankedChunk]:
     """At most ``limit`` chunks, one per file, best first; empty when nothing really matches.
 
     With ``fill`` every matching file up to ``limit`` is returned; without it, only files
     scoring near the best one.
     """
-    conn = index.conn
-    memory = memory_view(index)
-    terms = terms_of(conn, question, memory)
-    found = candidates(index, terms, memory)
-    evidence = adjust(conn, question, terms, found)
+    search = full_text(index)
+    terms = terms_of(search, question)
+    found = candidates(index, search, terms)
+    evidence = adjust(index, question, terms, found)
     evidence = name_paths(index, requested, found) or evidence
-    if not found or (guard(conn, terms, found) and not evidence):
+    if not found or (guard(search, terms, found) and not evidence):
         return []
     ordered = lift_neighbours(index, found)
     if fill:
@@ -501,14 +406,11 @@ class Bm25Ranker:
 
     name: str = "bm25"
 
-    def rank(self, index: Index, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
+    def rank(self, index: IndexStore, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
         """At most ``limit`` chunks, one per file, best first."""
         return rank(index, query.text, query.requested, limit, fill=fill)
 
-    def warm(self, index: Index) -> None:
-        """Build the postings view of the current generation (when kept in memory), with
+    def warm(self, index: IndexStore) -> None:
+        """Build the full-text view of the current generation (when kept in memory), with
         the terms last searched for read again."""
-        if index.in_memory:
-            from szrag.rank.bm25_memory import warm_postings
-
-            warm_postings(index, FIELD_WEIGHTS)
+        full_text(index).warm()

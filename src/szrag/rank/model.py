@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from szrag.text import extract_file_references, tokens
 
 if TYPE_CHECKING:
-    from szrag.index import Index
+    from szrag.index.protocol import IndexStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +59,10 @@ class Ranker(Protocol):
         """The name the registry and the configuration know it by."""
         ...
 
-    def rank(self, index: Index, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
+    def rank(self, index: IndexStore, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
         """The ranked chunks for ``query``."""
         ...
 
-    def warm(self, index: Index) -> None:
+    def warm(self, index: IndexStore) -> None:
         """Build whatever per-generation view the ranker reads, ahead of the next question."""
         ...

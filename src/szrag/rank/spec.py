@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from szrag.config import Profile
-from szrag.index import Index
-from szrag.index.store import unpack
+from szrag.index.protocol import IndexStore
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.spec_memory import MemorySearch
 from szrag.text import SOURCE_TYPES, tokens
@@ -156,37 +155,25 @@ def calculate_score(
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _chunk_rows(index: Index, query: Query, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+def _chunk_rows(index: IndexStore, query: Query, file_ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """Chunks containing a question token or a heading that may match, and the first chunk
     of each file in ``file_ids`` (files that score on their path alone)."""
     ordered = sorted(query.tokens)
     rows: list[tuple[Any, ...]] = []
     if ordered:
         # word lists are kept packed, so they are matched here rather than in SQL
-        for chunk_id, file_id, seq, start, end, heading, packed in index.conn.execute(
-            "SELECT id, file_id, seq, start, end, heading, words FROM chunks"
-        ):
-            words = unpack(packed)
+        for chunk_id, file_id, seq, start, end, heading, words in index.chunk_words():
             hits = sum(1 for token in ordered if token in words)
             if hits or (
                 heading is not None
                 and any(token in heading.translate(_ASCII_LOWER) for token in ordered)
             ):
                 rows.append((chunk_id, file_id, seq, start, end, heading, hits))
-    for offset in range(0, len(file_ids), 500):
-        batch = file_ids[offset : offset + 500]
-        marks = ",".join("?" * len(batch))
-        rows.extend(
-            index.conn.execute(
-                f"SELECT id, file_id, seq, start, end, heading, 0 FROM chunks"
-                f" WHERE seq = 0 AND file_id IN ({marks})",
-                batch,
-            ).fetchall()
-        )
+    rows.extend((*first[:6], 0) for first in index.first_chunks(file_ids))
     return rows
 
 
-def rank_chunks(index: Index, query: Query, rules: ScoreRules) -> list[RankedChunk]:
+def rank_chunks(index: IndexStore, query: Query, rules: ScoreRules) -> list[RankedChunk]:
     """Every chunk with a positive score, best first (ties: path, then position in file)."""
     entries = {entry.id: entry for entry in index.file_entries()}
     file_level: dict[int, tuple[int, int]] = {}
@@ -296,14 +283,12 @@ def _rank_in_memory(search: MemorySearch, query: Query, rules: ScoreRules) -> It
 MEMORY_VIEW = "rank.spec.memory"
 
 
-def memory_search(index: Index) -> MemorySearch | None:
+def memory_search(index: IndexStore) -> MemorySearch | None:
     """The in-memory arrays of the index's current generation, when it is kept in memory."""
     if not index.in_memory:
         return None
     generation = index.generation()
-    return index.derived(
-        MEMORY_VIEW, lambda: MemorySearch(index.conn, generation, TOPIC_PATH_WORDS)
-    )
+    return index.derived(MEMORY_VIEW, lambda: MemorySearch(index, generation, TOPIC_PATH_WORDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +297,7 @@ class SpecRanker:
 
     name: str = "spec"
 
-    def rank(self, index: Index, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
+    def rank(self, index: IndexStore, query: Query, limit: int, *, fill: bool) -> list[RankedChunk]:
         """At most ``limit`` chunks, one per file, best first."""
         rules = ScoreRules.of(index.config.profile)
         search = memory_search(index)
@@ -321,6 +306,6 @@ class SpecRanker:
         )
         return select_sources(ranked, limit, 0.0 if fill else THRESHOLD_RATIO)
 
-    def warm(self, index: Index) -> None:
+    def warm(self, index: IndexStore) -> None:
         """Build the in-memory arrays of the current generation (when kept in memory)."""
         memory_search(index)

@@ -9,14 +9,13 @@ scores every chunk with a handful of vectorised operations. Both paths give iden
 from __future__ import annotations
 
 import re
-import sqlite3
 from array import array
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from szrag.index.store import unpack
+from szrag.index.protocol import IndexStore
 from szrag.text import tokens
 
 IntArray = npt.NDArray[np.int64]
@@ -38,15 +37,13 @@ class FileFlags:
 class MemorySearch:
     """Chunks, their words and their files as arrays, for one index generation."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, generation: str, path_words: tuple[str, ...]
-    ) -> None:
+    def __init__(self, index: IndexStore, generation: str, path_words: tuple[str, ...]) -> None:
         self.generation = generation
-        files = conn.execute("SELECT id, path, type FROM files ORDER BY path").fetchall()
-        self.file_paths = [row[1] for row in files]
-        self.file_lower = [path.lower() for path in self.file_paths]
-        self.file_types = [row[2] for row in files]
-        position = {row[0]: number for number, row in enumerate(files)}
+        files = index.file_entries()  # by path
+        self.file_paths = [entry.path for entry in files]
+        self.file_lower = [entry.path_lower for entry in files]
+        self.file_types = [entry.type for entry in files]
+        position = {entry.id: number for number, entry in enumerate(files)}
         self.file_by_lower = {path: number for number, path in enumerate(self.file_lower)}
 
         path_token_files: dict[str, list[int]] = {}
@@ -75,12 +72,9 @@ class MemorySearch:
         chunk_files = array("l")
         self.chunk_rows: list[tuple[int, int, int, str | None]] = []  # seq, start, end, heading
         heading_chunks: dict[str, list[int]] = {}
-        rows = conn.execute(
-            "SELECT c.id, c.file_id, c.seq, c.start, c.end, c.heading, c.words FROM chunks c"
-            " JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq"
-        )
+        rows = index.chunk_words(by_path=True)
         for number, (chunk_id, file_id, seq, start, end, heading, words) in enumerate(rows):
-            ids = [vocabulary.setdefault(word, len(vocabulary)) for word in unpack(words).split()]
+            ids = [vocabulary.setdefault(word, len(vocabulary)) for word in words.split()]
             flat.extend(ids)
             lengths.append(len(ids))
             chunk_ids.append(chunk_id)

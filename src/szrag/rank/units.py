@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from szrag.code.model import CodeRecord
 from szrag.code.units import Unit, file_units
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 from szrag.rank.words import named_symbols, query_terms
 from szrag.text import stem, symbol_key, tokens, tokens_by_line
 
@@ -82,7 +82,7 @@ class _UnitCache:
                 self._kept.popitem(last=False)
 
 
-def units_of(index: Index, path: str, kind: str) -> FileUnits | None:
+def units_of(index: IndexStore, path: str, kind: str) -> FileUnits | None:
     """The units of the indexed file ``path`` (None when the index holds no lines of it)."""
     stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
     if stored is None:

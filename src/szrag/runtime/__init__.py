@@ -20,13 +20,12 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from szrag.commands.model import CommandOutcome
 from szrag.errors import ToolError
 from szrag.public import public_timestamp, utc_timestamp
 from szrag.releases import read_release_info
 from szrag.runtime.errorlog import ErrorLog, ErrorRecord
 from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
-from szrag.runtime.metrics import Metrics
+from szrag.runtime.metrics import FinishedCommand, Metrics
 from szrag.runtime.status import deployment_fields, process_status
 
 LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"
@@ -168,7 +167,7 @@ class ProcessRuntime:
 
     # Writes (observers) ----------------------------------------------------------------
 
-    def record_command(self, outcome: CommandOutcome) -> None:
+    def record_command(self, outcome: FinishedCommand) -> None:
         """Count a command execution (pass as an observer of the command runner)."""
         self.counters.record_command(outcome)
 

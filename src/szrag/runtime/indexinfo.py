@@ -6,36 +6,13 @@ what is there; building the index is the job of ``szrag index`` and the answer p
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from szrag.errors import IndexStoreError
 from szrag.index import store
+from szrag.index.store import open_read_only
 from szrag.public import public_timestamp
-
-
-@contextlib.contextmanager
-def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to the index of ``root``; IndexStoreError when it is unusable."""
-    path = store.index_path(root)
-    if not path.is_file():
-        raise IndexStoreError(f"no index at {path}; run `szrag index` first")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error as error:
-        raise IndexStoreError(f"index {path}: {error}") from error
-    try:
-        problem = store.check(conn)
-        if problem is not None:
-            raise IndexStoreError(f"index {path} is not usable: {problem}")
-        yield conn
-    except sqlite3.Error as error:
-        raise IndexStoreError(f"index {path}: {error}") from error
-    finally:
-        conn.close()
 
 
 def index_statistics(root: Path) -> dict[str, Any]:
@@ -78,8 +55,8 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
         cached = _ROUTES.get(key) if generation else None
         if cached is not None:
             return [dict(route) for route in cached]
-        known = frozenset(row[0] for row in conn.execute("SELECT path FROM files"))
-        rows = conn.execute("SELECT path, routes FROM files WHERE routes IS NOT NULL").fetchall()
+        known = frozenset(store.file_paths(conn))
+        rows = store.route_rows(conn)
     records = {path: CodeRecord.from_dict({"routes": json.loads(found)}) for path, found in rows}
     routes = [
         {

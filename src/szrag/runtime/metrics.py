@@ -6,10 +6,46 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from szrag.commands.model import CommandOutcome
 from szrag.runtime.logs import iso_time
+
+
+class Runner(Protocol):
+    """Who ran a command, as the counters need it (``commands.model.Identity``)."""
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def channel_id(self) -> str: ...
+
+    @property
+    def team_id(self) -> str: ...
+
+
+class FinishedCommand(Protocol):
+    """One finished execution, as the counters need it (``commands.model.CommandOutcome``:
+    the command layer sits above the runtime, so the runtime names only what it reads)."""
+
+    @property
+    def command_id(self) -> str: ...
+
+    @property
+    def identity(self) -> Runner: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def duration_ms(self) -> float: ...
+
+    @property
+    def ok(self) -> bool: ...
+
 
 UNKNOWN_COMMAND = "(unknown)"  # attempts of unregistered ids share one counter
 
@@ -56,7 +92,7 @@ class Metrics:
         self._users: set[str] = set()
         self._channels: set[str] = set()
 
-    def record_command(self, outcome: CommandOutcome) -> None:
+    def record_command(self, outcome: FinishedCommand) -> None:
         """Count one command execution (an observer of the command runner)."""
         key = UNKNOWN_COMMAND if outcome.status == "unknown_command" else outcome.command_id
         with self._lock:

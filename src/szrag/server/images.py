@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path, PurePosixPath
 
-from szrag.index import Index
+from szrag.index.protocol import IndexStore
 
 CONTENT_TYPES = {
     ".png": "image/png",
@@ -37,7 +37,7 @@ def is_clean_relative(path: str) -> bool:
 class ImageCatalogue:
     """The images of an index, re-read whenever the index changes."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: IndexStore) -> None:
         self.index = index
         self.root = index.root.resolve()
         self._lock = threading.Lock()

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
@@ -43,8 +43,8 @@ from szrag.tools.definitions import (
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
 from szrag.tools.schema import validate
 
-if TYPE_CHECKING:  # the audit log imports the sanitiser from this package
-    from szrag.audit import AuditLog
+if TYPE_CHECKING:
+    from szrag.commands.model import CommandOutcome
     from szrag.runtime import Runtime
 
 log = logging.getLogger("szrag.tools")
@@ -144,6 +144,13 @@ def _matches(spec: CommandSpec, filters: dict[str, str]) -> bool:
     return True
 
 
+class CommandAudit(Protocol):
+    """Where finished commands are recorded (``szrag.audit.AuditLog``, which itself uses this
+    package's sanitiser: the adapter names only the method it calls)."""
+
+    def record_command(self, outcome: CommandOutcome) -> None: ...
+
+
 class ToolAdapter:
     """Runs the eight live tools for a model: validation, timeout, sanitising, size cap."""
 
@@ -194,7 +201,7 @@ class ToolAdapter:
         runtime: Runtime,
         index_root: Path | str,
         allowlist: Allowlist,
-        audit: AuditLog,
+        audit: CommandAudit,
         **options: Any,
     ) -> ToolAdapter:
         """An adapter with a runner of its own (tests, and callers without a host)."""

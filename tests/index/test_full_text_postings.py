@@ -1,4 +1,4 @@
-"""The bm25 ranker's in-memory postings score exactly as SQLite's FTS5 does."""
+"""The SQLite store's in-memory postings score exactly as its FTS5 table does."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from szrag.index import Index, build_index, refresh_index
+from szrag.index.postings import VIEW, ChunkPostings, memory_postings, warm_postings
 from szrag.rank import bm25
-from szrag.rank.bm25_memory import VIEW, ChunkPostings, memory_postings, warm_postings
 
 WORDS = [
     "deploy",
@@ -118,7 +118,8 @@ def test_a_phrase_of_several_tokens_is_left_to_sqlite(repo: Path) -> None:
         terms = bm25.Terms(
             ("deploy", "web-hook"), ("deploy", "web-hook"), ("deploy", "web-hook"), {}
         )
-        assert bm25.best_chunks(index, terms, view) == _sql(index, ["deploy", "web-hook"], 400)
+        search = bm25.full_text(index)
+        assert bm25.best_chunks(search, terms) == _sql(index, ["deploy", "web-hook"], 400)
 
 
 def test_the_cache_is_bounded_and_still_exact(repo: Path) -> None:
@@ -160,14 +161,14 @@ def test_a_new_generation_reads_the_last_terms_again(repo: Path) -> None:
 def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
     with build_index(repo) as index:
         assert memory_postings(index, bm25.FIELD_WEIGHTS) is None
-        assert bm25.memory_view(index) is None
-        terms = bm25.terms_of(index.conn, "deploy webhook")
-        assert bm25.best_chunks(index, terms) == _sql(index, list(terms.selective), 400)
+        search = bm25.full_text(index)
+        terms = bm25.terms_of(search, "deploy webhook")
+        assert bm25.best_chunks(search, terms) == _sql(index, list(terms.selective), 400)
         assert VIEW not in index._derived.get(index.generation(), {})
 
 
 def test_varints_read_as_sqlite_writes_them() -> None:
-    from szrag.rank.bm25_memory import _varints
+    from szrag.index.postings import _varints
 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(a, b)")
@@ -179,31 +180,29 @@ def test_varints_read_as_sqlite_writes_them() -> None:
 def test_frequencies_from_memory_equal_sqlite_counts(repo: Path) -> None:
     question = "how does the deploy webhook verify a parsed signature in the router"
     with build_index(repo) as index:
-        expected = bm25.terms_of(index.conn, question)
+        expected = bm25.terms_of(bm25.full_text(index), question)
         index.keep_in_memory()
-        view = bm25.memory_view(index)
+        view = memory_postings(index, bm25.FIELD_WEIGHTS)
         assert view is not None
-        assert bm25.terms_of(index.conn, question, view) == expected  # nothing read yet
+        assert bm25.terms_of(bm25.full_text(index), question) == expected  # nothing read yet
         view.best(index, expected.selective, 10)
         assert all(view.frequency(term) is not None for term in expected.selective)
-        assert bm25.terms_of(index.conn, question, view) == expected
+        assert bm25.terms_of(bm25.full_text(index), question) == expected
 
 
 def test_chunk_rows_and_file_coverage_from_memory_equal_sqlite(repo: Path) -> None:
     with build_index(repo) as index:
-        terms = bm25.terms_of(index.conn, "deploy webhook signature router cache")
+        terms = bm25.terms_of(bm25.full_text(index), "deploy webhook signature router cache")
         paths = [path for (path,) in index.conn.execute("SELECT path FROM files")] + ["gone.py"]
-        expected_coverage = bm25.file_coverage(index.conn, terms, paths)
+        expected_coverage = bm25.file_coverage(index, terms, paths)
         ids = [chunk_id for (chunk_id,) in index.conn.execute("SELECT id FROM chunks")] + [10**9]
-        expected_chunks = bm25._chunks_by_id(index.conn, ids, None)
+        expected_chunks = bm25.full_text(index).chunk_rows(ids)
         index.keep_in_memory()
-        view = bm25.memory_view(index)
-        assert view is not None
-        assert bm25.file_coverage(index.conn, terms, paths, index.files_by_path()) == (
-            expected_coverage
-        )
+        assert memory_postings(index, bm25.FIELD_WEIGHTS) is not None
+        assert isinstance(index.file_tokens(paths[:1])[paths[0]], frozenset)  # kept decoded
+        assert bm25.file_coverage(index, terms, paths) == expected_coverage
         assert any(expected_coverage.values()) and expected_coverage["gone.py"] == 0.0
-        assert bm25._chunks_by_id(index.conn, ids, view) == expected_chunks
+        assert bm25.full_text(index).chunk_rows(ids) == expected_chunks
         assert 10**9 not in expected_chunks
 
 
@@ -226,7 +225,7 @@ def test_a_server_scores_a_new_word_with_sqlite_and_reads_it_in_the_background(
     build_index(repo).close()
     with open_shared_index(repo) as index:
         index.keep_in_memory()
-        view = bm25.memory_view(index)
+        view = memory_postings(index, bm25.FIELD_WEIGHTS)
         assert view is not None
         phrases = ["router", "redirect"]
         assert view.best(index, phrases, 10) is None  # SQLite answers this one
@@ -237,13 +236,14 @@ def test_a_server_scores_a_new_word_with_sqlite_and_reads_it_in_the_background(
         with index.reading():
             assert view.best(index, phrases, 10) == _sql(index, phrases, 10)
         # the ranker's result is the same whichever path scored it
-        terms = bm25.terms_of(index.conn, "cache refresh handler")
-        first = bm25.best_chunks(index, terms, view)
+        search = bm25.full_text(index)
+        terms = bm25.terms_of(search, "cache refresh handler")
+        first = bm25.best_chunks(search, terms)
         deadline = time.monotonic() + 10
         while not all(view.cached(term) for term in terms.selective):
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        assert bm25.best_chunks(index, terms, view) == first
+        assert bm25.best_chunks(search, terms) == first
 
 
 def test_postings_read_apart_are_dropped_for_another_generation(repo: Path) -> None:
@@ -267,17 +267,17 @@ def test_postings_are_read_apart_from_a_path_with_uri_characters(tmp_path: Path)
 def test_a_server_reads_a_new_word_at_once_when_that_is_cheaper_than_sqlite(
     repo: Path,
 ) -> None:
+    from szrag.index.postings import READ_COST
     from szrag.index.shared import open_shared_index
-    from szrag.rank.bm25_memory import READ_COST
 
     (repo / "docs/rare.md").write_text("# zeppelin\n\nthe zeppelin deploy\n")
     build_index(repo).close()
     with open_shared_index(repo) as index:
         index.keep_in_memory()
-        view = bm25.memory_view(index)
+        view = memory_postings(index, bm25.FIELD_WEIGHTS)
         assert view is not None
         with index.reading():
-            terms = bm25.terms_of(index.conn, "zeppelin deploy router")
+            terms = bm25.terms_of(bm25.full_text(index), "zeppelin deploy router")
         rare, common = "zeppelin", "deploy"
         assert READ_COST * terms.frequencies[rare] < terms.frequencies[common]
         with index.reading():

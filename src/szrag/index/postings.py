@@ -1,4 +1,4 @@
-"""The bm25 ranker's full-text scores from memory, for processes that answer many questions.
+"""The SQLite store's full-text scores from memory, for processes that answer many questions.
 
 SQLite's FTS5 computes ``bm25()`` row by row through its auxiliary-function interface: for a
 question holding a common word that is about 2 µs for each of the thousands of chunks holding
@@ -31,12 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from szrag.errors import DamagedIndexError
-from szrag.index import Index
-from szrag.index.store import TERMS_TOKENIZER, read_generation
-from szrag.rank.bm25 import CHUNK_COLUMNS, chunk_of_row
-from szrag.rank.model import RankedChunk
+from szrag.index.handle import Index
+from szrag.index.protocol import ChunkRow
+from szrag.index.store import CHUNK_ROW_COLUMNS, TERMS_TOKENIZER, read_generation
 
-log = logging.getLogger("szrag.rank")
+log = logging.getLogger("szrag.index")
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -108,9 +107,9 @@ class ChunkPostings:
         self._ids = np.array(ids, dtype=np.int64)
         self._sizes = np.array(sizes, dtype=np.float64)
         self._chunks = {
-            row[0]: chunk_of_row(row)
+            row[0]: ChunkRow(*row)
             for row in conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
+                f"SELECT {CHUNK_ROW_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
             )
         }
         self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
@@ -120,8 +119,8 @@ class ChunkPostings:
         self._tokenizing = threading.Lock()
         self._tokenizer: sqlite3.Connection | None = None
 
-    def chunks(self, ids: Sequence[int]) -> dict[int, RankedChunk]:
-        """The chunks of ``ids`` that the index holds, by id (score 0)."""
+    def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """The chunks of ``ids`` that the index holds, by id."""
         return {chunk_id: self._chunks[chunk_id] for chunk_id in ids if chunk_id in self._chunks}
 
     # --- postings --------------------------------------------------------------------------

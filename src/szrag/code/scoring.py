@@ -1,0 +1,194 @@
+"""How well a symbol, route or environment variable matches a question: pure scores.
+
+Scores follow the original service, with three departures for symbols. A symbol earns 20
+for each question word among the words of its name, and a prose word matches in any
+inflection (``registered`` is ``register``, ``blueprints`` is ``Blueprint``); a word written as
+code (``select_sources``) matches only as written. It earns 100 when the question names it,
+but a one-word name such as ``blueprints`` is named only when written as code: as a plain word
+of a sentence it is one matching word (5 more when the question holds the whole name). A
+method also earns 10 for each further question word in its class's name, so one word of the
+name and one of its class (``Blueprint.register``) outrank a name that is one word of the
+question. A route earns 100 when the question contains its path and 20 for each question
+token among its method and path tokens. The questions over an index that use them are
+``szrag.structure``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+
+from szrag.text import stem, tokens
+
+FULL_NAME = 100
+NAME_TOKEN = 20
+# A word of the definition's own name says more than a word of its class, and either says
+# more than a name the question happens to cover whole: so one word of the name and one of
+# its class outrank a name that is one word of the question, and two words of the name
+# outrank one word of the name and one of its class.
+CONTAINER_TOKEN = NAME_TOKEN // 2
+WHOLE_NAME = NAME_TOKEN // 4
+ROUTE_PATH = 100
+ROUTE_TOKEN = 20
+
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+
+# ---- scoring (pure) -----------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)
+def name_tokens(name: str) -> frozenset[str]:
+    """The tokens of a symbol name or route, computed once per distinct name."""
+    return frozenset(tokens(name))
+
+
+def names_in(question_lower: str, name: str) -> bool:
+    """True when ``name`` occurs in the question as a whole word (``get`` not in ``target``)."""
+    lowered = name.lower()
+    if lowered not in question_lower:  # cheap test first: most names are not there at all
+        return False
+    return re.search(rf"(?<![\w$]){re.escape(lowered)}(?![\w$])", question_lower) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def name_words(name: str) -> tuple[tuple[str, str], ...]:
+    """Each token of a name with its stem (``register_blueprints``: register, blueprint)."""
+    return tuple((token, stem(token)) for token in sorted(name_tokens(name)))
+
+
+@functools.lru_cache(maxsize=65536)
+def name_keys(name: str) -> frozenset[str]:
+    """Every token and stem of a name: a question sharing none of them matches no word."""
+    return frozenset(key for pair in name_words(name) for key in pair)
+
+
+# A word of the question written as code: an identifier, a call, a path, a sigil, a number.
+_CODE_WORD = re.compile(r"[_`#$/\\\d]|\(\)|\w\.\w|[a-z][A-Z]|::|->")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolQuestion:
+    """A question as symbol scoring reads it: lowercased, the tokens of the words it writes as
+    code (matched as written: ``select_sources`` is no ``source``), and the stems of its
+    prose words (matched in any inflection: ``registered`` is ``register``)."""
+
+    lowered: str
+    exact: frozenset[str]
+    stems: frozenset[str]
+    keys: frozenset[str]  # both, to pass over the names that match no word at once
+    # what each name gives this question: thousands of definitions share a few names
+    _names: dict[str, tuple[int, frozenset[str]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _words: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, question: str) -> SymbolQuestion:
+        """The question read once, for scoring every definition against it."""
+        exact: set[str] = set()
+        stems: set[str] = set()
+        for word in question.split():
+            if _CODE_WORD.search(word):
+                exact |= tokens(word)
+            else:
+                stems |= {stem(token) for token in tokens(word)}
+        return cls(question.lower(), frozenset(exact), frozenset(stems), frozenset(exact | stems))
+
+    def name_score(self, name: str) -> tuple[int, frozenset[str]]:
+        """``symbol_score`` of ``name`` without its class, and the words it holds; worked out
+        once per name for this question."""
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = _name_score(self, name)
+        return found
+
+    def class_words(self, container: str) -> frozenset[str]:
+        """The question's words an enclosing class's name holds, worked out once per class."""
+        found = self._words.get(container)
+        if found is None:
+            found = self._words[container] = self.words_in(container)[0]
+        return found
+
+    def words_in(self, name: str) -> tuple[frozenset[str], bool]:
+        """The question's words that ``name`` holds (each once, however many of the name's
+        tokens it matches), and whether they cover every token of the name."""
+        found: set[str] = set()
+        whole = True
+        for token, token_stem in name_words(name):
+            if token in self.exact:
+                found.add(token)
+            elif token_stem in self.stems:
+                found.add(token_stem)
+            else:
+                whole = False
+        return frozenset(found), whole
+
+
+def names_symbol(question_lower: str, name: str) -> bool:
+    """True when the question names the definition itself: its whole name stands there as a
+    word and could not be an ordinary word of the sentence, because it has several words
+    (``register_blueprint``, ``createApp``) or characters no word has (``#flush``), or it is
+    written as code (`` `blueprints` ``, ``blueprints()``, ``request.blueprints``)."""
+    if not name or not names_in(question_lower, name):
+        return False
+    if len(name_tokens(name)) > 1 or not name.isalpha():
+        return True
+    lowered = re.escape(name.lower())
+    as_code = rf"`{lowered}`|(?<![\w$]){lowered}\(|[\w)\]]\.{lowered}(?![\w$])"
+    return re.search(as_code, question_lower) is not None
+
+
+def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None) -> int:
+    """20 per question word in the name; 100 when the question names the definition, else 5
+    when its words cover the whole name; and, once the name matches, 10 per further question
+    word in the enclosing class's name."""
+    score, own = asked.name_score(name)
+    if container and own:
+        score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
+    return score
+
+
+def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:
+    """The name's own part of ``symbol_score``, and the question's words it holds (only a
+    name holding some lets its class's words count)."""
+    if asked.keys.isdisjoint(name_keys(name)):  # most names: no word, and seldom named
+        if name.lower() not in asked.lowered:
+            return 0, frozenset()
+        return (FULL_NAME if names_symbol(asked.lowered, name) else 0), frozenset()
+    own, whole = asked.words_in(name)
+    named = names_symbol(asked.lowered, name)
+    if not own:
+        return (FULL_NAME if named else 0), own
+    score = NAME_TOKEN * len(own)
+    if named:
+        score += FULL_NAME
+    elif whole:
+        score += WHOLE_NAME
+    return score, own
+
+
+def path_in(question_lower: str, path: str) -> bool:
+    """True when a route path stands in the question on its own (``/`` not in ``and/or``)."""
+    lowered = path.lower()
+    if not path or lowered not in question_lower:
+        return False
+    return re.search(rf"(?<![\w/]){re.escape(lowered)}(?![\w/-])", question_lower) is not None
+
+
+def route_score(question_lower: str, question_tokens: set[str], method: str, path: str) -> int:
+    """100 for the route path in the question plus 20 per question token in method and path."""
+    return scored_route(question_lower, question_tokens, path, name_tokens(f"{method} {path}"))
+
+
+def scored_route(
+    question_lower: str, question_tokens: AbstractSet[str], path: str, route_tokens: frozenset[str]
+) -> int:
+    exact = ROUTE_PATH if path_in(question_lower, path) else 0
+    return exact + ROUTE_TOKEN * len(route_tokens & question_tokens)
+
+
+def extract_environment_variables(question: str) -> list[str]:
+    """Names in the question that look like environment variables, first-seen order."""
+    return list(dict.fromkeys(_ENV_NAME.findall(question)))

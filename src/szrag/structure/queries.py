@@ -1,0 +1,314 @@
+"""The structure graph over an open index: symbols, routes, references, dependencies and
+environment variables, read from the code records and edges the index stores (never from a
+rescan), scored by ``szrag.code.scoring``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from pathlib import Path
+
+from szrag.code.model import (
+    CodeRecord,
+    Definition,
+    EnvReference,
+    Reference,
+    Route,
+    RouteMatch,
+    SymbolMatch,
+    SymbolMatches,
+)
+from szrag.code.mounts import mounted_routes
+from szrag.code.scoring import (
+    SymbolQuestion,
+    name_keys,
+    name_tokens,
+    scored_route,
+    symbol_score,
+)
+from szrag.errors import PathError
+from szrag.index.protocol import IndexStore
+from szrag.redact import redact
+from szrag.text import is_test_path, symbol_key, tokens
+
+
+def code_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:
+    """(path, record) of every parsed file, kept until the index changes."""
+    return index.derived("code.records", lambda: _decoded_records(index))
+
+
+def _decoded_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:
+    if not index.in_memory:
+        return [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()]
+    # a long-running face: a file whose content is as it was keeps the record made before
+    earlier: dict[str, tuple[str, CodeRecord]] = index.carried("code.records", {})
+    kept: dict[str, tuple[str, CodeRecord]] = {}
+    records = []
+    for path, file in index.files_by_path().items():
+        if file.code is None:
+            continue
+        known = earlier.get(path)
+        if known is not None and known[0] == file.sha256:
+            record = known[1]
+        else:
+            record = CodeRecord.from_dict(file.code)
+        kept[path] = (file.sha256, record)
+        records.append((path, record))
+    index.carry("code.records", kept)
+    return records
+
+
+def records_by_path(index: IndexStore) -> dict[str, CodeRecord]:
+    """The parsed code records by path, kept until the index changes."""
+    return index.derived("code.records.by_path", lambda: dict(code_records(index)))
+
+
+def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
+    """Functions, classes and methods the question points at, best first."""
+    asked = SymbolQuestion.of(question)
+    if index.in_memory:  # a long-running face: every definition scored at once
+        from szrag.code.symbol_table import SymbolTable  # numpy is no part of a one-shot
+
+        table = index.derived("code.symbols.table", lambda: SymbolTable.of(code_records(index)))
+        return table.matches(asked)
+    lookup = _symbol_lookup(index)
+    scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
+    matches = []
+    for number in lookup.candidates(asked):
+        path, item = lookup.definitions[number]
+        key = (item.name, item.container)
+        score = scored.get(key)
+        if score is None:
+            score = scored[key] = symbol_score(asked, item.name, item.container)
+        if score > 0:
+            matches.append(
+                SymbolMatch(
+                    path, item.name, item.kind, item.line, item.end_line, score, item.container
+                )
+            )
+    return SymbolMatches(sorted(matches, key=lambda match: (-match.score, match.file, match.line)))
+
+
+_RUN = re.compile(r"[\w$]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _SymbolLookup:
+    """Every definition of one index generation, and where to find the few a question can
+    score: a definition scores only when it shares a word (token or stem) with the question,
+    or the question holds its whole name, which (for a name of word characters) is then one
+    of the question's runs of word characters. Names with other characters are always tried.
+    """
+
+    definitions: tuple[tuple[str, Definition], ...]
+    by_key: dict[str, tuple[int, ...]]
+    by_name: dict[str, tuple[int, ...]]
+    unusual: tuple[int, ...]
+
+    @classmethod
+    def of(cls, records: Iterable[tuple[str, CodeRecord]]) -> _SymbolLookup:
+        definitions = tuple((path, item) for path, record in records for item in record.functions)
+        by_key: dict[str, list[int]] = {}
+        by_name: dict[str, list[int]] = {}
+        unusual: list[int] = []
+        for number, (_, item) in enumerate(definitions):
+            for key in name_keys(item.name):
+                by_key.setdefault(key, []).append(number)
+            lowered = item.name.lower()
+            if _RUN.fullmatch(lowered):
+                by_name.setdefault(lowered, []).append(number)
+            else:
+                unusual.append(number)
+        return cls(
+            definitions,
+            {key: tuple(numbers) for key, numbers in by_key.items()},
+            {name: tuple(numbers) for name, numbers in by_name.items()},
+            tuple(unusual),
+        )
+
+    def candidates(self, asked: SymbolQuestion) -> list[int]:
+        """The definitions that may score, in index order (so ties sort as a full scan's)."""
+        found: set[int] = set(self.unusual)
+        for key in asked.keys:
+            found.update(self.by_key.get(key, ()))
+        for run in _RUN.findall(asked.lowered):
+            found.update(self.by_name.get(run, ()))
+        return sorted(found)
+
+
+def _symbol_lookup(index: IndexStore) -> _SymbolLookup:
+    return index.derived("code.symbols.lookup", lambda: _SymbolLookup.of(code_records(index)))
+
+
+def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
+    """Each file's routes under the prefixes their routers are mounted at in other files
+    (``code.mounts``), kept until the index changes."""
+    return index.derived(
+        "code.routes.mounted",
+        lambda: mounted_routes(
+            records_by_path(index), frozenset(entry.path for entry in index.file_entries())
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _RouteLookup:
+    """Every mounted route of one generation with its file and the tokens of its method and
+    path, and the routes holding each token: a route scores only when it shares a token with
+    the question or the question holds its path."""
+
+    routes: tuple[tuple[str, Route, frozenset[str]], ...]
+    lowered: tuple[str, ...]  # each route's path, lowercased
+    by_token: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, mounted: dict[str, tuple[Route, ...]]) -> _RouteLookup:
+        routes = tuple(
+            (path, item, name_tokens(f"{item.method} {item.path}"))
+            for path, items in mounted.items()
+            for item in items
+        )
+        by_token: dict[str, list[int]] = {}
+        for number, (_, _, route_tokens) in enumerate(routes):
+            for token in route_tokens:
+                by_token.setdefault(token, []).append(number)
+        return cls(
+            routes,
+            tuple(item.path.lower() for _, item, _ in routes),
+            {token: tuple(numbers) for token, numbers in by_token.items()},
+        )
+
+    def candidates(self, lowered: str, query: AbstractSet[str]) -> list[int]:
+        """The routes that may score, in index order."""
+        found = {number for token in query for number in self.by_token.get(token, ())}
+        found.update(number for number, path in enumerate(self.lowered) if path and path in lowered)
+        return sorted(found)
+
+
+def find_routes(question: str, index: IndexStore) -> list[RouteMatch]:
+    """Routes the question points at, best first."""
+    lowered, query = question.lower(), tokens(question)
+    lookup = index.derived("code.routes.lookup", lambda: _RouteLookup.of(routes_by_path(index)))
+    matches = []
+    for number in lookup.candidates(lowered, query):
+        path, item, route_tokens = lookup.routes[number]
+        score = scored_route(lowered, query, item.path, route_tokens)
+        if score > 0:
+            matches.append(RouteMatch(path, item.method, item.path, item.line, item.handler, score))
+    return sorted(
+        matches, key=lambda match: (-match.score, is_test_path(match.file), match.file, match.line)
+    )
+
+
+def all_routes(index: IndexStore) -> list[RouteMatch]:
+    """Every route in the index (score 0), by file and line, the application's before those
+    its tests serve (gin's tests register routes of their own, and sort first by name)."""
+    return [
+        RouteMatch(path, item.method, item.path, item.line, item.handler, 0)
+        for path, routes in sorted(routes_by_path(index).items(), key=_tests_last)
+        for item in routes
+    ]
+
+
+def _tests_last(entry: tuple[str, object]) -> tuple[bool, str]:
+    return is_test_path(entry[0]), entry[0]
+
+
+def find_environment_variable(name: str, index: IndexStore) -> list[EnvReference]:
+    """Every read of environment variable ``name`` (case-insensitive), by file and line."""
+    wanted = name.strip().lower()
+    return [
+        EnvReference(path, item.name, item.line)
+        for path, record in code_records(index)
+        for item in record.environment_variables
+        if item.name.lower() == wanted
+    ]
+
+
+def indexed_path(path: str | Path, index: IndexStore) -> str:
+    """``path`` as the index stores it (relative, POSIX); PathError when it is not indexed."""
+    raw = str(path).strip().replace("\\", "/")
+    if not raw:
+        raise PathError("no path given")
+    if raw.startswith("/"):  # absolute (backslashes are slashes by now)
+        try:
+            raw = Path(raw).resolve().relative_to(index.root.resolve()).as_posix()
+        except ValueError:
+            raise PathError(f"{path} is outside the indexed root {index.root}") from None
+    relative = posixpath.normpath(raw)
+    if relative == ".." or relative.startswith("../"):
+        raise PathError(f"{path} is outside the indexed root {index.root}")
+    if not index.has_file(relative):
+        close = closest_paths(relative, [entry.path for entry in index.file_entries()])
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise PathError(f"{relative} is not in the index of {index.root}{hint}")
+    return relative
+
+
+def closest_paths(wanted: str, paths: Sequence[str], limit: int = 3) -> list[str]:
+    """Indexed paths that end like ``wanted`` (``flask/app.py`` -> ``src/flask/app.py``), else
+    the most similar ones."""
+    suffix = [path for path in paths if path.endswith("/" + wanted)]
+    if suffix:
+        return sorted(suffix, key=len)[:limit]
+    name = wanted.rsplit("/", 1)[-1]
+    same_name = [path for path in paths if path.rsplit("/", 1)[-1] == name]
+    if same_name:
+        return sorted(same_name, key=len)[:limit]
+    return difflib.get_close_matches(wanted, paths, n=limit, cutoff=0.6)
+
+
+def get_dependencies(path: str | Path, index: IndexStore) -> list[str]:
+    """Files that ``path`` imports or refers to, from the stored edges."""
+    return index.dependencies(indexed_path(path, index))
+
+
+# A minified bundle is one line of a megabyte: a line shown of it stays readable and cheap
+# to redact and count.
+MAX_LINE_CHARS = 2000
+
+
+def bounded_line(line: str) -> str:
+    """``line`` itself, or its first ``MAX_LINE_CHARS`` and how much more there is."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]} … [{len(line) - MAX_LINE_CHARS} more characters on this line]"
+
+
+MAX_REFERENCES = 200
+
+
+def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -> list[Reference]:
+    """The places that call ``name`` (any spelling of it: ``a.b.verify_sig`` and
+    ``verifySig`` are the same lookup), by file and line, each with the definition it sits
+    in and its line of code (secrets redacted)."""
+    key = symbol_key(name.strip().rstrip("()"))
+    if not key:
+        return []
+    found: list[Reference] = []
+    for path, line in index.named(key, "call")[:limit]:
+        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
+        caller = _innermost(record.functions, line) if record is not None else None
+        text = next(iter(index.lines(path, line, line)), "")
+        shown = redact(bounded_line(text.strip()), path=path)
+        found.append(Reference(path, line, name.strip(), caller, shown))
+    return found
+
+
+def _innermost(definitions: Sequence[Definition], line: int) -> str | None:
+    around = [item for item in definitions if item.line <= line <= item.end_line]
+    if not around:
+        return None
+    inner = min(around, key=lambda item: item.end_line - item.line)
+    return f"{inner.container}.{inner.name}" if inner.container else inner.name
+
+
+def get_dependants(path: str | Path, index: IndexStore) -> list[str]:
+    """Files that import ``path``, from the stored edges."""
+    return index.dependants(indexed_path(path, index))
