@@ -17,11 +17,11 @@ starts streaming calls ``admit`` first and asks with what it returns. The host's
 its questions (``/sz-ask``) through the same door.
 
 It owns the configuration (repository file, provider settings, context plan, allowlist ...),
-the command policy (registry and allowlist), the audit log, the conversation store (``.rag/conversations.db``, with the
-configured bounds), the runtime the live tools read, the one command runner (reporting to the
-audit log and the runtime's metrics) and the tool adapters built over that runner. An
-index given to the host (the server's shared one) is used as is; without one, each call opens
-the repository's index for itself.
+the command policy (registry and allowlist), the audit log, the conversation store
+(``.rag/conversations.db``, with the configured bounds), the runtime the live tools read, the
+one command runner (reporting to the audit log and the runtime's metrics) and the tool
+adapters built over that runner. An index given to the host (the server's shared one) is used
+as is; without one, each call opens the repository's index for itself.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The FastAPI application: one per served repository.
 
 ``create_app(root)`` (or ``create_app(config=...)``, read once by ``szrag serve``) checks the
-configuration at once (bad settings fail before the server listens); start-up then opens (building or refreshing) the index, starts the file watcher,
-the runtime's log capture, one HTTP client for the model provider and the Slack app, and
-shutdown stops them in reverse order.
+configuration at once (bad settings fail before the server listens); start-up then opens
+(building or refreshing) the index, starts the file watcher, the runtime's log capture, one
+HTTP client for the model provider and the Slack app, and shutdown stops them in reverse
+order.
 """
 
 from __future__ import annotations
