@@ -7,7 +7,7 @@ QUESTION ?= How does szrag decide that its index is stale?
 PORT ?= 8787
 ROOT ?= .
 
-.PHONY: install run ask test lint typecheck pytest bench browser clean
+.PHONY: install run ask test lint typecheck pytest bench docs browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ pytest: install
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The tables of docs/CONFIGURATION.md, made again from src/szrag/variables.py
+docs: install
+	$(BIN)/python -m szrag.variables docs/CONFIGURATION.md
 
 bench: install
 	$(BIN)/python benchmarks/bench_index.py

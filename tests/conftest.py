@@ -11,6 +11,7 @@ import pytest
 
 from szrag.llm.testing import ScriptedProvider, serve
 from szrag.settings import Settings
+from szrag.variables import NAMES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -27,38 +28,12 @@ RETRIEVAL_IMAGES = (
     "assets/logo.png",
 )
 
-_ISOLATED_VARIABLES = (
-    "AI_API_KEY",
-    "AI_URL",
-    "AI_MODEL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "SZRAG_API_TOKENS",
-    "SZRAG_ADMIN_TOKEN",
-    "SZRAG_COMMAND_ALLOWLIST",
-    "SZRAG_TOKENIZER",
-    "SLACK_APP_TOKEN",
-    "SLACK_SIGNING_SECRET",
-    "SLACK_BOT_TOKEN",
-    "SZRAG_REPO_URL",
-    "SZRAG_AUDIT_LOG",
-    "SZRAG_LOG_FILE",
-    "DEPLOY_ENV",
-    "GIT_SHA",
-    "RELEASE",
-    "SZRAG_CORS_ORIGINS",
-    "SZRAG_RATE_LIMIT",
-    "SZRAG_RATE_BURST",
-    "SZRAG_READ_RATE_LIMIT",
-    "SZRAG_WATCH",
-    "SZRAG_WATCH_DEBOUNCE_MS",
-)
-
 
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No test sees the developer's model keys or szrag settings."""
-    for name in _ISOLATED_VARIABLES:
+    """No test sees the developer's model keys or szrag settings: every variable szrag reads
+    (``szrag.variables``, the one registry) is unset."""
+    for name in NAMES:
         monkeypatch.delenv(name, raising=False)
     yield
 

@@ -100,10 +100,14 @@ def test_the_library_never_imports_a_face() -> None:
 
 
 def calls_in(path: Path, names: set[str]) -> list[str]:
-    """The calls of ``names`` (``CommandRunner(...)``, ``Allowlist.from_env(...)``) in ``path``."""
+    """The calls of ``names`` (``CommandRunner(...)``, ``Allowlist.from_env(...)``) in ``path``;
+    a call given an empty literal mapping (``ContextPlan.of(config, {})``: the defaults, no
+    environment) is not counted."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
+            continue
+        if any(isinstance(arg, ast.Dict) and not arg.keys for arg in node.args):
             continue
         function = node.func
         name = (
@@ -118,20 +122,13 @@ def calls_in(path: Path, names: set[str]) -> list[str]:
     return found
 
 
-WIRING = {
-    "CommandRunner",
-    "ToolAdapter",
-    "ProcessRuntime",
-    "Allowlist.from_env",
-    "AuditLog.for_root",
-    "Settings.from_env",
-}
+WIRING = {"CommandRunner", "ToolAdapter", "ProcessRuntime", "AuditLog.for_root"}
 
 
 def test_one_place_assembles_the_host() -> None:
-    """Runner, tools, runtime, allowlist, audit log and provider settings are wired together
-    only in ``host.py`` (the runner module's own helper and the adapter's stand-alone form
-    aside); faces and library calls take a host."""
+    """Runner, tools, runtime and audit log are wired together only in ``host.py`` (the
+    runner module's own helper and the adapter's stand-alone form aside); faces and library
+    calls take a host."""
     offenders = []
     for path in (SOURCE / "szrag").rglob("*.py"):
         if path.name in ("host.py", "runner.py", "doctor.py"):
@@ -139,7 +136,39 @@ def test_one_place_assembles_the_host() -> None:
         found = calls_in(path, WIRING)
         if path.name == "adapter.py":  # ToolAdapter.of builds one runner for tests
             found = [call for call in found if not call.endswith(" CommandRunner")]
-        if path.name == "ask_cmds.py":  # szrag doctor checks the provider alone, no host
+        offenders.extend(found)
+    assert offenders == []
+
+
+# the readers that parse a part of the configuration from an environment mapping
+READERS = {
+    "Settings.from_env",
+    "ServerSettings.from_env",
+    "Allowlist.from_env",
+    "ContextPlan.of",
+    "ConversationLimits.of",
+    "RuntimeSources.of",
+    "live_tools_enabled",
+    "audit_path",
+    "AuditLog.for_root",
+    "log_file_of",
+    "deployment_fields",
+}
+# a reader's own module may call another (ServerSettings reads SZRAG_TOOLS as the model does)
+READER_HOMES = {"settings.py", "audit.py", "runtime/__init__.py"}
+
+
+def test_one_place_reads_the_environment_into_the_configuration() -> None:
+    """The environment mapping is read into one ``Config``, in ``configuration.py``; no host,
+    pipeline or face calls a reader again (``szrag doctor`` checks the provider alone, with
+    no repository)."""
+    offenders = []
+    for path in (SOURCE / "szrag").rglob("*.py"):
+        relative = path.relative_to(SOURCE / "szrag").as_posix()
+        if relative == "configuration.py" or relative in READER_HOMES:
+            continue
+        found = calls_in(path, READERS)
+        if relative == "cli/ask_cmds.py":
             found = [call for call in found if not call.endswith(" Settings.from_env")]
         offenders.extend(found)
     assert offenders == []

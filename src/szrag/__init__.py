@@ -14,6 +14,7 @@ from szrag.version import __version__
 if TYPE_CHECKING:
     from szrag.activity import Activity
     from szrag.answer import NamedCommand, Question
+    from szrag.configuration import Config, load_config
     from szrag.conversations import ConversationStore, Feedback, Turn
     from szrag.errors import (
         CommandError,
@@ -40,6 +41,8 @@ _HOMES = {
     "debug_question": "szrag.host",
     "NamedCommand": "szrag.answer",
     "Question": "szrag.answer",
+    "Config": "szrag.configuration",
+    "load_config": "szrag.configuration",
     "ConversationStore": "szrag.conversations",
     "Feedback": "szrag.conversations",
     "Turn": "szrag.conversations",
@@ -76,6 +79,7 @@ __all__ = [
     "Activity",
     "Answer",
     "CommandError",
+    "Config",
     "ConfigError",
     "ConversationStore",
     "DebugReport",
@@ -102,6 +106,7 @@ __all__ = [
     "build_index",
     "debug_question",
     "give_feedback",
+    "load_config",
     "load_index",
     "refresh_index",
     "retrieve",

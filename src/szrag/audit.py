@@ -34,6 +34,15 @@ def _now() -> str:
     return utc_timestamp()
 
 
+def audit_path(root: Path | str, environ: Mapping[str, str]) -> Path | None:
+    """Where the audit log of the repository at ``root`` is written, as ``SZRAG_AUDIT_LOG``
+    in ``environ`` says (None: no log)."""
+    configured = environ.get(ENV_VARIABLE, "").strip()
+    if configured.lower() in DISABLED_VALUES:
+        return None
+    return Path(configured) if configured else Path(root) / DEFAULT_RELATIVE_PATH
+
+
 class AuditLog:
     """Append-only JSON lines at ``path``; ``path=None`` records nothing."""
 
@@ -44,10 +53,7 @@ class AuditLog:
     @classmethod
     def for_root(cls, root: Path | str, environ: Mapping[str, str]) -> AuditLog:
         """The audit log of the repository at ``root``, honouring SZRAG_AUDIT_LOG."""
-        configured = environ.get(ENV_VARIABLE, "").strip()
-        if configured.lower() in DISABLED_VALUES:
-            return cls(None)
-        return cls(Path(configured) if configured else Path(root) / DEFAULT_RELATIVE_PATH)
+        return cls(audit_path(root, environ))
 
     @classmethod
     def disabled(cls) -> AuditLog:

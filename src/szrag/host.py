@@ -1,11 +1,14 @@
 """The host: everything one repository's answers are made with, wired once, and the one
 door a question goes through.
 
-A face builds one host from a root and an environment mapping; nothing below it reads the
-process environment::
+A face reads its configuration once (the repository file and the environment mapping, into
+one ``Config``) and builds one host from it; nothing below it reads the process environment,
+and nothing reads the mapping again::
 
-    host = Host.from_env(root, os.environ)            # the CLI and the server
+    host = Host.of(load_config(root, os.environ))     # the CLI, the server and MCP
     result = await host.ask(Question("how is the index refreshed?", face="cli"))
+
+``Host.from_env(root, environ)`` does both at once (tests and library callers).
 
 ``ask`` admits the question once (the named command's permit under the policy, the
 conversation it continues and its owner), answers it through the pipeline (``szrag.answer``)
@@ -13,12 +16,12 @@ and records the ask in the audit log whatever happens; a face that must refuse b
 starts streaming calls ``admit`` first and asks with what it returns. The host's runner asks
 its questions (``/sz-ask``) through the same door.
 
-It owns the repository configuration, the provider settings, the command policy (registry and
-allowlist), the audit log, the conversation store (``.rag/conversations.db``, with the
-configured bounds), the runtime the live tools read, the one command runner (reporting to the
-audit log and the runtime's metrics) and the tool adapters built over that runner. An
-index given to the host (the server's shared one) is used as is; without one, each call opens
-the repository's index for itself.
+It owns the configuration (repository file, provider settings, context plan, allowlist ...),
+the command policy (registry and allowlist), the audit log, the conversation store
+(``.rag/conversations.db``, with the configured bounds), the runtime the live tools read, the
+one command runner (reporting to the audit log and the runtime's metrics) and the tool
+adapters built over that runner. An index given to the host (the server's shared one) is used
+as is; without one, each call opens the repository's index for itself.
 """
 
 from __future__ import annotations
@@ -30,21 +33,21 @@ import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.answer.question import Admitted, Question
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist, CommandRegistry, CommandRunner, Identity, default_registry
 from szrag.commands.policy import CommandPolicy
-from szrag.config import RepoConfig, load_repo_config
+from szrag.config import RepoConfig
+from szrag.configuration import Config, load_config
 from szrag.context.plan import ContextPlan
-from szrag.conversations import ConversationLimits, ConversationStore
+from szrag.conversations import ConversationStore
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
 from szrag.runtime import ProcessRuntime, Runtime
-from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
-from szrag.settings import Settings, live_tools_enabled
+from szrag.runtime.sources import ApplicationRuntime
+from szrag.settings import Settings
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 
@@ -58,23 +61,20 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Host:
-    """One repository's configuration, settings, commands, audit log, runtime and tools."""
+    """One repository's configuration, commands, audit log, runtime and tools."""
 
-    root: Path
-    environ: Mapping[str, str]
-    config: RepoConfig
-    settings: Settings
+    # the repository file and the environment, read once (``szrag.configuration``)
+    config: Config
     policy: CommandPolicy
     audit: AuditLog
     runtime: ProcessRuntime
     runner: CommandRunner
-    live_tools: bool
     index: Index | None = None
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
     live: Runtime | None = None
-    # conversations, their turns and feedback (default: the repository's, with the bounds
-    # of its [conversations] table and SZRAG_CONVERSATION_*)
+    # conversations, their turns and feedback (default: the repository's, with the
+    # configured bounds)
     conversation_store: ConversationStore | None = None
     # the client model requests go through (a server's, kept open); None: one per answer
     http_client: httpx.AsyncClient | None = field(default=None, compare=False, repr=False)
@@ -86,10 +86,49 @@ class Host:
         adapter = ToolAdapter(self.runner, live, self.root, privileged=True)
         object.__setattr__(self, "_adapter", adapter)
         store = self.conversation_store or ConversationStore.for_root(
-            self.root, ConversationLimits.of(self.config.conversations, self.environ)
+            self.root, self.config.conversations
         )
         object.__setattr__(self, "_conversations", store)
         self.runner.answer_questions_with(self._answer_for_command)
+
+    @classmethod
+    def of(
+        cls,
+        config: Config,
+        *,
+        registry: CommandRegistry | None = None,
+        audit: AuditLog | None = None,
+        runtime: ProcessRuntime | None = None,
+        index: Index | None = None,
+        conversations: ConversationStore | None = None,
+    ) -> Host:
+        """The host ``config`` describes, its parts wired once; each part given wins (the
+        conversation store is opened when first used)."""
+        root = config.root
+        runtime = runtime or ProcessRuntime(
+            root, log_file=config.log_file, deployment=config.deployment
+        )
+        audit = audit or AuditLog(config.audit_log)
+        policy = CommandPolicy(registry or default_registry(), config.allowlist)
+        runner = CommandRunner(
+            policy,
+            observers=[audit.record_command, runtime.record_command],
+            root=root,
+            runtime=runtime,
+        )
+        sources = config.runtime
+        live = ApplicationRuntime(runtime, sources, root) if sources.configured else None
+        return cls(
+            config=config,
+            policy=policy,
+            audit=audit,
+            runtime=runtime,
+            runner=runner,
+            index=index,
+            live=live,
+            conversation_store=conversations
+            or ConversationStore.for_root(root, config.conversations),
+        )
 
     @classmethod
     def from_env(
@@ -107,47 +146,45 @@ class Host:
         conversations: ConversationStore | None = None,
     ) -> Host:
         """The host of the repository at ``root`` as ``environ`` describes it (no mapping: the
-        defaults, as if no variable were set); each part given wins over the environment.
+        defaults, as if no variable were set): :func:`load_config` once (with ``index``'s
+        repository configuration when given), then :meth:`of`; each part given wins over the
+        environment.
 
-        ``environ`` is copied: later changes to the caller's mapping do not reach the host.
-        Bad settings raise ConfigError here, before anything runs (the conversation store is
-        opened when first used)."""
-        environ = MappingProxyType(dict(environ or {}))
-        root = Path(root)
-        config = index.config if index is not None else load_repo_config(root.resolve())
-        runtime = runtime or ProcessRuntime(root, environ=environ)
-        audit = audit or AuditLog.for_root(root, environ)
-        policy = CommandPolicy(
-            registry or default_registry(), allowlist or Allowlist.from_env(environ)
+        Bad settings raise ConfigError here, before anything runs."""
+        config = with_parts(
+            load_config(root, environ, repository=index.config if index is not None else None),
+            settings=settings,
+            allowlist=allowlist,
+            live_tools=live_tools,
         )
-        runner = CommandRunner(
-            policy,
-            observers=[audit.record_command, runtime.record_command],
-            root=root,
-            runtime=runtime,
-        )
-        sources = RuntimeSources.of(config.runtime, environ)
-        live = ApplicationRuntime(runtime, sources, root) if sources.configured else None
-        offer_tools = live_tools
-        if offer_tools is None:
-            offer_tools = live_tools_enabled(environ, repository=config.tools)
-        return cls(
-            root=root,
-            environ=environ,
-            config=config,
-            settings=settings or Settings.from_env(environ),
-            policy=policy,
+        return cls.of(
+            config,
+            registry=registry,
             audit=audit,
             runtime=runtime,
-            runner=runner,
-            live_tools=offer_tools,
             index=index,
-            live=live,
-            conversation_store=conversations
-            or ConversationStore.for_root(
-                root, ConversationLimits.of(config.conversations, environ)
-            ),
+            conversations=conversations,
         )
+
+    @property
+    def root(self) -> Path:
+        """The repository's root."""
+        return self.config.root
+
+    @property
+    def repository(self) -> RepoConfig:
+        """The repository file's configuration (profile, ignores, [runtime] ...)."""
+        return self.config.repository
+
+    @property
+    def settings(self) -> Settings:
+        """The model provider's settings."""
+        return self.config.settings
+
+    @property
+    def live_tools(self) -> bool:
+        """Whether the model is offered the live tools."""
+        return self.config.live_tools
 
     @property
     def conversations(self) -> ConversationStore:
@@ -160,7 +197,11 @@ class Host:
         return self.policy.registry
 
     def replace(self, **changes: object) -> Host:
-        """This host with some parts changed (``settings``, ``index``, ``live_tools``...)."""
+        """This host with some parts changed (``index``, ``http_client``...; ``settings`` and
+        ``live_tools`` change its configuration)."""
+        parts = {name: changes.pop(name) for name in ("settings", "live_tools") if name in changes}
+        if parts:
+            changes["config"] = self.config.replace(**parts)
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def tools(
@@ -172,10 +213,10 @@ class Host:
         adapter.on_activity = on_activity
         return adapter
 
-    def plan(self, config: RepoConfig | None = None, *, budget: int | None = None) -> ContextPlan:
-        """The context plan (budget, tokenizer, window) of ``config`` (default: the host's)
-        and this host's environment; ``budget`` wins when given."""
-        return ContextPlan.of(config or self.config, self.environ, budget=budget)
+    def plan(self, *, budget: int | None = None) -> ContextPlan:
+        """The configured context plan (budget, tokenizer, window), read once with the rest
+        of the configuration; ``budget`` (a question's) wins when given."""
+        return self.config.plan.budgeted(budget)
 
     @contextlib.contextmanager
     def opened_index(self) -> Iterator[Index]:
@@ -266,6 +307,19 @@ class Host:
     async def _answer_for_command(self, text: str, identity: Identity) -> str:
         """A question a command asks (``/sz-ask``), answered by this host with the model."""
         return (await self.ask(Question(text, identity=identity))).answer
+
+
+def with_parts(
+    config: Config,
+    *,
+    settings: Settings | None = None,
+    allowlist: Allowlist | None = None,
+    live_tools: bool | None = None,
+) -> Config:
+    """``config`` with the parts a face or a caller gives instead of what was read (a
+    ``--model``, ``--no-tools``, a test's settings)."""
+    given = {"settings": settings, "allowlist": allowlist, "live_tools": live_tools}
+    return config.replace(**{name: part for name, part in given.items() if part is not None})
 
 
 def _outcome_of(error: BaseException) -> tuple[str, str]:

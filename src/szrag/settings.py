@@ -1,25 +1,18 @@
-"""Settings from the environment, read once per call into a frozen record.
+"""Settings from an environment mapping, each read once into a frozen record: the model
+provider's (:class:`Settings`) and the server's (:class:`ServerSettings`: tokens, limits, CORS,
+Slack and the watcher).
 
-The model provider is configured with the spec's names; what only szrag has uses ``SZRAG_*``:
+The model provider is configured with the spec's names (``AI_URL``, ``AI_MODEL``,
+``AI_API_KEY``); what only szrag has uses ``SZRAG_*``. ``OPENAI_API_KEY`` and
+``OPENAI_BASE_URL`` stand in for ``AI_API_KEY`` and ``AI_URL`` when those are unset, so a shell
+set up for OpenAI's own tools works as it is. A key read from ``OPENAI_API_KEY`` is meant for
+OpenAI: with no URL set it goes to ``https://api.openai.com/v1`` (model ``gpt-4o-mini`` unless
+``AI_MODEL`` names one), never to the default proxy. ``Settings.key_source`` and
+``url_source`` say where each came from (``szrag doctor`` shows them).
 
-* ``AI_URL``: OpenAI-compatible base URL, or the full ``.../chat/completions`` endpoint
-  (default ``https://ai.hackclub.com/proxy/v1``);
-* ``AI_MODEL``: the model named in each request (default ``openai/gpt-6-luna``);
-* ``AI_API_KEY``: the bearer key; unset means no model calls (a local answer instead);
-* ``SZRAG_AI_CONNECT_TIMEOUT``: seconds to open a connection (10);
-* ``SZRAG_AI_READ_TIMEOUT``: seconds of silence tolerated while reading a reply (120);
-* ``SZRAG_AI_RETRIES``: extra attempts after a 429 or 5xx answer (2);
-* ``SZRAG_AI_RETRY_DELAY``: the first backoff delay in seconds, doubled each attempt (1);
-* ``SZRAG_AI_RETRY_MAX_DELAY``: the longest single wait, a Retry-After included (10);
-* ``SZRAG_AI_TOTAL_TIMEOUT``: seconds one reply may take from first byte to last (300);
-* ``SZRAG_AI_MAX_REPLY_CHARS``: the longest answer accepted, in characters (200,000);
-* ``SZRAG_AI_MAX_TOKENS``: ``max_tokens`` sent with each request (unset: not sent).
-
-``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` stand in for ``AI_API_KEY`` and ``AI_URL`` when
-those are unset, so a shell set up for OpenAI's own tools works as it is. A key read from
-``OPENAI_API_KEY`` is meant for OpenAI: with no URL set it goes to ``https://api.openai.com/v1``
-(model ``gpt-4o-mini`` unless ``AI_MODEL`` names one), never to the default proxy.
-``Settings.key_source`` and ``url_source`` say where each came from (``szrag doctor`` shows them).
+Every variable, its default and meaning is listed once, in :mod:`szrag.variables` (and
+``docs/CONFIGURATION.md``, made from it); :func:`szrag.configuration.load_config` calls these
+readers, once per face.
 """
 
 from __future__ import annotations
@@ -28,9 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from szrag.env import choice as env_choice
 from szrag.env import flag as env_flag
 from szrag.env import number as env_number
 from szrag.env import text as env_text
+from szrag.env import text_list as env_list
 from szrag.errors import ConfigError
 
 DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
@@ -169,3 +164,91 @@ def _url(env: Mapping[str, str], name: str, default: str) -> str:
     if not parts.hostname or not raw.isprintable() or any(char.isspace() for char in raw):
         raise ConfigError(f"{name} is not a valid URL: {raw!r}")
     return raw
+
+
+# ---- the server ------------------------------------------------------------------------
+
+MAX_BODY_BYTES = 1024 * 1024
+SLACK_API_URL = "https://slack.com/api/"
+THREAD_REPLIES = ("all", "mentions")
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A token-bucket budget: ``per_minute`` refill rate and ``burst`` capacity; 0 means off."""
+
+    per_minute: float
+    burst: int
+
+    @property
+    def enabled(self) -> bool:
+        """Whether requests are limited at all."""
+        return self.per_minute > 0 and self.burst > 0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Tokens, limits, CORS, Slack and watcher settings of one server."""
+
+    api_tokens: frozenset[str] = frozenset()
+    admin_token: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    ask_rate: RateLimit = field(default_factory=lambda: RateLimit(30, 10))
+    read_rate: RateLimit = field(default_factory=lambda: RateLimit(300, 60))
+    max_body_bytes: int = MAX_BODY_BYTES
+    repo_url: str | None = None
+    slack_signing_secret: str | None = None
+    slack_bot_token: str | None = None
+    slack_app_token: str | None = None
+    slack_api_url: str = SLACK_API_URL  # the Web API base, always ending in "/"
+    slack_thread_replies: str = "all"  # "all" replies in the bot's threads, or "mentions"
+    watch: bool = True
+    watch_debounce_ms: int = 400
+    sse_ping_seconds: float = 15.0
+    live_tools: bool | None = None  # SZRAG_TOOLS; None: the repository's setting, else on
+
+    @property
+    def auth_required(self) -> bool:
+        """Whether API requests must carry a bearer token."""
+        return bool(self.api_tokens)
+
+    @property
+    def slack_enabled(self) -> bool:
+        """Whether the Slack app is mounted (it needs a signing secret to verify requests)."""
+        return bool(self.slack_signing_secret)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> ServerSettings:
+        """Settings from ``environ``; bad values raise ConfigError."""
+        env = environ
+        burst = int(env_number(env, "SZRAG_RATE_BURST", 10, integer=True))
+        return cls(
+            api_tokens=frozenset(env_list(env, "SZRAG_API_TOKENS")),
+            admin_token=env_text(env, "SZRAG_ADMIN_TOKEN") or None,
+            cors_origins=tuple(env_list(env, "SZRAG_CORS_ORIGINS")),
+            allowed_hosts=tuple(host.lower() for host in env_list(env, "SZRAG_ALLOWED_HOSTS")),
+            ask_rate=RateLimit(env_number(env, "SZRAG_RATE_LIMIT", 30), burst),
+            read_rate=RateLimit(env_number(env, "SZRAG_READ_RATE_LIMIT", 300), max(burst, 60)),
+            repo_url=(env_text(env, "SZRAG_REPO_URL").rstrip("/") or None),
+            slack_signing_secret=env_text(env, "SLACK_SIGNING_SECRET") or None,
+            slack_bot_token=env_text(env, "SLACK_BOT_TOKEN") or None,
+            slack_app_token=env_text(env, "SLACK_APP_TOKEN") or None,
+            slack_api_url=slack_api_url(env),
+            slack_thread_replies=env_choice(env, "SZRAG_SLACK_THREAD_REPLIES", THREAD_REPLIES),
+            watch=env_flag(env, "SZRAG_WATCH", True),
+            live_tools=live_tools_enabled(env) if env_text(env, "SZRAG_TOOLS") else None,
+            watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
+        )
+
+
+def slack_api_url(env: Mapping[str, str]) -> str:
+    """``SZRAG_SLACK_API_URL`` as the Web API client wants it (an http(s) URL ending in "/"),
+    else Slack's own."""
+    value = env_text(env, "SZRAG_SLACK_API_URL")
+    if not value:
+        return SLACK_API_URL
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"SZRAG_SLACK_API_URL must be an http(s) URL, not {value!r}")
+    return value.rstrip("/") + "/"

@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+from szrag.configuration import load_config
 from szrag.mcp import McpFace
 from szrag.tools.definitions import TOOLS
 
@@ -16,7 +17,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 async def test_calls_needing_the_views_wait_for_the_start_up_build(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shutil.copytree(FIXTURES / "python_app", root)
-    face = McpFace.open(root, {}, privileged=True)
+    face = McpFace.open(load_config(root, {}), privileged=True)
     try:
         building: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         face.warming = building
@@ -42,7 +43,7 @@ QUESTION_TOOLS = ("search_code", "get_context", "find_symbols", "find_routes")
 async def test_tools_are_named_one_way_and_take_the_question_one_way(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shutil.copytree(FIXTURES / "python_app", root)
-    face = McpFace.open(root, {}, privileged=True)
+    face = McpFace.open(load_config(root, {}), privileged=True)
     try:
         listed = {tool.name: tool for tool in face.tools(privileged=True)}
         assert all(re.fullmatch(r"[a-z]+(_[a-z]+)*", name) for name in listed), sorted(listed)

@@ -173,7 +173,7 @@ def test_the_repository_configuration_names_the_sources(tmp_path: Path) -> None:
 
     host = Host.from_env(tmp_path, {"SHOP_TOKEN": "from-the-environment"})
 
-    sources = host.config.runtime
+    sources = host.repository.runtime
     assert sources.url == "http://127.0.0.1:9000/" and sources.log_files == ("logs/*.log",)
     live = host.live
     assert isinstance(live, ApplicationRuntime) and live.sources.token == "from-the-environment"

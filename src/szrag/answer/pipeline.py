@@ -129,7 +129,7 @@ async def _answer_turn(
     adapter = tools_for(host, question, recorder) if asks_model else None
     followed = followed_questions(clean, earlier)
     with host.opened_index() as opened:
-        plan = host.plan(opened.config, budget=question.budget)
+        plan = host.plan(budget=question.budget)
         history = History.empty()
         if asks_model and earlier:
             history = await _history(earlier, host, plan, recorder)
@@ -218,7 +218,7 @@ async def debug(question: Question, host: AnswerHost) -> DebugReport:
             opened,
             recorder,
             limit=question.limit,
-            plan=host.plan(opened.config, budget=question.budget),
+            plan=host.plan(budget=question.budget),
             expand=not oriented,
         )
         notes = tuple(source_notes(opened, evidence.sources))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from szrag.commands import CommandRegistry, CommandRunner
-from szrag.config import RepoConfig
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
 from szrag.index.protocol import IndexStore
@@ -53,8 +52,6 @@ class AnswerHost(Protocol):
         self, *, privileged: bool = True, on_activity: ActivityCallback | None = None
     ) -> ToolAdapter: ...
 
-    def plan(
-        self, config: RepoConfig | None = None, *, budget: int | None = None
-    ) -> ContextPlan: ...
+    def plan(self, *, budget: int | None = None) -> ContextPlan: ...
 
     def opened_index(self) -> AbstractContextManager[IndexStore]: ...

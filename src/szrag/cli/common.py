@@ -25,6 +25,7 @@ from szrag.public import dumps
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from szrag.configuration import Config
     from szrag.host import Host
     from szrag.index.handle import RefreshReport
 
@@ -113,12 +114,21 @@ root_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
-def host_for(root: Path, index: Index | None = None, **parts: Any) -> Host:
-    """The host of ``root`` as this process's environment describes it (the CLI is a face: it
-    alone reads ``os.environ``); ``parts`` override (``settings``, ``live_tools``...)."""
-    from szrag.host import Host  # here, not at the top: commands that need no host start faster
+def config_for(root: Path, index: Index | None = None) -> Config:
+    """The configuration of ``root`` as its file and this process's environment describe it,
+    read once (the CLI is a face: it alone reads ``os.environ``); with ``index``, the
+    repository configuration that index was opened with."""
+    from szrag.configuration import load_config  # here: commands that need none start faster
 
-    return Host.from_env(root, os.environ, index=index, **parts)
+    return load_config(root, os.environ, repository=index.config if index is not None else None)
+
+
+def host_for(root: Path, index: Index | None = None, **parts: Any) -> Host:
+    """The host of ``root``, built from :func:`config_for`; ``parts`` given instead of what
+    was read (``settings``, ``allowlist``, ``live_tools``: None keeps the configured one)."""
+    from szrag.host import Host, with_parts
+
+    return Host.of(with_parts(config_for(root, index), **parts), index=index)
 
 
 def _joined(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> str:

@@ -60,7 +60,7 @@ def context_command(
 ) -> None:
     """Print the packed repository context for QUESTION, its token use and what it holds."""
     with open_index(root) as index:
-        plan = host_for(root, index).plan(index.config, budget=budget)
+        plan = host_for(root, index).plan(budget=budget)
         if tokenizer:
             plan = replace(plan, tokenizer=tokenizer)
         found = assemble_context(question, index, limit=limit, plan=plan)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
 import click
 
-from szrag.cli.common import err_console, handle_errors, open_index, root_option
+from szrag.cli.common import config_for, err_console, handle_errors, open_index, root_option
 from szrag.cli.serve_cmds import DEFAULT_HOST, check_port_free
 from szrag.errors import ConfigError
 
@@ -50,16 +49,15 @@ def mcp_command(root: Path, over_http: bool, host: str, port: int, watch: bool) 
 
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
-    environ = os.environ
+    config = config_for(root.resolve())  # the file and the environment, read once
     if over_http:
         from szrag.server.auth import check_exposure
-        from szrag.server.settings import ServerSettings
 
-        check_exposure(host, ServerSettings.from_env(environ))
+        check_exposure(host, config.server)
         check_port_free(host, port)
     with open_index(root):  # built or refreshed with the progress bar, warnings on stderr
         pass
-    face = McpFace.open(root, environ, privileged=not over_http)
+    face = McpFace.open(config, privileged=not over_http)
     try:
         if over_http:
             shown = f"[{host}]" if ":" in host else host
@@ -68,7 +66,7 @@ def mcp_command(root: Path, over_http: bool, host: str, port: int, watch: bool) 
                 highlight=False,
                 markup=False,
             )
-            anyio.run(lambda: serve_http(face, host=host, port=port, environ=environ, watch=watch))
+            anyio.run(lambda: serve_http(face, host=host, port=port, watch=watch))
         else:
             anyio.run(lambda: serve_stdio(face, watch=watch))
     except KeyboardInterrupt:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from szrag.cli.common import console, handle_errors, report_shown, root_option, show_report
+from szrag.cli.common import (
+    config_for,
+    console,
+    handle_errors,
+    report_shown,
+    root_option,
+    show_report,
+)
 from szrag.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -51,14 +57,15 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     import uvicorn
 
     from szrag.index import load_index
-    from szrag.server import ServerSettings, create_app
+    from szrag.server import create_app
     from szrag.server.auth import check_exposure
 
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
-    settings = ServerSettings.from_env(os.environ)
+    config = config_for(root.resolve())  # the file and the environment, read once
+    settings = config.server
     check_exposure(host, settings)
-    app = create_app(root, settings=settings)
+    app = create_app(config=config)
     with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
         report = index.last_report  # built or refreshed now: a failure is a message, not a trace
     show_report(report)

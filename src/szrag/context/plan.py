@@ -1,10 +1,11 @@
 """How much repository context a question gets, how it is counted, and what must fit.
 
-The plan is settled once per question from, strongest first: an explicit budget (``--budget``,
-the HTTP body), ``SZRAG_CONTEXT_BUDGET``, the repository's ``context_budget``, and the
+The plan is read once, with the rest of the configuration (``szrag.configuration``), from,
+strongest first: ``SZRAG_CONTEXT_BUDGET``, the repository's ``context_budget``, and the
 profile's default (12,000 tokens; the ``slackzilla`` profile keeps the original's 4,000 and
-its estimate). Tokens are counted with ``SZRAG_TOKENIZER`` or the profile's tokenizer
-(``cl100k_base``, shipped offline; the estimate with a note when it cannot load).
+its estimate); a question's explicit budget (``--budget``, the HTTP body) then wins
+(:meth:`ContextPlan.budgeted`). Tokens are counted with ``SZRAG_TOKENIZER`` or the profile's
+tokenizer (``cl100k_base``, shipped offline; the estimate with a note when it cannot load).
 
 When the model's context window is known (``SZRAG_CONTEXT_WINDOW`` or ``context_window``), the
 budget shrinks so that the whole request fits: the system prompt, the question and the rest
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from szrag.config import RepoConfig
@@ -58,8 +59,7 @@ class ContextPlan:
         if chosen is None:
             raw = env_number(env, BUDGET_SETTING, -1, integer=True)
             chosen = int(raw) if raw >= 0 else config.context_budget or profile.context_budget
-        if chosen < 0 or chosen > MAX_BUDGET:
-            raise ConfigError(f"the context budget must be 0 to {MAX_BUDGET} tokens, not {chosen}")
+        _check_budget(chosen)
         window = int(env_number(env, WINDOW_SETTING, 0, integer=True)) or config.context_window
         answer = int(env_number(env, ANSWER_SETTING, DEFAULT_ANSWER_TOKENS, integer=True))
         return cls(
@@ -69,6 +69,14 @@ class ContextPlan:
             window=window or None,
             answer_tokens=answer,
         )
+
+    def budgeted(self, budget: int | None) -> ContextPlan:
+        """This plan with ``budget`` (a question's ``--budget`` or request ``budget``) instead
+        of its own; itself when ``budget`` is None."""
+        if budget is None:
+            return self
+        _check_budget(budget)
+        return replace(self, budget=budget)
 
     def counter(self) -> TokenCounter:
         """The token counter the plan names (loaded once per process)."""
@@ -91,3 +99,8 @@ class ContextPlan:
         if tools:
             used += count(json.dumps(list(tools), separators=(",", ":")))
         return max(0, min(self.budget, self.window - used))
+
+
+def _check_budget(budget: int) -> None:
+    if budget < 0 or budget > MAX_BUDGET:
+        raise ConfigError(f"the context budget must be 0 to {MAX_BUDGET} tokens, not {budget}")

@@ -110,7 +110,7 @@ def _search_code(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
 
 
 def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
-    plan = host.plan(index.config, budget=args.get("budget"))
+    plan = host.plan(budget=args.get("budget"))
     found = assemble_context(
         args["question"], index, limit=args.get("limit", DEFAULT_SOURCES), plan=plan
     )

@@ -20,7 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -31,6 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from szrag.commands.model import Identity
+from szrag.configuration import Config
 from szrag.errors import SzragError
 from szrag.host import Host
 from szrag.index.shared import SharedIndex
@@ -86,15 +87,14 @@ class McpFace:
     warming: asyncio.Future[None] | None = None
 
     @classmethod
-    def open(
-        cls, root: Path, environ: Mapping[str, str], *, privileged: bool, client: str = "mcp"
-    ) -> McpFace:
-        """Build or refresh the index of ``root`` and the host around it."""
+    def open(cls, config: Config, *, privileged: bool, client: str = "mcp") -> McpFace:
+        """Build or refresh the index of ``config``'s repository and the host around it (the
+        configuration read once by the face, ``szrag mcp``)."""
         from szrag.index.shared import open_shared_index
 
-        index = open_shared_index(root)
+        index = open_shared_index(config.root)
         index.keep_in_memory()  # many questions in one process: rank from memory
-        host = Host.from_env(index.root, environ, index=index)
+        host = Host.of(config, index=index)
         host.runtime.attach()  # this process's logs and errors, for getLogs and getErrors
         return cls(host, index, privileged, _identity(client))
 
@@ -400,18 +400,17 @@ async def serve_http(
     *,
     host: str,
     port: int,
-    environ: Mapping[str, str],
     watch: bool = True,
     log_level: str = "warning",
 ) -> None:
     """Serve the streamable HTTP transport at ``http://HOST:PORT/mcp`` with the API's token
-    rules (``SZRAG_API_TOKENS``, ``SZRAG_ADMIN_TOKEN``) until interrupted."""
+    rules (``SZRAG_API_TOKENS``, ``SZRAG_ADMIN_TOKEN``, from the face's configuration) until
+    interrupted."""
     import uvicorn
 
     from szrag.mcp.http import authenticated
-    from szrag.server.settings import ServerSettings
 
-    settings = ServerSettings.from_env(environ)
+    settings = face.host.config.server
     server = build_server(face)
     app = authenticated(server.streamable_http_app(host=host), settings)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")

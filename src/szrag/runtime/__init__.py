@@ -73,8 +73,17 @@ def since_time(since: str) -> str:
     return moment
 
 
+def log_file_of(environ: Mapping[str, str]) -> Path | None:
+    """The log file ``SZRAG_LOG_FILE`` names in ``environ`` (None when unset)."""
+    configured = environ.get(LOG_FILE_VARIABLE) or None
+    return Path(configured) if configured else None
+
+
 class ProcessRuntime:
-    """The default runtime: this process, the repository at ``root`` and its index."""
+    """The default runtime: this process, the repository at ``root`` and its index.
+
+    ``log_file`` and ``deployment`` (the fields of ``deployment_fields``) are read from
+    ``environ`` when not given; a host gives them from its ``Config``."""
 
     def __init__(
         self,
@@ -82,14 +91,17 @@ class ProcessRuntime:
         *,
         log_file: Path | str | None = None,
         environ: Mapping[str, str] | None = None,
+        deployment: Mapping[str, str] | None = None,
         log_capacity: int = 500,
         error_capacity: int = 100,
         logger: str = "szrag",
     ) -> None:
         self.root = Path(root)
-        self.environ: Mapping[str, str] = {} if environ is None else environ
-        configured = log_file or self.environ.get(LOG_FILE_VARIABLE) or None
-        self.log_file = Path(configured) if configured else None
+        environ = {} if environ is None else environ
+        self.log_file = Path(log_file) if log_file else log_file_of(environ)
+        self.deployment: Mapping[str, str] = dict(
+            deployment_fields(environ) if deployment is None else deployment
+        )
         self.started = time.time()
         self._started_monotonic = time.monotonic()
         self.log_buffer = LogBuffer(log_capacity)
@@ -123,7 +135,7 @@ class ProcessRuntime:
             self.root,
             started=self.started,
             started_monotonic=self._started_monotonic,
-            environ=self.environ,
+            deployment=self.deployment,
         )
 
     def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
@@ -163,7 +175,7 @@ class ProcessRuntime:
 
     def release_info(self, version: str | None = None) -> dict[str, Any]:
         """Versions and release notes from the repository's history file."""
-        return read_release_info(self.root, version, deployment=deployment_fields(self.environ))
+        return read_release_info(self.root, version, deployment=dict(self.deployment))
 
     # Writes (observers) ----------------------------------------------------------------
 

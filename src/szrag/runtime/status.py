@@ -44,7 +44,7 @@ def repository_fields(root: Path) -> dict[str, Any]:
 
 
 def process_status(
-    root: Path, *, started: float, started_monotonic: float, environ: Mapping[str, str]
+    root: Path, *, started: float, started_monotonic: float, deployment: Mapping[str, str]
 ) -> dict[str, Any]:
     """The full status document."""
     return {
@@ -58,5 +58,5 @@ def process_status(
         "uptimeSeconds": round(time.monotonic() - started_monotonic, 3),
         "repository": repository_fields(root),
         "index": index_statistics(root),
-        "deployment": deployment_fields(environ),
+        "deployment": dict(deployment),
     }

@@ -1,9 +1,10 @@
 """The FastAPI application: one per served repository.
 
-``create_app(root)`` checks the configuration at once (bad settings fail before the server
-listens); start-up then opens (building or refreshing) the index, starts the file watcher,
-the runtime's log capture, one HTTP client for the model provider and the Slack app, and
-shutdown stops them in reverse order.
+``create_app(root)`` (or ``create_app(config=...)``, read once by ``szrag serve``) checks the
+configuration at once (bad settings fail before the server listens); start-up then opens
+(building or refreshing) the index, starts the file watcher, the runtime's log capture, one
+HTTP client for the model provider and the Slack app, and shutdown stops them in reverse
+order.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from szrag.audit import AuditLog
 from szrag.commands import Allowlist
+from szrag.configuration import Config, load_config
 from szrag.errors import DamagedIndexError, SzragError
-from szrag.host import Host
+from szrag.host import Host, with_parts
 from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
@@ -56,6 +58,7 @@ _STATUS_CODES = {
 def create_app(
     root: Path | str = ".",
     *,
+    config: Config | None = None,
     environ: Mapping[str, str] | None = None,
     settings: ServerSettings | None = None,
     answer_settings: Settings | None = None,
@@ -66,27 +69,25 @@ def create_app(
 ) -> FastAPI:
     """The szrag server for the repository at ``root``.
 
-    ``environ`` (default: this process's environment) describes everything not given:
-    ``settings`` (exposure, limits, Slack), ``answer_settings`` (the model provider),
-    ``allowlist`` (``SZRAG_COMMAND_ALLOWLIST``), ``runtime`` (this process), ``audit``
-    (``<root>/.rag/audit.log``, ``SZRAG_AUDIT_LOG``) and ``live_tools`` (``SZRAG_TOOLS``, then
-    the repository's ``tools``). Bad settings fail here, before the server listens.
+    ``config`` is the configuration the face read once (its root is the server's); without
+    one it is read here from the repository at ``root`` and ``environ`` (default: this
+    process's environment). Parts given win over it: ``settings`` (exposure, limits, Slack),
+    ``answer_settings`` (the model provider), ``allowlist``, ``runtime`` (this process),
+    ``audit`` and ``live_tools`` (else a given ``settings``' ``SZRAG_TOOLS``, else the
+    configured). Bad settings fail here, before the server listens.
     """
-    root = Path(root).resolve()
-    environ = os.environ if environ is None else environ
-    server_settings = settings or ServerSettings.from_env(environ)
-    # the caller, else SZRAG_TOOLS, else the repository's setting, else on
-    if live_tools is None:
-        live_tools = server_settings.live_tools
-    host = Host.from_env(
-        root,
-        environ,
-        settings=answer_settings,
-        allowlist=allowlist,
-        runtime=runtime,
-        audit=audit,
-        live_tools=live_tools,
+    if config is None:
+        config = load_config(Path(root).resolve(), os.environ if environ is None else environ)
+    if live_tools is None and settings is not None:
+        live_tools = settings.live_tools
+    config = with_parts(
+        config, settings=answer_settings, allowlist=allowlist, live_tools=live_tools
     )
+    if settings is not None:
+        config = config.replace(server=settings)
+    root = config.root
+    server_settings = config.server
+    host = Host.of(config, runtime=runtime, audit=audit)
     process_runtime = host.runtime
 
     @contextlib.asynccontextmanager
