@@ -38,9 +38,9 @@ pytest: install
 
 test: lint typecheck pytest
 
-# The tables of docs/CONFIGURATION.md, made again from src/szrag/variables.py
+# The tables of docs/CONFIGURATION.md, made again from src/szrag/base/variables.py
 docs: install
-	$(BIN)/python -m szrag.variables docs/CONFIGURATION.md
+	$(BIN)/python -m szrag.base.variables docs/CONFIGURATION.md
 
 bench: install
 	$(BIN)/python benchmarks/bench_index.py

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate_repo import WORDS, Zipf, generate, vocabulary
 from szrag.index import build_index, load_index, refresh_index
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 
 WORK = Path(__file__).parent / ".work"
 

@@ -106,7 +106,7 @@ from pathlib import Path
 from tree_sitter import QueryCursor
 from szrag.code.extract import MAX_NESTING, bracket_depth, parser
 from szrag.code.languages import compile_whole_queries, language_of, query, root_query
-from szrag.config import DEFAULT_MAX_FILE_BYTES
+from szrag.base.config import DEFAULT_MAX_FILE_BYTES
 root = sys.argv[1]
 code = []
 for directory, folders, names in os.walk(root):

@@ -22,9 +22,9 @@ from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
+from szrag.base.config import load_repo_config
 from szrag.code import analyse_source
 from szrag.code.languages import EXTENSIONS, LANGUAGES, language_of
-from szrag.config import load_repo_config
 from szrag.index import build, build_index
 from szrag.index.collect import collect
 from szrag.index.store import INDEX_DIRECTORY

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from szrag.index import Index, load_index
 from szrag.rank import Query, ranker_named
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 
 
 def questions_of(cases: Path, dataset: str | None) -> list[str]:

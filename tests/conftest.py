@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from szrag.base.settings import Settings
+from szrag.base.variables import NAMES
 from szrag.llm.testing import ScriptedProvider, serve
-from szrag.settings import Settings
-from szrag.variables import NAMES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -32,7 +32,7 @@ RETRIEVAL_IMAGES = (
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test sees the developer's model keys or szrag settings: every variable szrag reads
-    (``szrag.variables``, the one registry) is unset."""
+    (``szrag.base.variables``, the one registry) is unset."""
     for name in NAMES:
         monkeypatch.delenv(name, raising=False)
     yield

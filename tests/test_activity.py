@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from szrag.activity import Activity, ActivityRecorder, now_ms
+from szrag.base.activity import Activity, ActivityRecorder, now_ms
 
 
 def test_activity_has_a_uuid_and_a_millisecond_timestamp() -> None:

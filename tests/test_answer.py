@@ -11,24 +11,24 @@ from typing import Any
 
 import pytest
 
-from szrag.activity import Activity
 from szrag.answer import Listeners, NamedCommand, Question
-from szrag.audit import AuditLog
+from szrag.base.activity import Activity
+from szrag.base.errors import CommandError, ConfigError, QuestionError
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist
 from szrag.conversations import ConversationStore
-from szrag.errors import CommandError, ConfigError, QuestionError
-from szrag.host import (
+from szrag.index import load_index
+from szrag.llm.loop import LIVE_DATA_LABEL
+from szrag.llm.prompts import override_path
+from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
+from szrag.service.audit import AuditLog
+from szrag.service.host import (
     Host,
     answer_question,
     answer_question_async,
     debug_question,
     debug_question_async,
 )
-from szrag.index import load_index
-from szrag.llm.loop import LIVE_DATA_LABEL
-from szrag.llm.prompts import override_path
-from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
-from szrag.settings import Settings
 
 QUESTION = "How does the webhook deploy work?"
 AI_KEYS = [
@@ -657,8 +657,8 @@ async def test_a_window_smaller_than_counted_shrinks_the_context_and_asks_again(
 
 def test_the_smaller_budget_follows_the_providers_own_figures() -> None:
     from szrag.answer import smaller_budget
+    from szrag.base.errors import ProviderError
     from szrag.context.pack import PackedContext
-    from szrag.errors import ProviderError
 
     packed = PackedContext("x", 6000, 12000, (), 0, 0, (), "cl100k_base", ())
     said = ProviderError(
@@ -676,7 +676,7 @@ def test_the_smaller_budget_follows_the_providers_own_figures() -> None:
 
 def test_a_refusal_as_too_long_is_read_and_answered_with_the_window_to_set() -> None:
     from szrag.answer import window_advice
-    from szrag.errors import ProviderError
+    from szrag.base.errors import ProviderError
     from szrag.llm.errors import Overflow, context_overflow
 
     openai = ProviderError(
@@ -700,7 +700,7 @@ def test_a_refusal_as_too_long_is_read_and_answered_with_the_window_to_set() -> 
 async def test_results_are_typed_records_that_say_how_they_were_made(
     retrieval_repo: Path, provider: ScriptedProvider, settings: Settings
 ) -> None:
-    from szrag.results import Answer, DebugReport, Outcome
+    from szrag.answer.results import Answer, DebugReport, Outcome
 
     provider.script(text_reply("Verified in server/webhook.js."))
     answered = await answer_question_async(

@@ -155,7 +155,7 @@ READERS = {
     "deployment_fields",
 }
 # a reader's own module may call another (ServerSettings reads SZRAG_TOOLS as the model does)
-READER_HOMES = {"settings.py", "audit.py", "runtime/__init__.py"}
+READER_HOMES = {"base/settings.py", "service/audit.py", "runtime/__init__.py"}
 
 
 def test_one_place_reads_the_environment_into_the_configuration() -> None:
@@ -165,7 +165,7 @@ def test_one_place_reads_the_environment_into_the_configuration() -> None:
     offenders = []
     for path in (SOURCE / "szrag").rglob("*.py"):
         relative = path.relative_to(SOURCE / "szrag").as_posix()
-        if relative == "configuration.py" or relative in READER_HOMES:
+        if relative == "service/configuration.py" or relative in READER_HOMES:
             continue
         found = calls_in(path, READERS)
         if relative == "cli/ask_cmds.py":
@@ -247,14 +247,14 @@ def test_every_kind_of_import_is_an_arrow(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
         "from typing import TYPE_CHECKING\n"
-        "import szrag.text\n"
+        "import szrag.base.text\n"
         "if TYPE_CHECKING:\n"
         "    from szrag.index.protocol import IndexStore\n"
         "def later() -> None:\n"
         "    from szrag import rank\n",
         encoding="utf-8",
     )
-    assert sorted(imports(sample)) == ["szrag.index.protocol", "szrag.rank", "szrag.text"]
+    assert sorted(imports(sample)) == ["szrag.base.text", "szrag.index.protocol", "szrag.rank"]
 
 
 MAX_PARAMETERS = 10
@@ -274,3 +274,44 @@ def test_no_function_takes_more_than_ten_parameters() -> None:
                         f"{path.relative_to(SOURCE)}:{node.lineno} {node.name} ({count})"
                     )
     assert offenders == []
+
+
+LAYERS = (  # top first; each package imports only its own layer and those below
+    ("faces", {"szrag.cli", "szrag.server", "szrag.mcp", "szrag.__main__"}),
+    ("service", {"szrag.service"}),
+    (
+        "pipeline",
+        {
+            "szrag.answer",
+            "szrag.rank",
+            "szrag.structure",
+            "szrag.context",
+            "szrag.llm",
+            "szrag.tools",
+            "szrag.commands",
+            "szrag.runtime",
+            "szrag.prompts",
+        },
+    ),
+    ("store", {"szrag.index", "szrag.conversations"}),
+    ("base", {"szrag.code", "szrag.base", "szrag.version", "szrag.queries"}),
+)
+
+
+def layer_of(unit_name: str) -> int:
+    for depth, (_, units) in enumerate(LAYERS):
+        if unit_name in units:
+            return depth
+    raise AssertionError(f"{unit_name} is in no layer: name its folder in LAYERS")
+
+
+def test_the_folders_are_layers_and_imports_run_down() -> None:
+    graph = package_graph()
+    upward = sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        if source != "szrag"  # the package's own lazy exports name every layer
+        for target in targets
+        if target != "szrag" and layer_of(target) < layer_of(source)
+    )
+    assert upward == []

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from szrag.audit import AuditLog
 from szrag.commands import CommandOutcome, CommandRunner, Identity, builtin_registry
+from szrag.service.audit import AuditLog
 
 ADA = Identity(user_id="U1", user_name="ada", channel_id="C1", team_id="T1")
 
@@ -111,7 +111,7 @@ def test_a_write_failure_is_logged_not_raised(
 ) -> None:
     blocked = tmp_path / "is-a-directory"
     blocked.mkdir()
-    with caplog.at_level(logging.WARNING, logger="szrag.audit"):
+    with caplog.at_level(logging.WARNING, logger="szrag.service.audit"):
         result = AuditLog(blocked).record(
             "command", identity=ADA, outcome="ok", duration_ms=1, source="x"
         )

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
+from szrag.base.text import chunk_code_terms, code_terms, create_chunks, words
 from szrag.index import Index, build_index, refresh_index
 from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE
+from szrag.rank.retrieve import retrieve
 from szrag.rank.words import named_symbols, query_terms
-from szrag.retrieve import retrieve
-from szrag.text import chunk_code_terms, code_terms, create_chunks, words
 
 
 def test_code_terms_split_identifiers_and_keep_them_whole() -> None:

@@ -13,11 +13,9 @@ from typing import Any
 
 import pytest
 
-from szrag.config import _KNOWN_KEYS, _RUNTIME_KEYS, ConversationConfig
-from szrag.configuration import Config, load_config
-from szrag.errors import ConfigError
-from szrag.host import Host
-from szrag.variables import (
+from szrag.base.config import _KNOWN_KEYS, _RUNTIME_KEYS, ConversationConfig
+from szrag.base.errors import ConfigError
+from szrag.base.variables import (
     CONFIG_NAMES,
     KEYS,
     NAMES,
@@ -27,6 +25,8 @@ from szrag.variables import (
     main,
     rendered,
 )
+from szrag.service.configuration import Config, load_config
+from szrag.service.host import Host
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SOURCE = REPOSITORY / "src" / "szrag"
@@ -60,7 +60,7 @@ class Recording(Mapping[str, str]):
 def string_constants() -> Iterator[tuple[str, str]]:
     """(module, text) of every string constant in ``src/szrag`` but the registry itself."""
     for path in sorted(SOURCE.rglob("*.py")):
-        if path.name == "variables.py" and path.parent == SOURCE:
+        if path.name == "variables.py" and path.parent == SOURCE / "base":
             continue
         module = path.relative_to(SOURCE).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -84,7 +84,9 @@ def string_constants() -> Iterator[tuple[str, str]]:
 
 def test_the_document_holds_the_tables_the_registry_makes() -> None:
     document = DOCUMENT.read_text(encoding="utf-8")
-    assert rendered(document) == document, "run: python -m szrag.variables docs/CONFIGURATION.md"
+    assert rendered(document) == document, (
+        "run: python -m szrag.base.variables docs/CONFIGURATION.md"
+    )
     assert main(["--check", str(DOCUMENT)]) == 0
     for name in NAMES:
         assert f"| `{name}` |" in document, name

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from szrag.answer import Question
+from szrag.answer.results import Outcome
+from szrag.base.errors import UnknownConversation
+from szrag.base.settings import Settings
 from szrag.commands import Identity
 from szrag.conversations import store_path
-from szrag.errors import UnknownConversation
-from szrag.host import Host, answer_question_async
 from szrag.llm.testing import ScriptedProvider, text_reply
-from szrag.results import Outcome
-from szrag.settings import Settings
+from szrag.service.host import Host, answer_question_async
 
 FIRST = "How does the webhook deploy work?"
 FOLLOW_UP = "and where is that verified?"

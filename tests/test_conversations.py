@@ -10,29 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from szrag.config import load_repo_config
-from szrag.context.tokens import estimate_token_count
-from szrag.conversations import (
-    ConversationLimits,
-    ConversationStore,
-    ShownSource,
-    Turn,
-    follows_up,
-    history_messages,
-    new_id,
-    retrieval_query,
-    store_path,
-)
-from szrag.conversations.store import MIGRATIONS, SCHEMA_VERSION, migrate
-from szrag.errors import (
+from szrag.answer.history import follows_up, history_messages, retrieval_query
+from szrag.base.config import load_repo_config
+from szrag.base.errors import (
     ConfigError,
     ConversationError,
     ConversationStoreError,
     UnknownAnswer,
     UnknownConversation,
 )
-from szrag.host import Host
+from szrag.context.tokens import estimate_token_count
+from szrag.conversations import (
+    ConversationLimits,
+    ConversationStore,
+    ShownSource,
+    Turn,
+    new_id,
+    store_path,
+)
+from szrag.conversations.store import MIGRATIONS, SCHEMA_VERSION, migrate
 from szrag.index import build_index
+from szrag.service.host import Host
 
 
 class Clock:

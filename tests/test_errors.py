@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import szrag
-from szrag import errors
+from szrag.base import errors
 from szrag.server.service import error_status
 
 
@@ -25,7 +25,7 @@ def test_every_error_lives_in_the_one_tree_with_a_code_and_a_status() -> None:
         assert 400 <= kind.http_status < 600, kind
         assert kind.exit_code in (1, 2), kind
         defined_in = kind.__module__
-        assert defined_in in ("szrag.errors", "szrag.server.errors"), (kind, defined_in)
+        assert defined_in in ("szrag.base.errors", "szrag.server.errors"), (kind, defined_in)
 
 
 def test_the_http_answer_comes_from_the_class() -> None:

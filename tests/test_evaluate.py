@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from szrag.base.errors import ConfigError
 from szrag.cli import main
-from szrag.errors import ConfigError
-from szrag.evaluate import (
+from szrag.service.evaluate import (
     EvalCase,
     evaluate,
     holds_hunk,

@@ -1,4 +1,4 @@
-"""Feedback on kept answers, and the evaluation cases it becomes (``szrag.feedback``)."""
+"""Feedback on kept answers, and the evaluation cases it becomes (``szrag.service.feedback``)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from szrag.answer import Question
+from szrag.base.errors import FeedbackError, UnknownAnswer
 from szrag.commands import Identity
 from szrag.conversations import Feedback, Rating, ShownSource, Turn
-from szrag.errors import FeedbackError, UnknownAnswer
-from szrag.evaluate import load_cases
-from szrag.feedback import cited_files, feedback_cases, give_feedback, list_feedback
-from szrag.host import Host, answer_question
+from szrag.service.evaluate import load_cases
+from szrag.service.feedback import cited_files, feedback_cases, give_feedback, list_feedback
+from szrag.service.host import Host, answer_question
 
 QUESTION = "How does the webhook deploy work?"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from szrag.index import build_index
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 
 FILLER = {
     f"pkg/other{n}.py": f"def unrelated_{n}(value):\n    return value * {n}\n" for n in range(12)

@@ -17,10 +17,10 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
+from szrag.base.errors import ConfigError
 from szrag.cli import main
-from szrag.errors import ConfigError
-from szrag.evaluate import BASELINE, WholeFileBM25, evaluate_rankers, load_cases
 from szrag.index import build_index
+from szrag.service.evaluate import BASELINE, WholeFileBM25, evaluate_rankers, load_cases
 
 SCRIPT = Path(__file__).resolve().parents[1] / "eval" / "prepare_history.py"
 

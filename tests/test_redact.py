@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.redact import (
+from szrag.base.redact import (
     KINDS,
     Redaction,
     is_config_path,
@@ -391,7 +391,7 @@ def test_looks_random(value: str, random: bool) -> None:
 
 def _every_rule_run(text: str, path: str | None) -> tuple[str, int, tuple[str, ...]]:
     """Redaction as it was before rules skipped texts lacking their substrings."""
-    from szrag import redact as module
+    from szrag.base import redact as module
 
     config = module.is_config_path(path) if path else bool(module._INI_SECTION.search(text))
     found: list[str] = []
@@ -455,7 +455,7 @@ def test_skipping_rules_changes_nothing(path: str | None) -> None:
 
 
 def test_a_test_files_fixture_values_are_shown_marked_at_the_terminal_only() -> None:
-    from szrag.redact import redact_for_display
+    from szrag.base.redact import redact_for_display
 
     fixture = (
         'password = "password123"\n'

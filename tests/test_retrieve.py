@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from szrag.base.config import SLACKZILLA, profile_named
+from szrag.base.errors import QuestionError
+from szrag.base.text import tokens
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES
-from szrag.config import SLACKZILLA, profile_named
-from szrag.errors import QuestionError
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.rank.model import Query
+from szrag.rank.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
+from szrag.rank.retrieve import retrieve as retrieve_with
 from szrag.rank.spec import (
     SPEC_RULES,
     ScoreRules,
@@ -19,9 +22,6 @@ from szrag.rank.spec import (
     select_sources,
     topic_score,
 )
-from szrag.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
-from szrag.retrieve import retrieve as retrieve_with
-from szrag.text import tokens
 
 # These tests pin down the spec ranker, whatever ranker the default profile prefers.
 retrieve = functools.partial(retrieve_with, ranker="spec")
@@ -343,7 +343,7 @@ def test_memory_search_matches_sqlite_search(retrieval_repo: Path, profile: str)
 
 
 def test_an_inconsistent_index_gives_a_clear_error(index: Index) -> None:
-    from szrag.errors import IndexStoreError
+    from szrag.base.errors import IndexStoreError
 
     index.conn.execute("DELETE FROM chunk_texts")
     with pytest.raises(IndexStoreError, match="szrag index --rebuild"):

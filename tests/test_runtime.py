@@ -13,16 +13,16 @@ import pytest
 from szrag import __version__
 from szrag.commands import CommandOutcome, Identity
 from szrag.index import build_index
-from szrag.releases import (
+from szrag.runtime import LogBuffer, ProcessRuntime, Runtime
+from szrag.runtime.errorlog import ErrorLog
+from szrag.runtime.git import read_git_head
+from szrag.runtime.logs import tail_lines
+from szrag.runtime.releases import (
     find_history_file,
     parse_history,
     project_version,
     read_release_info,
 )
-from szrag.runtime import LogBuffer, ProcessRuntime, Runtime
-from szrag.runtime.errorlog import ErrorLog
-from szrag.runtime.git import read_git_head
-from szrag.runtime.logs import tail_lines
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from szrag.errors import ConfigError
-from szrag.settings import (
+from szrag.base.errors import ConfigError
+from szrag.base.settings import (
     DEFAULT_AI_MODEL,
     DEFAULT_AI_URL,
     Settings,
@@ -172,8 +172,8 @@ def test_reply_limits_and_max_tokens() -> None:
 
 
 def test_live_tools_have_one_default_for_every_face() -> None:
+    from szrag.base.settings import live_tools_enabled
     from szrag.server.settings import ServerSettings
-    from szrag.settings import live_tools_enabled
 
     assert live_tools_enabled({}) is True
     assert live_tools_enabled({"SZRAG_TOOLS": "0"}) is False
@@ -183,8 +183,8 @@ def test_live_tools_have_one_default_for_every_face() -> None:
 
 
 def test_the_repository_may_turn_the_live_tools_off(tmp_path: Path) -> None:
-    from szrag.config import load_repo_config
-    from szrag.settings import live_tools_enabled
+    from szrag.base.config import load_repo_config
+    from szrag.base.settings import live_tools_enabled
 
     (tmp_path / ".rag").mkdir()
     (tmp_path / ".rag" / "config.toml").write_text("tools = false\n")

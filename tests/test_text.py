@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from szrag.text import (
+from szrag.base.text import (
     LineRanges,
     create_chunks,
     extract_file_references,

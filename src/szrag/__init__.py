@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from szrag.lazy import lazy_getattr
+from szrag.base.lazy import lazy_getattr
 from szrag.version import __version__
 
 if TYPE_CHECKING:
-    from szrag.activity import Activity
     from szrag.answer import NamedCommand, Question
-    from szrag.configuration import Config, load_config
-    from szrag.conversations import ConversationStore, Feedback, Turn
-    from szrag.errors import (
+    from szrag.answer.results import Answer, DebugReport, Outcome
+    from szrag.base.activity import Activity
+    from szrag.base.errors import (
         CommandError,
         ConfigError,
         IndexStoreError,
@@ -28,47 +27,48 @@ if TYPE_CHECKING:
         UnknownAnswer,
         UnknownConversation,
     )
-    from szrag.feedback import give_feedback
-    from szrag.host import Host, answer_question, answer_question_async, debug_question
+    from szrag.conversations import ConversationStore, Feedback, Turn
     from szrag.index import Index, build_index, load_index, refresh_index
-    from szrag.results import Answer, DebugReport, Outcome
-    from szrag.retrieve import Image, Source, retrieve, retrieve_images
+    from szrag.rank.retrieve import Image, Source, retrieve, retrieve_images
+    from szrag.service.configuration import Config, load_config
+    from szrag.service.feedback import give_feedback
+    from szrag.service.host import Host, answer_question, answer_question_async, debug_question
 
 _HOMES = {
-    "Activity": "szrag.activity",
-    "answer_question": "szrag.host",
-    "answer_question_async": "szrag.host",
-    "debug_question": "szrag.host",
+    "Activity": "szrag.base.activity",
+    "answer_question": "szrag.service.host",
+    "answer_question_async": "szrag.service.host",
+    "debug_question": "szrag.service.host",
     "NamedCommand": "szrag.answer",
     "Question": "szrag.answer",
-    "Config": "szrag.configuration",
-    "load_config": "szrag.configuration",
+    "Config": "szrag.service.configuration",
+    "load_config": "szrag.service.configuration",
     "ConversationStore": "szrag.conversations",
     "Feedback": "szrag.conversations",
     "Turn": "szrag.conversations",
-    "CommandError": "szrag.errors",
-    "ConfigError": "szrag.errors",
-    "IndexStoreError": "szrag.errors",
-    "PathError": "szrag.errors",
-    "ProviderError": "szrag.errors",
-    "QuestionError": "szrag.errors",
-    "SzragError": "szrag.errors",
-    "ToolError": "szrag.errors",
-    "UnknownAnswer": "szrag.errors",
-    "UnknownConversation": "szrag.errors",
-    "give_feedback": "szrag.feedback",
-    "Host": "szrag.host",
+    "CommandError": "szrag.base.errors",
+    "ConfigError": "szrag.base.errors",
+    "IndexStoreError": "szrag.base.errors",
+    "PathError": "szrag.base.errors",
+    "ProviderError": "szrag.base.errors",
+    "QuestionError": "szrag.base.errors",
+    "SzragError": "szrag.base.errors",
+    "ToolError": "szrag.base.errors",
+    "UnknownAnswer": "szrag.base.errors",
+    "UnknownConversation": "szrag.base.errors",
+    "give_feedback": "szrag.service.feedback",
+    "Host": "szrag.service.host",
     "Index": "szrag.index",
     "build_index": "szrag.index",
     "load_index": "szrag.index",
     "refresh_index": "szrag.index",
-    "Answer": "szrag.results",
-    "DebugReport": "szrag.results",
-    "Outcome": "szrag.results",
-    "Image": "szrag.retrieve",
-    "Source": "szrag.retrieve",
-    "retrieve": "szrag.retrieve",
-    "retrieve_images": "szrag.retrieve",
+    "Answer": "szrag.answer.results",
+    "DebugReport": "szrag.answer.results",
+    "Outcome": "szrag.answer.results",
+    "Image": "szrag.rank.retrieve",
+    "Source": "szrag.rank.retrieve",
+    "retrieve": "szrag.rank.retrieve",
+    "retrieve_images": "szrag.rank.retrieve",
 }
 
 

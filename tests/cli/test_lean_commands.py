@@ -71,7 +71,14 @@ def test_a_refresh_that_finds_nothing_changed_reads_no_ignore_rule_nor_loads_ric
     subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
     out, loaded = _modules_after(["index", "--root", str(tmp_path)])
     assert "0 added, 0 changed, 0 removed" in out
-    unused = ("pathspec", "szrag.retrieve", "szrag.redact", "szrag.rank", "szrag.code", "rich")
+    unused = (
+        "pathspec",
+        "szrag.rank.retrieve",
+        "szrag.base.redact",
+        "szrag.rank",
+        "szrag.code",
+        "rich",
+    )
     assert sorted(name for name in loaded if name.startswith(unused)) == []
 
 
@@ -85,5 +92,10 @@ def test_a_refresh_that_parses_a_changed_file_loads_no_question_over_the_index(
     out, loaded = _modules_after(["index", "--root", str(tmp_path)])
     assert "1 changed" in out
     assert "szrag.code.extract" in loaded  # the file was parsed
-    unused = ("szrag.structure.queries", "szrag.code.symbol_table", "szrag.retrieve", "szrag.rank")
+    unused = (
+        "szrag.structure.queries",
+        "szrag.code.symbol_table",
+        "szrag.rank.retrieve",
+        "szrag.rank",
+    )
     assert sorted(name for name in loaded if name.startswith(unused)) == []

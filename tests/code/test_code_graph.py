@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from szrag.base.errors import PathError
+from szrag.base.text import tokens
 from szrag.code.model import EnvReference, SymbolMatch
 from szrag.code.scoring import (
     FULL_NAME,
@@ -20,7 +22,6 @@ from szrag.code.scoring import (
     route_score,
     symbol_score,
 )
-from szrag.errors import PathError
 from szrag.index import Index, build_index, load_index
 from szrag.structure.context import (
     get_code_context,
@@ -34,7 +35,6 @@ from szrag.structure.queries import (
     get_dependants,
     get_dependencies,
 )
-from szrag.text import tokens
 
 CopyFixture = Callable[[str], Path]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from szrag.base.public import public
 from szrag.code.model import SymbolMatches
 from szrag.code.scoring import (
     SymbolQuestion,
@@ -15,7 +16,6 @@ from szrag.code.scoring import (
 )
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
-from szrag.public import public
 from szrag.structure.queries import (
     code_records,
     find_symbols,

@@ -11,8 +11,8 @@ from szrag.answer import Question
 from szrag.code.extract import analyse
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
+from szrag.rank.retrieve import retrieve
 from szrag.rank.units import chosen_units, rank_units, units_of
-from szrag.retrieve import retrieve
 
 
 def units_for(path: str, text: str) -> list[Unit]:
@@ -265,7 +265,7 @@ def test_a_question_about_uses_returns_the_call_sites_not_the_definition(auth_ro
 
 
 def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> None:
-    from szrag.host import debug_question
+    from szrag.service.host import debug_question
 
     (tmp_path / "bundle.js").write_text("var needle=1;" * 1000 + "\n", encoding="utf-8")
     (tmp_path / "Main.kt").write_text(

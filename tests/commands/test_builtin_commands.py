@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from szrag.base.settings import Settings
 from szrag.commands import (
     SAFE_BUILTINS,
     CommandFailed,
@@ -27,7 +28,6 @@ from szrag.commands.builtins.maths import convert_time
 from szrag.commands.builtins.text import convert_case, split_words
 from szrag.commands.hashing import MAX_ITERATIONS
 from szrag.llm.testing import ScriptedProvider, text_reply
-from szrag.settings import Settings
 
 RunText = Callable[..., Awaitable[str]]
 
@@ -351,7 +351,7 @@ async def test_ask_needs_a_question(run_text: RunText) -> None:
 async def test_ask_answers_from_the_repository_through_its_hosts_pipeline(
     registry: CommandRegistry, tmp_path: Path
 ) -> None:
-    from szrag.host import Host
+    from szrag.service.host import Host
 
     # No AI_API_KEY in tests: the question pipeline answers from retrieval alone.
     (tmp_path / "README.md").write_text(
@@ -372,7 +372,7 @@ async def test_ask_keeps_the_hosts_model_and_refuses_without_a_host(
     provider_settings: Callable[..., Settings],
     run_text: RunText,
 ) -> None:
-    from szrag.host import Host
+    from szrag.service.host import Host
 
     (tmp_path / "README.md").write_text("# Widget\n\nFeedback is stored in SQLite.\n")
     provider.script(text_reply("In SQLite."))

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from szrag.base.errors import CommandError, ContextClosed
 from szrag.commands import (
     Allowlist,
     CommandContext,
@@ -27,7 +28,6 @@ from szrag.commands import (
     builtin_registry,
     run_command,
 )
-from szrag.errors import CommandError, ContextClosed
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from szrag.base.errors import QuestionError
+from szrag.base.text import tokens
 from szrag.code.model import EnvReference, SymbolMatch
 from szrag.context import (
     MAX_CODE_CONTEXTS,
@@ -28,11 +30,9 @@ from szrag.context.build import (
     symbol_source,
 )
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT
-from szrag.errors import QuestionError
 from szrag.index import Index, build_index
 from szrag.index.store import StoredChunk, StoredFile
-from szrag.retrieve import Source, retrieve
-from szrag.text import tokens
+from szrag.rank.retrieve import Source, retrieve
 
 CopyFixture = Callable[[str], Path]
 

@@ -20,7 +20,7 @@ from szrag.context.pack import (
     size_penalty,
 )
 from szrag.context.tokens import TOKENIZER_SETTING, TokenCounter, forget_counters
-from szrag.retrieve import Source
+from szrag.rank.retrieve import Source
 
 CHARS = TokenCounter("chars", len)  # one token per character: exact, easy boundaries
 

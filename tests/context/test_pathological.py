@@ -8,13 +8,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from szrag.activity import ActivityRecorder
 from szrag.answer import gather_evidence
+from szrag.base.activity import ActivityRecorder
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.pack import INCLUDED, OVER_BUDGET, ContextChunk, pack_chunks
 from szrag.index import build_index
 from szrag.index.shared import open_shared_index
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 from szrag.structure.context import MAX_SECTION_ITEMS
 from szrag.structure.queries import MAX_LINE_CHARS
 

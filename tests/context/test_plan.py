@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from szrag.config import RepoConfig, load_repo_config, profile_named
+from szrag.base.config import RepoConfig, load_repo_config, profile_named
+from szrag.base.errors import ConfigError
 from szrag.context.plan import ContextPlan
-from szrag.errors import ConfigError
 
 
 def test_each_profile_has_its_own_defaults() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from szrag.answer import Question
+from szrag.base.redact import KINDS
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.index import Index, build_index
-from szrag.redact import KINDS
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CopyFixture = Callable[[str], Path]
@@ -115,8 +115,8 @@ def test_raw_retrieval_shows_the_files_as_they_are(copy_fixture: CopyFixture) ->
 async def test_no_planted_secret_reaches_the_model(
     copy_fixture: CopyFixture, provider: Any, provider_settings: Callable[..., Any]
 ) -> None:
-    from szrag.host import Host, answer_question_async
     from szrag.llm.testing import text_reply
+    from szrag.service.host import Host, answer_question_async
 
     root = copy_fixture("secrets_app")
     provider.script(text_reply("Here is what the settings do."))

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from szrag.config import RepoConfig
+from szrag.base.config import RepoConfig
+from szrag.base.errors import ConfigError
 from szrag.context.plan import ContextPlan
 from szrag.context.tokens import (
     ESTIMATE,
@@ -22,7 +23,6 @@ from szrag.context.tokens import (
     forget_counters,
     load_counter,
 )
-from szrag.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)

@@ -226,7 +226,7 @@ def test_two_processes_refreshing_at_once_do_not_corrupt(retrieval_repo: Path) -
 def test_reading_keeps_one_snapshot_while_another_connection_refreshes(
     retrieval_repo: Path,
 ) -> None:
-    from szrag.retrieve import retrieve
+    from szrag.rank.retrieve import retrieve
 
     with build_index(retrieval_repo) as reader, load_index(retrieval_repo, refresh=False) as writer:
         with reader.reading():
@@ -471,7 +471,7 @@ def test_a_question_does_not_wait_long_for_another_writer(retrieval_repo: Path) 
     import sqlite3
     import time
 
-    from szrag.retrieve import retrieve
+    from szrag.rank.retrieve import retrieve
 
     build_index(retrieval_repo).close()
     (retrieval_repo / "docs" / "late.md").write_text("# Late\nwombat notes\n")
@@ -554,9 +554,9 @@ def test_a_file_over_the_parse_limit_keeps_its_text_without_structure(tmp_path: 
 def test_a_damaged_packed_text_is_a_clear_error_not_a_traceback(retrieval_repo: Path) -> None:
     from click.testing import CliRunner
 
+    from szrag.base.errors import DamagedIndexError
     from szrag.cli import main
-    from szrag.errors import DamagedIndexError
-    from szrag.retrieve import retrieve
+    from szrag.rank.retrieve import retrieve
 
     with build_index(retrieval_repo) as index:
         index.conn.execute("UPDATE chunk_texts SET text = x'00112233'")

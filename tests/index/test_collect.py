@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from szrag.config import SLACKZILLA, RepoConfig, load_repo_config
-from szrag.errors import ConfigError
+from szrag.base.config import SLACKZILLA, RepoConfig, load_repo_config
+from szrag.base.errors import ConfigError
 from szrag.index.collect import collect
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from szrag.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError
 from szrag.index import build_index, load_index
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SMALL_DISK_BYTES = 2 * 1024 * 1024

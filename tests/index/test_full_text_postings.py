@@ -207,7 +207,7 @@ def test_chunk_rows_and_file_coverage_from_memory_equal_sqlite(repo: Path) -> No
 
 
 def test_a_damaged_size_table_is_a_damaged_index(repo: Path) -> None:
-    from szrag.errors import DamagedIndexError
+    from szrag.base.errors import DamagedIndexError
 
     with build_index(repo) as index:
         index.conn.execute("UPDATE chunk_terms_docsize SET sz = NULL WHERE id = 1")

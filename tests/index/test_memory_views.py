@@ -11,7 +11,7 @@ from pathlib import Path
 from szrag.context import build_codebase_context
 from szrag.index import Index, build_index, load_index, refresh_index, store
 from szrag.index.memory import ChunkMemory
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 from szrag.structure.context import get_code_context
 
 CopyFixture = Callable[[str], Path]

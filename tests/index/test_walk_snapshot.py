@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.config import DEFAULT, RepoConfig
+from szrag.base.config import DEFAULT, RepoConfig
 from szrag.index import store
 from szrag.index.build import load_index, refresh_index
 from szrag.index.collect import Collection, WalkSnapshot, _Walk, collect

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
+from szrag.base.settings import Settings
 from szrag.llm.client import ChatClient
-from szrag.settings import Settings
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from szrag.base.settings import Settings
 from szrag.cli import main
 from szrag.llm.doctor import FAIL, OK, WARN, check_provider, format_checks, verdict
 from szrag.llm.testing import (
@@ -20,7 +21,6 @@ from szrag.llm.testing import (
     text_reply,
     tool_reply,
 )
-from szrag.settings import Settings
 
 MODELS = json_reply({"object": "list", "data": [{"id": "test-model"}, {"id": "other"}]})
 

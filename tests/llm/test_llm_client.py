@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from szrag.base.settings import Settings
 from szrag.llm.client import ChatClient, backoff_delay, request_body, retry_after_seconds
 from szrag.llm.errors import (
     MalformedResponseError,
@@ -32,7 +33,6 @@ from szrag.llm.testing import (
     text_reply,
     tool_reply,
 )
-from szrag.settings import Settings
 
 MESSAGES = [{"role": "user", "content": "What does the app do?"}]
 TOOLS = [

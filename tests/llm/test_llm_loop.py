@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from szrag.activity import ActivityRecorder
+from szrag.base.activity import ActivityRecorder
 from szrag.llm.client import ChatClient
 from szrag.llm.errors import ProviderAuthError
 from szrag.llm.loop import (

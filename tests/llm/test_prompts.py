@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 from szrag.llm.prompts import (
     SYSTEM_PROMPT,
     TOOL_CALL_LIMIT_PROMPT,

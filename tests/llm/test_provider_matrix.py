@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from szrag.base.settings import Settings
 from szrag.llm.client import ChatClient, forget_learned_behaviour
 from szrag.llm.errors import (
     ProviderConnectionError,
@@ -34,7 +35,6 @@ from szrag.llm.testing import (
     text_reply,
     tool_reply,
 )
-from szrag.settings import Settings
 
 MESSAGES = [{"role": "user", "content": "Is the app up?"}]
 TOOLS = [{"type": "function", "function": {"name": "getStatus", "parameters": {"type": "object"}}}]

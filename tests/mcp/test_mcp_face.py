@@ -7,8 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
-from szrag.configuration import load_config
 from szrag.mcp import McpFace
+from szrag.service.configuration import load_config
 from szrag.tools.definitions import TOOLS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

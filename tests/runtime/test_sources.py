@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from szrag.config import RuntimeConfig
-from szrag.errors import ConfigError
-from szrag.host import Host
+from szrag.base.config import RuntimeConfig
+from szrag.base.errors import ConfigError
 from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
 from szrag.server.testing import serve_asgi
+from szrag.service.host import Host
 
 TOKEN = "app-token-123"
 
@@ -285,8 +285,8 @@ async def test_an_answer_says_when_the_running_release_is_older_than_the_cited_c
     import shutil
     import subprocess
 
-    from szrag.host import answer_question_async
     from szrag.llm.testing import text_reply
+    from szrag.service.host import answer_question_async
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
@@ -421,8 +421,8 @@ async def test_endpoints_can_be_moved_or_turned_off(tmp_path: Path) -> None:
 async def test_the_model_learns_which_variables_the_running_application_has_set(
     tmp_path: Path, provider_settings: Any, provider: Any
 ) -> None:
-    from szrag.host import answer_question_async
     from szrag.llm.testing import text_reply
+    from szrag.service.host import answer_question_async
 
     (tmp_path / "config.py").write_text(
         "import os\n\nDATABASE_URL = os.environ['DATABASE_URL']\nAPI_KEY = os.getenv('API_KEY')\n"

@@ -12,13 +12,13 @@ from typing import Any
 import httpx
 import pytest
 
-from szrag.audit import AuditLog
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist
 from szrag.index import build_index
 from szrag.llm.testing import ScriptedProvider
 from szrag.server import ServerSettings, create_app
 from szrag.server.testing import CaptureServer, serve_asgi
-from szrag.settings import Settings
+from szrag.service.audit import AuditLog
 
 CopyFixture = Callable[[str], Path]
 StartServer = Callable[..., str]

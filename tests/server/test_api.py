@@ -12,13 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from szrag.audit import AuditLog
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import ServerSettings, create_app
 from szrag.server.auth import fingerprint
 from szrag.server.testing import close_index_when_warmed, serve_asgi, sse_events
-from szrag.settings import Settings
+from szrag.service.audit import AuditLog
 
 StartServer = Callable[..., str]
 

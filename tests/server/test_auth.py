@@ -7,7 +7,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 from szrag.server import RateLimit, ServerSettings
 from szrag.server.auth import (
     authenticate,

@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from szrag.audit import AuditLog
+from szrag.base.settings import Settings
 from szrag.llm.testing import ScriptedProvider, serve, text_reply
 from szrag.server.testing import SlowStreamProvider, serve_asgi
-from szrag.settings import Settings
+from szrag.service.audit import AuditLog
 
 StartServer = Callable[..., str]
 

@@ -24,11 +24,11 @@ import httpx
 import pytest
 
 from szrag.answer import Evidence, local_answer
+from szrag.base.settings import Settings
 from szrag.context.pack import pack_chunks
 from szrag.llm.testing import ScriptedProvider, text_reply
-from szrag.retrieve import Source
+from szrag.rank.retrieve import Source
 from szrag.server import RateLimit
-from szrag.settings import Settings
 
 StartServer = Callable[..., str]
 

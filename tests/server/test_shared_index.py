@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from szrag.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError
 from szrag.index import refresh_index
 from szrag.index.shared import SharedIndex, open_shared_index
-from szrag.retrieve import retrieve, retrieve_images
+from szrag.rank.retrieve import retrieve, retrieve_images
 
 
 def test_each_thread_reads_through_its_own_connection(web_repo: Path) -> None:

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from szrag.audit import AuditLog
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist, builtin_registry
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.server import RateLimit, ServerSettings, create_app
@@ -25,7 +25,7 @@ from szrag.server.testing import (
     slack_headers,
     slack_signature,
 )
-from szrag.settings import Settings
+from szrag.service.audit import AuditLog
 
 StartServer = Callable[..., str]
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from szrag.audit import AuditLog
-from szrag.errors import ServerClosing
-from szrag.host import Host
+from szrag.base.errors import ServerClosing
 from szrag.index.shared import open_shared_index
 from szrag.server import RateLimit, ServerSettings
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.slack import SlackFace
 from szrag.server.threads import DaemonThreadPool
+from szrag.service.audit import AuditLog
+from szrag.service.host import Host
 
 
 def face_for(root: Path, loop: asyncio.AbstractEventLoop) -> tuple[SlackFace, AskService]:

@@ -676,7 +676,7 @@ def test_feedback_on_an_unknown_answer_says_so(
 
 
 def test_the_slack_settings_from_the_environment() -> None:
-    from szrag.errors import ConfigError
+    from szrag.base.errors import ConfigError
 
     settings = ServerSettings.from_env(
         {
@@ -710,7 +710,7 @@ def test_slacks_url_verification_is_answered_with_its_challenge(base: str) -> No
 def test_a_web_api_that_cannot_be_reached_is_a_slack_api_failure() -> None:
     import socket
 
-    from szrag.errors import SlackApiFailed
+    from szrag.base.errors import SlackApiFailed
     from szrag.server.slack_web import SlackWeb
 
     with socket.socket() as sock:  # a port nothing listens on
@@ -725,7 +725,7 @@ def test_a_web_api_that_cannot_be_reached_is_a_slack_api_failure() -> None:
 
 
 def test_a_refusal_carries_slacks_error_code(slack_api: tuple[SlackApiServer, str]) -> None:
-    from szrag.errors import SlackApiFailed
+    from szrag.base.errors import SlackApiFailed
     from szrag.server.slack_web import SlackWeb
 
     web = SlackWeb("xoxb-wrong", f"{slack_api[1]}/api/")

@@ -7,8 +7,8 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from szrag.activity import Activity
-from szrag.errors import IndexStoreError
+from szrag.base.activity import Activity
+from szrag.base.errors import IndexStoreError
 from szrag.server.service import error_status
 from szrag.server.sse import OnActivity, OnToken, answer_events, encode_event, make_event
 

@@ -16,9 +16,9 @@ import pytest
 
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.shared import open_shared_index
-from szrag.retrieve import retrieve
+from szrag.rank.retrieve import retrieve
 from szrag.server.settings import RateLimit
-from szrag.watch import IndexWatcher, changed_count, warm_views
+from szrag.service.watch import IndexWatcher, changed_count, warm_views
 
 StartServer = Callable[..., str]
 
@@ -128,7 +128,13 @@ def test_the_index_directory_does_not_trigger_refreshes(
         # have been seen too
         (web_repo / "docs" / "barrier.md").write_text("# Quokka barrier\n")
         poll(lambda: "docs/barrier.md" in sources_for(client, "quokka barrier"))
-        after = client.get("/api/status").json()["data"]["watcher"]["refreshes"]
+
+        def refreshes() -> int:
+            return int(client.get("/api/status").json()["data"]["watcher"]["refreshes"])
+
+        # the refresh is counted once its views are warm, a moment after it is searchable
+        poll(lambda: refreshes() > before)
+        after = refreshes()
 
     assert after == before + 1
 
@@ -239,7 +245,7 @@ async def test_a_failing_warm_up_does_not_fail_the_refresh(web_repo: Path) -> No
 
 
 async def test_a_refresh_that_finds_the_database_damaged_rebuilds_it(web_repo: Path) -> None:
-    from szrag.errors import DamagedIndexError
+    from szrag.base.errors import DamagedIndexError
     from szrag.index import refresh_index
 
     calls: list[str] = []
@@ -299,7 +305,7 @@ def test_a_freeze_between_full_passes_collects_only_what_is_not_frozen() -> None
     import gc
     import weakref
 
-    from szrag.watch import keep_out_of_collections
+    from szrag.service.watch import keep_out_of_collections
 
     keep_out_of_collections(full=True)
     frozen = _Cycle()
@@ -317,9 +323,9 @@ def test_a_freeze_between_full_passes_collects_only_what_is_not_frozen() -> None
 
 
 def test_a_server_builds_the_shared_views_before_its_first_question(web_repo: Path) -> None:
+    from szrag.base.settings import Settings
     from szrag.server import ServerSettings, create_app
     from szrag.server.testing import serve_asgi
-    from szrag.settings import Settings
 
     app = create_app(web_repo, settings=ServerSettings(watch=False), answer_settings=Settings())
     with serve_asgi(app) as base, httpx.Client(base_url=base) as client:

@@ -55,7 +55,7 @@ BEARER = "Bearer " + "eyJhbGciOiJIUzI1NiJ9" + "abcDEF123456"
         "environment",
         "AWS_SECRET_ACCESS_KEY",
         "credentials",
-        "DB_PASS",  # szrag.redact's vocabulary
+        "DB_PASS",  # szrag.base.redact's vocabulary
         "smtpPass",
     ],
 )

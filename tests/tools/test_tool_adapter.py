@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from szrag.audit import AuditLog
 from szrag.commands import (
     Allowlist,
     CommandContext,
@@ -25,6 +24,7 @@ from szrag.commands import (
 )
 from szrag.index import build_index
 from szrag.runtime import ProcessRuntime
+from szrag.service.audit import AuditLog
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ToolResult, fit_output
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from szrag.audit import AuditLog
 from szrag.commands import Allowlist, builtin_registry
 from szrag.runtime import ProcessRuntime
+from szrag.service.audit import AuditLog
 from szrag.tools import ToolAdapter
 
 

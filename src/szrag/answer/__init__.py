@@ -6,9 +6,9 @@ first; then retrieval of sources and images, the codebase context (skipped when 
 asks to run a command), packing within the token budget, and finally either a local answer or
 the model with its tool loop. Every step records an activity as it happens.
 
-A face builds a :class:`Question` and hands it to its host (``szrag.host.Host``): the host
+A face builds a :class:`Question` and hands it to its host (``szrag.service.host.Host``): the host
 admits it once (the command's permit, the conversation's owner) and audits the ask whatever
-happens; :func:`answer` here does the rest. The :class:`~szrag.results.Answer` it returns holds:
+happens; :func:`answer` here does the rest. The :class:`~szrag.answer.results.Answer` it returns holds:
 
 * with the model: the answer, response rounds, sources, images, command, activities and
   usage; when the model request failed, the same plus ``error`` (code, message), a failed
@@ -22,7 +22,7 @@ read, a follow-up is searched with the questions it follows, the model gets the 
 as messages (within the conversation token bound, oldest dropped first), and the new turn is
 kept; the answer then carries ``answer_id`` and ``conversation_id``.
 
-The listeners' ``on_activity`` receives each :class:`~szrag.activity.Activity` as it is
+The listeners' ``on_activity`` receives each :class:`~szrag.base.activity.Activity` as it is
 created; ``on_token(text, round)`` the model's text as it streams, with the 1-based number of
 the model request it belongs to (a round that ends in tool calls is followed by a
 ``reasoning`` activity with ``metadata.kind == "intermediate"``). Local answers are not
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from szrag.lazy import lazy_getattr
+from szrag.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from szrag.answer.command import withheld_question

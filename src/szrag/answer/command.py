@@ -7,9 +7,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, plural
-from szrag.activity import new_id as new_activity_id
 from szrag.answer.question import Admitted
+from szrag.answer.results import CommandReport
+from szrag.base.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, plural
+from szrag.base.activity import new_id as new_activity_id
+from szrag.base.errors import CommandError
 from szrag.commands import (
     CommandRegistry,
     CommandRunner,
@@ -18,8 +20,6 @@ from szrag.commands import (
 )
 from szrag.commands.inference import withhold_named_input
 from szrag.commands.model import Permit
-from szrag.errors import CommandError
-from szrag.results import CommandReport
 
 SECRET_OUTPUT_NOTE = (
     "The command ran. Its output is secret, so it was shown to the asker only and is not "

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.activity import COMPLETED, SKIPPED, STARTED, ActivityRecorder, plural
-from szrag.activity import new_id as new_activity_id
+from szrag.base.activity import COMPLETED, SKIPPED, STARTED, ActivityRecorder, plural
+from szrag.base.activity import new_id as new_activity_id
+from szrag.base.redact import redact
 from szrag.context import (
     CodebaseContext,
     PackedContext,
@@ -21,8 +22,7 @@ from szrag.context import (
 )
 from szrag.context.plan import ContextPlan
 from szrag.index.protocol import IndexStore
-from szrag.redact import redact
-from szrag.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
+from szrag.rank.retrieve import DEFAULT_LIMIT, Image, Source, retrieve, retrieve_images
 
 
 @dataclass(frozen=True, slots=True)

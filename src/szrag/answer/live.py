@@ -8,9 +8,9 @@ import dataclasses
 import time
 from typing import Any
 
-from szrag.activity import COMPLETED, ActivityRecorder, plural
 from szrag.answer.evidence import Evidence
-from szrag.errors import ToolError
+from szrag.base.activity import COMPLETED, ActivityRecorder, plural
+from szrag.base.errors import ToolError
 from szrag.rank.words import named_variables
 from szrag.runtime.sources import (
     ApplicationRuntime,

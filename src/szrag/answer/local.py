@@ -7,14 +7,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.activity import ActivityRecorder
 from szrag.answer.evidence import Evidence
+from szrag.answer.results import Answer, CommandReport, Outcome
+from szrag.base.activity import ActivityRecorder
+from szrag.base.redact import redact
+from szrag.base.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL
+from szrag.base.text import tokens, tokens_by_line
 from szrag.context import CodebaseContext
-from szrag.redact import redact
-from szrag.results import Answer, CommandReport, Outcome
-from szrag.retrieve import Image, Source
-from szrag.settings import DEFAULT_AI_MODEL, DEFAULT_AI_URL
-from szrag.text import tokens, tokens_by_line
+from szrag.rank.retrieve import Image, Source
 
 KEY_HELP = (
     "Set AI_API_KEY to a key for an OpenAI-compatible provider to get a written answer "

@@ -11,16 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from szrag.activity import COMPLETED, FAILED, Activity, ActivityRecorder
 from szrag.answer.command import CommandRun
 from szrag.answer.evidence import Evidence
 from szrag.answer.local import Found, local_answer
 from szrag.answer.protocol import AnswerHost
 from szrag.answer.question import Question
+from szrag.answer.results import Answer, ModelFailure, Outcome
+from szrag.base.activity import COMPLETED, FAILED, Activity, ActivityRecorder
+from szrag.base.errors import ProviderError
 from szrag.commands import Identity
 from szrag.context import PackedContext, pack_repository_context
 from szrag.context.plan import WINDOW_SETTING, ContextPlan
-from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient
 from szrag.llm.errors import Overflow, context_overflow, provider_code
 from szrag.llm.loop import ToolExecutor, ToolLoop
@@ -30,8 +31,7 @@ from szrag.llm.prompts import (
     build_user_message,
     load_prompt,
 )
-from szrag.results import Answer, ModelFailure, Outcome
-from szrag.retrieve import Image
+from szrag.rank.retrieve import Image
 from szrag.tools import ToolAdapter
 
 CUT_MARK = "answer cut"

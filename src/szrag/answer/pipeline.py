@@ -1,6 +1,6 @@
 """One admitted question through the pipeline: its command, the evidence (with the
 questions a follow-up follows), live evidence, then a local answer or the model's; the turn
-kept in its conversation. The host admits and audits (``szrag.host.Host.ask``)."""
+kept in its conversation. The host admits and audits (``szrag.service.host.Host.ask``)."""
 
 from __future__ import annotations
 
@@ -11,28 +11,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from szrag.activity import COMPLETED, FAILED, ActivityRecorder, plural
 from szrag.answer.command import run_question_command
 from szrag.answer.evidence import gather_evidence, public_context, public_source
+from szrag.answer.history import History, followed_questions, history_messages
 from szrag.answer.live import join_live
 from szrag.answer.local import KEY_HELP, Found, local_answer
 from szrag.answer.model import ModelRequest, answer_with_model, messages_for, tools_for
 from szrag.answer.protocol import AnswerHost
 from szrag.answer.question import Admitted, Question
+from szrag.answer.results import Answer, DebugReport, InferredCommand, Outcome
+from szrag.base.activity import COMPLETED, FAILED, ActivityRecorder, plural
+from szrag.base.errors import ConversationError
 from szrag.commands import infer_command_invocation, is_command_oriented, redact_invocation_secrets
 from szrag.commands.inference import redact_password_phrases
 from szrag.context.plan import ContextPlan
-from szrag.conversations import (
-    History,
-    ShownSource,
-    Turn,
-    followed_questions,
-    history_messages,
-    new_id,
-)
-from szrag.errors import ConversationError
-from szrag.results import Answer, DebugReport, InferredCommand, Outcome
-from szrag.retrieve import Image, require_question, source_notes
+from szrag.conversations import ShownSource, Turn, new_id
+from szrag.rank.retrieve import Image, require_question, source_notes
 from szrag.runtime.git import read_git_head
 from szrag.runtime.sources import ApplicationRuntime
 

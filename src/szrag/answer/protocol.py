@@ -1,5 +1,5 @@
 """What the pipeline needs of the host that answers: its repository, provider settings,
-runner, live tools, conversations and index (``szrag.host.Host`` is the one implementation;
+runner, live tools, conversations and index (``szrag.service.host.Host`` is the one implementation;
 the pipeline never builds one)."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from szrag.base.settings import Settings
 from szrag.commands import CommandRegistry, CommandRunner
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
 from szrag.index.protocol import IndexStore
 from szrag.runtime import Runtime
-from szrag.settings import Settings
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 

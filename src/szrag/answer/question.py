@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from szrag.activity import OnActivity
+from szrag.base.activity import OnActivity
 from szrag.commands.model import Identity, Permit
-from szrag.retrieve import DEFAULT_LIMIT
+from szrag.rank.retrieve import DEFAULT_LIMIT
 
 if TYPE_CHECKING:
     from szrag.conversations import Conversation

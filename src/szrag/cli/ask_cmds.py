@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 from rich.console import Console
 
-from szrag.activity import Activity
 from szrag.answer.question import Question
+from szrag.answer.results import Answer, Outcome
+from szrag.base.activity import Activity
+from szrag.base.settings import Settings
 from szrag.cli.common import (
     console,
     err_console,
@@ -27,15 +29,13 @@ from szrag.cli.common import (
     root_option,
 )
 from szrag.commands import Identity
-from szrag.host import answer_question, debug_question
 from szrag.llm.doctor import check_provider, format_checks, verdict
-from szrag.results import Answer, Outcome
-from szrag.retrieve import DEFAULT_LIMIT, Image, Source
-from szrag.settings import Settings
+from szrag.rank.retrieve import DEFAULT_LIMIT, Image, Source
+from szrag.service.host import answer_question, debug_question
 
 if TYPE_CHECKING:
-    from szrag.host import Host
     from szrag.index import Index
+    from szrag.service.host import Host
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import click
 
+from szrag.base.errors import SzragError
 from szrag.cli.ask_cmds import AnswerChoices, AnswerView, answer_options, conversation_for
 from szrag.cli.common import console, err_console, handle_errors, open_index, root_option
-from szrag.errors import SzragError
-from szrag.host import answer_question
 from szrag.index import refresh_index
+from szrag.service.host import answer_question
 
 PROMPT = "> "
 ENDINGS = frozenset({"/exit", "/quit", "/bye"})

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from szrag.base.errors import QuestionError
 from szrag.cli.common import (
     console,
     handle_errors,
@@ -17,7 +18,6 @@ from szrag.cli.common import (
     question_argument,
     root_option,
 )
-from szrag.errors import QuestionError
 from szrag.structure.queries import (
     all_routes,
     find_environment_variable,

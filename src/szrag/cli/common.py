@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
 
-from szrag.errors import SzragError
+from szrag.base.errors import SzragError
+from szrag.base.public import dumps
 from szrag.index import Index, load_index
 from szrag.index.build import IN_REPORT
 from szrag.index.build import Progress as ProgressCallback
 from szrag.index.build import log as _index_log
-from szrag.public import dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from szrag.configuration import Config
-    from szrag.host import Host
     from szrag.index.handle import RefreshReport
+    from szrag.service.configuration import Config
+    from szrag.service.host import Host
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -118,7 +118,9 @@ def config_for(root: Path, index: Index | None = None) -> Config:
     """The configuration of ``root`` as its file and this process's environment describe it,
     read once (the CLI is a face: it alone reads ``os.environ``); with ``index``, the
     repository configuration that index was opened with."""
-    from szrag.configuration import load_config  # here: commands that need none start faster
+    from szrag.service.configuration import (
+        load_config,  # here: commands that need none start faster
+    )
 
     return load_config(root, os.environ, repository=index.config if index is not None else None)
 
@@ -126,7 +128,7 @@ def config_for(root: Path, index: Index | None = None) -> Config:
 def host_for(root: Path, index: Index | None = None, **parts: Any) -> Host:
     """The host of ``root``, built from :func:`config_for`; ``parts`` given instead of what
     was read (``settings``, ``allowlist``, ``live_tools``: None keeps the configured one)."""
-    from szrag.host import Host, with_parts
+    from szrag.service.host import Host, with_parts
 
     return Host.of(with_parts(config_for(root, index), **parts), index=index)
 

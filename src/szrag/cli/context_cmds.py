@@ -22,7 +22,7 @@ from szrag.cli.common import (
 from szrag.context import PackedContext
 from szrag.context.assemble import assemble_context
 from szrag.context.tokens import TOKENIZER_SETTING, TOKENIZERS
-from szrag.retrieve import DEFAULT_LIMIT
+from szrag.rank.retrieve import DEFAULT_LIMIT
 
 
 def register(group: click.Group) -> None:

@@ -9,7 +9,14 @@ import click
 from rich.table import Table
 
 from szrag.cli.common import console, err_console, handle_errors, json_option, print_json
-from szrag.evaluate import EVAL_RANKERS, EvalCase, EvalReport, Metrics, evaluate_rankers, load_cases
+from szrag.service.evaluate import (
+    EVAL_RANKERS,
+    EvalCase,
+    EvalReport,
+    Metrics,
+    evaluate_rankers,
+    load_cases,
+)
 
 
 def _figure(value: float | None) -> str:

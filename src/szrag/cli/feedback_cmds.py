@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from szrag.base.public import utc_timestamp
 from szrag.cli.common import (
     console,
     err_console,
@@ -22,8 +23,7 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
-from szrag.feedback import export_feedback, give_feedback, list_feedback
-from szrag.public import utc_timestamp
+from szrag.service.feedback import export_feedback, give_feedback, list_feedback
 
 QUESTION_CHARS = 60
 

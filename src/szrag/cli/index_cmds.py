@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from szrag.base.public import public_timestamp
 from szrag.cli.common import (
     console,
     handle_errors,
@@ -19,7 +20,6 @@ from szrag.cli.common import (
     show_report,
 )
 from szrag.index import Index, RefreshReport, build_index, load_index
-from szrag.public import public_timestamp
 
 
 def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:

@@ -7,9 +7,9 @@ from pathlib import Path
 import anyio
 import click
 
+from szrag.base.errors import ConfigError
 from szrag.cli.common import config_for, err_console, handle_errors, open_index, root_option
 from szrag.cli.serve_cmds import DEFAULT_HOST, check_port_free
-from szrag.errors import ConfigError
 
 DEFAULT_MCP_PORT = 8788
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from szrag.base.config import RANKER_NAMES
 from szrag.cli.common import (
     console,
     handle_errors,
@@ -15,8 +16,7 @@ from szrag.cli.common import (
     question_argument,
     root_option,
 )
-from szrag.config import RANKER_NAMES
-from szrag.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
+from szrag.rank.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
 
 
 @click.command("retrieve")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from szrag.base.errors import ConfigError
 from szrag.cli.common import (
     config_for,
     console,
@@ -16,10 +17,9 @@ from szrag.cli.common import (
     root_option,
     show_report,
 )
-from szrag.errors import ConfigError
 
 if TYPE_CHECKING:
-    from szrag.settings import Settings
+    from szrag.base.settings import Settings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787

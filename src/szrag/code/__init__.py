@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from szrag.lazy import lazy_getattr
+from szrag.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from szrag.code.model import CodeRecord, EnvReference, RouteMatch, SymbolMatch

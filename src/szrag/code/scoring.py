@@ -20,7 +20,7 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from szrag.text import stem, tokens
+from szrag.base.text import stem, tokens
 
 FULL_NAME = 100
 NAME_TOKEN = 20

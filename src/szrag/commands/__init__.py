@@ -9,6 +9,7 @@ Environment: ``SZRAG_COMMAND_ALLOWLIST`` (see ``szrag.commands.allowlist``).
 
 from __future__ import annotations
 
+from szrag.base.errors import CommandError
 from szrag.commands.allowlist import SAFE_BUILTINS, Allowlist
 from szrag.commands.errors import (
     CommandFailed,
@@ -46,7 +47,6 @@ from szrag.commands.registry import (
     get_command,
 )
 from szrag.commands.runner import DEFAULT_TIMEOUT, CommandRunner, Observer, run_command
-from szrag.errors import CommandError
 
 __all__ = [
     "DEFAULT_TIMEOUT",

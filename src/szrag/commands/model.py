@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from szrag.errors import ContextClosed
+from szrag.base.errors import ContextClosed
 
 if TYPE_CHECKING:
     from szrag.commands.registry import CommandRegistry

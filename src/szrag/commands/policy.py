@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from szrag.base.errors import CommandBlocked, CommandNotAllowed, MissingHandler, UnknownCommand
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.model import CommandSpec
 from szrag.commands.registry import CommandRegistry, default_registry
-from szrag.errors import CommandBlocked, CommandNotAllowed, MissingHandler, UnknownCommand
 
 PERSON_SOURCES = frozenset({"cli", "host"})
 """Where a person chose the command directly: the allowlist does not apply."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from szrag.base.errors import CommandError
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import (
     CommandFailed,
@@ -38,7 +39,6 @@ from szrag.commands.model import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry, default_registry, normalise_command_id
-from szrag.errors import CommandError
 
 if TYPE_CHECKING:
     from szrag.runtime import Runtime

@@ -10,7 +10,7 @@ from szrag.context.model import CodebaseContext
 from szrag.context.pack import PackedContext, pack_repository_context
 from szrag.context.plan import ContextPlan
 from szrag.index.protocol import IndexStore
-from szrag.retrieve import DEFAULT_LIMIT, Source, retrieve
+from szrag.rank.retrieve import DEFAULT_LIMIT, Source, retrieve
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,13 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from szrag.base.text import CODE_TYPES, LineRanges, path_tokens, tokens
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
 from szrag.code.scoring import extract_environment_variables
 from szrag.code.units import MAX_UNIT_LINES
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
 from szrag.index.store import StoredChunk, StoredFile
-from szrag.retrieve import Source, more_sources, require_question
+from szrag.rank.retrieve import Source, more_sources, require_question
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
     bounded_line,
@@ -34,7 +35,6 @@ from szrag.structure.queries import (
     get_dependencies,
     records_by_path,
 )
-from szrag.text import CODE_TYPES, LineRanges, path_tokens, tokens
 
 if TYPE_CHECKING:
     import numpy as np

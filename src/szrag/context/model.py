@@ -8,7 +8,7 @@ from itertools import islice
 from typing import Any
 
 from szrag.code.model import EnvReference, RouteMatch, SymbolMatch
-from szrag.retrieve import Source
+from szrag.rank.retrieve import Source
 
 DIRECT = "direct"
 DEPENDENCY = "dependency"

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from szrag.base.public import public
+from szrag.base.redact import Redaction, redact_text
 from szrag.context.model import DIRECT, CodebaseContext, CodeEntry
 from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
-from szrag.public import public
-from szrag.redact import Redaction, redact_text
-from szrag.retrieve import Source
+from szrag.rank.retrieve import Source
 
 MAX_CONTEXT_TOKENS = 4000  # the original's budget, kept by the slackzilla profile
 SPEC_PACKING = "spec"

@@ -1,6 +1,6 @@
 """How much repository context a question gets, how it is counted, and what must fit.
 
-The plan is read once, with the rest of the configuration (``szrag.configuration``), from,
+The plan is read once, with the rest of the configuration (``szrag.service.configuration``), from,
 strongest first: ``SZRAG_CONTEXT_BUDGET``, the repository's ``context_budget``, and the
 profile's default (12,000 tokens; the ``slackzilla`` profile keeps the original's 4,000 and
 its estimate); a question's explicit budget (``--budget``, the HTTP body) then wins
@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from szrag.config import RepoConfig
+from szrag.base.config import RepoConfig
+from szrag.base.env import number as env_number
+from szrag.base.env import text as env_text
+from szrag.base.errors import ConfigError
 from szrag.context.tokens import TOKENIZER_SETTING, TokenCounter, load_counter
-from szrag.env import number as env_number
-from szrag.env import text as env_text
-from szrag.errors import ConfigError
 
 BUDGET_SETTING = "SZRAG_CONTEXT_BUDGET"
 WINDOW_SETTING = "SZRAG_CONTEXT_WINDOW"

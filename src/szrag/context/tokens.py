@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.errors import ConfigError
-from szrag.memo import TextMemo
+from szrag.base.errors import ConfigError
+from szrag.base.memo import TextMemo
 
 log = logging.getLogger(__name__)
 

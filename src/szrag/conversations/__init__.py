@@ -1,4 +1,5 @@
-"""Conversation memory for every face: the store, its records and what earlier turns give.
+"""Conversation memory for every face: the store and its records (what earlier turns give a
+new question is ``szrag.answer.history``, part of the pipeline).
 
 A face (the CLI's ``--continue`` and ``chat``, the API's ``conversationId``, a Slack thread)
 hands ``answer_question`` a conversation id; the answer pipeline reads the kept turns, searches
@@ -13,13 +14,6 @@ keeps the new turn. Callers who manage conversations themselves use the store::
 
 from __future__ import annotations
 
-from szrag.conversations.history import (
-    History,
-    followed_questions,
-    follows_up,
-    history_messages,
-    retrieval_query,
-)
 from szrag.conversations.model import (
     Conversation,
     ConversationLimits,
@@ -37,15 +31,10 @@ __all__ = [
     "ConversationLimits",
     "ConversationStore",
     "Feedback",
-    "History",
     "Rating",
     "ShownSource",
     "Turn",
     "checked_id",
-    "followed_questions",
-    "follows_up",
-    "history_messages",
     "new_id",
-    "retrieval_query",
     "store_path",
 ]

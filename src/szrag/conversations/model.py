@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from szrag.config import ConversationConfig
-from szrag.env import number as env_number
-from szrag.errors import ConversationError
-from szrag.public import utc_timestamp
+from szrag.base.config import ConversationConfig
+from szrag.base.env import number as env_number
+from szrag.base.errors import ConversationError
+from szrag.base.public import utc_timestamp
 
 TURNS_SETTING = "SZRAG_CONVERSATION_TURNS"
 AGE_SETTING = "SZRAG_CONVERSATION_MAX_AGE_HOURS"
@@ -127,7 +127,7 @@ class Turn:
     conversation_id: str
     question: str  # as the model saw it: a secret the question held for a command withheld
     answer: str
-    outcome: str  # szrag.results.Outcome's value
+    outcome: str  # szrag.answer.results.Outcome's value
     sources: tuple[ShownSource, ...]
     commit: str | None  # the running application's commit, else the checkout's HEAD
     asked_at: float  # epoch seconds

@@ -3,7 +3,7 @@
 Conversations, their turns and the feedback on answers live in a database of their own, apart
 from the index: rebuilding the index (a damaged file, a new schema) never touches them. Unlike
 the index this is not derived data, so nothing here is ever set aside or rebuilt: a file that
-cannot be used is a :class:`~szrag.errors.ConversationStoreError` naming it.
+cannot be used is a :class:`~szrag.base.errors.ConversationStoreError` naming it.
 
 The schema is versioned by ordered, named migrations (``MIGRATIONS``), each applied once in
 the transaction that records it in ``migrations``; a database that records a migration this
@@ -32,6 +32,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from szrag.base.errors import (
+    ConversationError,
+    ConversationStoreError,
+    UnknownAnswer,
+    UnknownConversation,
+)
 from szrag.conversations.model import (
     Conversation,
     ConversationLimits,
@@ -41,12 +47,6 @@ from szrag.conversations.model import (
     Turn,
     checked_id,
     new_id,
-)
-from szrag.errors import (
-    ConversationError,
-    ConversationStoreError,
-    UnknownAnswer,
-    UnknownConversation,
 )
 
 APPLICATION = "szrag-conversations"

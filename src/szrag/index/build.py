@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import multiprocessing.context
 
-from szrag.config import RepoConfig, load_repo_config
-from szrag.errors import DamagedIndexError, IndexStoreError
+from szrag.base.config import RepoConfig, load_repo_config
+from szrag.base.errors import DamagedIndexError, IndexStoreError
+from szrag.base.public import utc_timestamp
+from szrag.base.text import chunk_code_terms, create_chunks, file_type, tokens, words
 from szrag.index import store
 from szrag.index.collect import (
     CollectedFile,
@@ -44,8 +46,6 @@ from szrag.index.collect import (
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
 from szrag.index.vcs import exclude_index_from_git, root_warning
-from szrag.public import utc_timestamp
-from szrag.text import chunk_code_terms, create_chunks, file_type, tokens, words
 
 log = logging.getLogger("szrag.index")
 # set on a log record whose warning is also in the load's RefreshReport: a face that shows the

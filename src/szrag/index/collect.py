@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from szrag.config import RepoConfig
+from szrag.base.config import RepoConfig
 
 IGNORE_FILE_NAMES = (".gitignore", ".ragignore")
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from szrag.config import RepoConfig
+from szrag.base.config import RepoConfig
+from szrag.base.text import tokens
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.search import SqliteFullText
-from szrag.text import tokens
 
 if TYPE_CHECKING:
     from szrag.index.memory import ChunkMemory, Edges

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from szrag.errors import DamagedIndexError
+from szrag.base.errors import DamagedIndexError
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
 from szrag.index.store import CHUNK_ROW_COLUMNS, TERMS_TOKENIZER, read_generation

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from szrag.config import RepoConfig
+    from szrag.base.config import RepoConfig
     from szrag.index.collect import Skip
     from szrag.index.handle import FileEntry, RefreshReport
     from szrag.index.store import StoredChunk, StoredFile

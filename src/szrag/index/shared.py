@@ -26,8 +26,8 @@ import threading
 from pathlib import Path
 from typing import cast
 
-from szrag.config import RepoConfig
-from szrag.errors import IndexStoreError
+from szrag.base.config import RepoConfig
+from szrag.base.errors import IndexStoreError
 from szrag.index import Index, load_index, store
 from szrag.index.build import rebuild_damaged
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from szrag.errors import DamagedIndexError, IndexStoreError
+from szrag.base.errors import DamagedIndexError, IndexStoreError
+from szrag.base.text import Chunk, LineRanges, code_terms, lines_code_terms
 from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine
 from szrag.index.terms import code_names, term_fields
-from szrag.text import Chunk, LineRanges, code_terms, lines_code_terms
 
 APPLICATION = "szrag"
 SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name

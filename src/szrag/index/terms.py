@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from szrag.text import Chunk, code_terms, symbol_key
+from szrag.base.text import Chunk, code_terms, symbol_key
 
 NAME_KINDS = ("definition", "call", "route", "environment")
 

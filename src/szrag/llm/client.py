@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 
-from szrag.errors import ProviderError
+from szrag.base.errors import ProviderError
+from szrag.base.settings import Settings
 from szrag.llm.errors import (
     ProviderConnectionError,
     ProviderTimeoutError,
@@ -37,7 +38,6 @@ from szrag.llm.stream import (
     TextDelta,
     read_events,
 )
-from szrag.settings import Settings
 
 log = logging.getLogger("szrag.llm")
 

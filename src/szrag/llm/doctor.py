@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 
-from szrag.errors import ProviderError
+from szrag.base.errors import ProviderError
+from szrag.base.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
 from szrag.llm.errors import StreamCutError, context_overflow, error_detail
 from szrag.llm.stream import read_events
-from szrag.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 
 OK = "ok"
 WARN = "warn"

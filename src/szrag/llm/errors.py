@@ -1,6 +1,6 @@
 """Reading a provider's failures: the error for an HTTP status, the provider's own message.
 
-The classes live in :mod:`szrag.errors` (the one tree) and are re-exported here for the
+The classes live in :mod:`szrag.base.errors` (the one tree) and are re-exported here for the
 client's callers.
 """
 
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.errors import (
+from szrag.base.errors import (
     MalformedResponseError,
     ProviderAuthError,
     ProviderConnectionError,

@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from szrag.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
-from szrag.errors import ProviderError
+from szrag.base.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
+from szrag.base.errors import ProviderError
 from szrag.llm.client import ChatClient, Message
 from szrag.llm.stream import ModelReply, ToolCall
 from szrag.tools.sanitise import sanitise_text

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 
 log = logging.getLogger("szrag.llm")
 

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from szrag.base.public import public
 from szrag.context.assemble import assemble_context
-from szrag.host import Host
 from szrag.index.protocol import IndexStore
-from szrag.public import public
-from szrag.retrieve import MAX_QUESTION_CHARS, retrieve
+from szrag.rank.retrieve import MAX_QUESTION_CHARS, retrieve
+from szrag.service.host import Host
 from szrag.structure.queries import (
     all_routes,
     find_environment_variable,

@@ -30,19 +30,19 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from szrag.base.errors import SzragError
+from szrag.base.public import dumps, public
+from szrag.base.redact import redact
 from szrag.commands.model import Identity
-from szrag.configuration import Config
-from szrag.errors import SzragError
-from szrag.host import Host
 from szrag.index.shared import SharedIndex
 from szrag.llm.prompts import SYSTEM_PROMPT, build_user_message, load_prompt
 from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool, mcp_tool_name
-from szrag.public import dumps, public
-from szrag.redact import redact
+from szrag.service.configuration import Config
+from szrag.service.host import Host
+from szrag.service.watch import IndexWatcher, start_warming
 from szrag.tools.definitions import COMMAND_TOOL, TOOLS, ToolDefinition
 from szrag.tools.schema import validate
 from szrag.version import __version__
-from szrag.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.mcp")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-from szrag.config import RANKER_NAMES
-from szrag.errors import ConfigError
+from szrag.base.config import RANKER_NAMES
+from szrag.base.errors import ConfigError
 from szrag.index.protocol import IndexStore
 from szrag.rank.model import Query, RankedChunk, Ranker
 

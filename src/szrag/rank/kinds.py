@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from szrag.text import SOURCE_TYPES, is_test_path
+from szrag.base.text import SOURCE_TYPES, is_test_path
 
 _ASKS_ABOUT_TESTS = re.compile(r"\b(tests?|testing|tested|specs?|fixtures?)\b", re.IGNORECASE)
 _ASKS_ABOUT_RELEASES = re.compile(

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from szrag.text import extract_file_references, tokens
+from szrag.base.text import extract_file_references, tokens
 
 if TYPE_CHECKING:
     from szrag.index.protocol import IndexStore

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from szrag.config import Profile
+from szrag.base.config import Profile
+from szrag.base.text import SOURCE_TYPES, tokens
 from szrag.index.protocol import IndexStore
 from szrag.rank.model import Query, RankedChunk
 from szrag.rank.spec_memory import MemorySearch
-from szrag.text import SOURCE_TYPES, tokens
 
 THRESHOLD_RATIO = 0.85
 

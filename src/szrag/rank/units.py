@@ -18,11 +18,11 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
 from szrag.code.model import CodeRecord
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
 from szrag.rank.words import named_symbols, query_terms
-from szrag.text import stem, symbol_key, tokens, tokens_by_line
 
 K1 = 1.2
 B = 0.5  # a longer unit is judged less harshly than a longer document: a change spreads

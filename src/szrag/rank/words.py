@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from szrag.text import code_terms, symbol_key
+from szrag.base.text import code_terms, symbol_key
 
 STOPWORDS = frozenset(
     [

@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from szrag.errors import ToolError
-from szrag.public import public_timestamp, utc_timestamp
-from szrag.releases import read_release_info
+from szrag.base.errors import ToolError
+from szrag.base.public import public_timestamp, utc_timestamp
 from szrag.runtime.errorlog import ErrorLog, ErrorRecord
 from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
 from szrag.runtime.metrics import FinishedCommand, Metrics
+from szrag.runtime.releases import read_release_info
 from szrag.runtime.status import deployment_fields, process_status
 
 LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"

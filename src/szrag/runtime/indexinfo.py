@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from szrag.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError
+from szrag.base.public import public_timestamp
 from szrag.index import store
 from szrag.index.store import open_read_only
-from szrag.public import public_timestamp
 
 
 def index_statistics(root: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from szrag.public import utc_timestamp
+from szrag.base.public import utc_timestamp
 
 DEFAULT_CAPACITY = 500
 MAX_MESSAGE_CHARS = 2000

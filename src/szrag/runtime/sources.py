@@ -36,11 +36,11 @@ from urllib.parse import urlsplit
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from szrag.config import RuntimeConfig
-from szrag.env import text as env_text
-from szrag.env import text_list as env_list
-from szrag.errors import ConfigError, ToolError
-from szrag.public import utc_timestamp
+from szrag.base.config import RuntimeConfig
+from szrag.base.env import text as env_text
+from szrag.base.env import text_list as env_list
+from szrag.base.errors import ConfigError, ToolError
+from szrag.base.public import utc_timestamp
 from szrag.runtime import MAX_READ, ProcessRuntime, since_time
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five

@@ -22,10 +22,10 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted
-from szrag.errors import ClientGone
+from szrag.answer.results import Answer
+from szrag.base.errors import ClientGone
+from szrag.base.public import public
 from szrag.index.build import is_damage
-from szrag.public import public
-from szrag.results import Answer
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError

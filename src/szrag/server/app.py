@@ -24,11 +24,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from szrag.audit import AuditLog
+from szrag.base.errors import DamagedIndexError, SzragError
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist
-from szrag.configuration import Config, load_config
-from szrag.errors import DamagedIndexError, SzragError
-from szrag.host import Host, with_parts
 from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack
@@ -39,8 +37,10 @@ from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.state import ServerState
-from szrag.settings import Settings
-from szrag.watch import IndexWatcher, start_warming
+from szrag.service.audit import AuditLog
+from szrag.service.configuration import Config, load_config
+from szrag.service.host import Host, with_parts
+from szrag.service.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.server")
 

@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 from szrag.server.errors import ApiError
 from szrag.server.settings import ServerSettings
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from szrag.errors import SzragError
+from szrag.base.errors import SzragError
 
 
 class ApiError(SzragError):

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
-from szrag.public import public
-from szrag.redact import redact
+from szrag.base.public import public
+from szrag.base.redact import redact
 from szrag.server.api import reader
 from szrag.server.errors import ApiError
 from szrag.server.highlight import highlight_lines, language, style_sheet

@@ -17,14 +17,14 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 
 from szrag.answer.question import NamedCommand, Question
+from szrag.base.errors import ClientGone, ConversationError
 from szrag.commands.model import Identity
 from szrag.context.plan import MAX_BUDGET
 from szrag.conversations import checked_id
-from szrag.errors import ClientGone, ConversationError
-from szrag.feedback import MAX_COMMENT_CHARS, MAX_RIGHT_FILES
-from szrag.retrieve import MAX_QUESTION_CHARS
+from szrag.rank.retrieve import MAX_QUESTION_CHARS
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
+from szrag.service.feedback import MAX_COMMENT_CHARS, MAX_RIGHT_FILES
 
 API_FACE = "api"
 MAX_COMMAND_TEXT_CHARS = 4000

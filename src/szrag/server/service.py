@@ -1,7 +1,7 @@
 """What the faces share: answering a question (in a conversation) and running a command for
 an identity, with the allowlist checked first and every ask audited; feedback on answers.
 
-One :class:`AskService` lives per server, over the server's :class:`~szrag.host.Host` (the
+One :class:`AskService` lives per server, over the server's :class:`~szrag.service.host.Host` (the
 shared index, the process runtime that both the live tools and the HTTP routes read, the
 command policy and runner, the audit log) and one HTTP client for the model provider.
 """
@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 
 from szrag.answer.question import Admitted, Question
+from szrag.answer.results import Answer
+from szrag.base.errors import DamagedIndexError, SzragError
 from szrag.commands import (
     CommandError,
     CommandNotAllowed,
@@ -27,15 +29,13 @@ from szrag.commands import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.conversations import Feedback
-from szrag.errors import DamagedIndexError, SzragError
-from szrag.feedback import give_feedback
-from szrag.host import Host
 from szrag.index import Index
 from szrag.index.build import is_damage
-from szrag.results import Answer
 from szrag.runtime import ProcessRuntime
 from szrag.server.errors import ApiError
 from szrag.server.requests import FeedbackRequest
+from szrag.service.feedback import give_feedback
+from szrag.service.host import Host
 
 log = logging.getLogger("szrag.server")
 

@@ -55,11 +55,11 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
 from szrag.answer.question import SLACK_OWNER, NamedCommand, Question
+from szrag.answer.results import Answer
+from szrag.base.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
 from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
-from szrag.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
-from szrag.results import Answer
-from szrag.retrieve import MAX_QUESTION_CHARS
+from szrag.rank.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.requests import read_body

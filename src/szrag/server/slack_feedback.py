@@ -6,7 +6,7 @@ then opens a form (``views.open``) where the files that would have answered the 
 be named, one per line, with a comment. Its submission replaces the rating with one that
 carries those files; a path the index does not hold is shown in the form as an error, with
 the indexed paths it may mean. The feedback is the same as ``POST /api/feedback`` and
-``szrag feedback`` keep (:func:`szrag.feedback.give_feedback`).
+``szrag feedback`` keep (:func:`szrag.service.feedback.give_feedback`).
 
 Anyone who can see an answer may rate it (Slack signed the click); each person's rating of an
 answer replaces what they said before.
@@ -22,8 +22,8 @@ from typing import Any
 
 from szrag.commands import Identity
 from szrag.conversations import Feedback
-from szrag.feedback import MAX_COMMENT_CHARS, give_feedback
-from szrag.host import Host
+from szrag.service.feedback import MAX_COMMENT_CHARS, give_feedback
+from szrag.service.host import Host
 
 RIGHT_FILES_VIEW = "szrag_right_files"
 FILES_BLOCK, FILES_INPUT = "right_files", "paths"

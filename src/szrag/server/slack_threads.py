@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from szrag.commands import Identity
-from szrag.retrieve import MAX_QUESTION_CHARS
+from szrag.rank.retrieve import MAX_QUESTION_CHARS
 
 KEY_PREFIX = "slack"
 SEEN_EVENTS = 4096  # event ids and messages remembered against redelivery

@@ -4,7 +4,7 @@ One :class:`SlackWeb` per server, over slack_sdk's ``WebClient`` with the bot to
 (``SLACK_BOT_TOKEN``) and the Web API base URL (``SZRAG_SLACK_API_URL``, Slack's own by
 default; a proxy, an Enterprise Grid gateway, or a test's local server). Its calls block: the
 Slack face's listener threads make them, never the event loop. A refusal (Slack's
-``ok: false``) or a Slack that cannot be reached is a :class:`~szrag.errors.SlackApiFailed`
+``ok: false``) or a Slack that cannot be reached is a :class:`~szrag.base.errors.SlackApiFailed`
 carrying Slack's error code (``not_in_channel``, ``channel_not_found``...) or ``unreachable``.
 """
 
@@ -18,7 +18,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
-from szrag.errors import SlackApiFailed
+from szrag.base.errors import SlackApiFailed
 from szrag.server.slack_blocks import Block, message_text
 
 log = logging.getLogger("szrag.server.slack")

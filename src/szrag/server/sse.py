@@ -18,8 +18,8 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from szrag.activity import Activity
-from szrag.public import public
+from szrag.base.activity import Activity
+from szrag.base.public import public
 
 ACTIVITY = "activity"
 TOKEN = "token"

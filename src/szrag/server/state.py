@@ -12,7 +12,7 @@ from szrag.server.images import ImageCatalogue
 from szrag.server.ratelimit import RateLimiter
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
-from szrag.watch import IndexWatcher
+from szrag.service.watch import IndexWatcher
 
 if TYPE_CHECKING:
     from szrag.server.slack import SlackFace

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from szrag.lazy import lazy_getattr
+from szrag.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from szrag.structure.context import get_code_context

@@ -9,12 +9,12 @@ import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from szrag.base.memo import TextMemo
 from szrag.code.model import (
     CodeRecord,
     SymbolMatch,
 )
 from szrag.index.protocol import IndexStore
-from szrag.memo import TextMemo
 from szrag.structure.queries import (
     MAX_LINE_CHARS,
     bounded_line,

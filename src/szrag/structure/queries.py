@@ -13,6 +13,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
+from szrag.base.errors import PathError
+from szrag.base.redact import redact
+from szrag.base.text import is_test_path, symbol_key, tokens
 from szrag.code.model import (
     CodeRecord,
     Definition,
@@ -31,10 +34,7 @@ from szrag.code.scoring import (
     scored_route,
     symbol_score,
 )
-from szrag.errors import PathError
 from szrag.index.protocol import IndexStore
-from szrag.redact import redact
-from szrag.text import is_test_path, symbol_key, tokens
 
 
 def code_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:

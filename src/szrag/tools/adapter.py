@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from szrag.base.errors import CommandError, SzragError, ToolError
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
 from szrag.commands.model import CommandSpec, Identity
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
-from szrag.errors import CommandError, SzragError, ToolError
 from szrag.runtime.indexinfo import read_routes
 from szrag.tools.definitions import (
     COMMAND_TOOL,
@@ -145,7 +145,7 @@ def _matches(spec: CommandSpec, filters: dict[str, str]) -> bool:
 
 
 class CommandAudit(Protocol):
-    """Where finished commands are recorded (``szrag.audit.AuditLog``, which itself uses this
+    """Where finished commands are recorded (``szrag.service.audit.AuditLog``, which itself uses this
     package's sanitiser: the adapter names only the method it calls)."""
 
     def record_command(self, outcome: CommandOutcome) -> None: ...

@@ -4,7 +4,7 @@
   cookies, passwords, secrets, tokens, API keys, private keys, credentials, or the
   environment (``env``). Numbers, booleans and null under such keys are kept: they are
   counts and flags (``maxTokens``), not secret material.
-* Strings go through ``szrag.redact``: Slack, GitHub, OpenAI, AWS and other key formats,
+* Strings go through ``szrag.base.redact``: Slack, GitHub, OpenAI, AWS and other key formats,
   PEM private keys, bearer credentials, passwords in URLs and ``key=value`` assignments
   become ``[REDACTED:kind]``; then any inline ``password=...``, ``token: ...``,
   ``api_key=...`` left in running text loses its value.
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from szrag.redact import REDACTED, is_sensitive_key, key_words, redact, redact_prose
+from szrag.base.redact import REDACTED, is_sensitive_key, key_words, redact, redact_prose
 
 __all__ = ["REDACTED", "is_sensitive_key", "sanitise", "sanitise_text"]
 

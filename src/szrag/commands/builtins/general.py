@@ -8,7 +8,7 @@ from typing import Any
 
 from szrag.commands.errors import CommandFailed, CommandInputError, UnknownCommand
 from szrag.commands.model import CommandContext, CommandSpec
-from szrag.releases import read_release_info
+from szrag.runtime.releases import read_release_info
 
 ASK_TIMEOUT = 180.0
 

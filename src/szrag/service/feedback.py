@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from szrag.base.errors import FeedbackError, PathError
 from szrag.commands.model import Identity
 from szrag.conversations import Feedback, Rating, Turn
-from szrag.errors import FeedbackError, PathError
-from szrag.host import Host
+from szrag.service.host import Host
 from szrag.structure.queries import indexed_path
 
 MAX_COMMENT_CHARS = 2000

@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from szrag.errors import IndexStoreError, QuestionError
+from szrag.base.errors import IndexStoreError, QuestionError
+from szrag.base.redact import redact, redact_for_display
+from szrag.base.text import SOURCE_TYPES, path_tokens, tokens
 from szrag.index import load_index
 from szrag.index.protocol import IndexStore
 from szrag.rank import Query, RankedChunk, ranker_named
@@ -29,8 +31,6 @@ from szrag.rank.units import (
     units_of,
 )
 from szrag.rank.words import named_symbols
-from szrag.redact import redact, redact_for_display
-from szrag.text import SOURCE_TYPES, path_tokens, tokens
 
 DEFAULT_LIMIT = 8
 DEFAULT_IMAGE_LIMIT = 6

@@ -2,7 +2,7 @@
 :class:`DebugReport` (``debug_question``), with the records they hold.
 
 A result says what happened in ``outcome``; ``to_dict()`` writes the public JSON (the spec's
-shapes, camelCase) through :mod:`szrag.public`, the one serialisation boundary:
+shapes, camelCase) through :mod:`szrag.base.public`, the one serialisation boundary:
 
 * ``answered`` / ``model_failed``: ``{answer, responseRounds, sources, images, command,
   activities, trace, usage}`` (``model_failed`` adds ``error: {code, message}``);
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from szrag.activity import Activity
+from szrag.base.activity import Activity
+from szrag.base.public import public
 from szrag.commands.model import Response
 from szrag.context import CodebaseContext, PackedContext
 from szrag.llm.loop import Usage
-from szrag.public import public
-from szrag.retrieve import Image, Source
+from szrag.rank.retrieve import Image, Source
 
 __all__ = [
     "Answer",

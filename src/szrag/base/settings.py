@@ -10,8 +10,8 @@ OpenAI: with no URL set it goes to ``https://api.openai.com/v1`` (model ``gpt-4o
 ``AI_MODEL`` names one), never to the default proxy. ``Settings.key_source`` and
 ``url_source`` say where each came from (``szrag doctor`` shows them).
 
-Every variable, its default and meaning is listed once, in :mod:`szrag.variables` (and
-``docs/CONFIGURATION.md``, made from it); :func:`szrag.configuration.load_config` calls these
+Every variable, its default and meaning is listed once, in :mod:`szrag.base.variables` (and
+``docs/CONFIGURATION.md``, made from it); :func:`szrag.service.configuration.load_config` calls these
 readers, once per face.
 """
 
@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from szrag.env import choice as env_choice
-from szrag.env import flag as env_flag
-from szrag.env import number as env_number
-from szrag.env import text as env_text
-from szrag.env import text_list as env_list
-from szrag.errors import ConfigError
+from szrag.base.env import choice as env_choice
+from szrag.base.env import flag as env_flag
+from szrag.base.env import number as env_number
+from szrag.base.env import text as env_text
+from szrag.base.env import text_list as env_list
+from szrag.base.errors import ConfigError
 
 DEFAULT_AI_URL = "https://ai.hackclub.com/proxy/v1"
 DEFAULT_AI_MODEL = "openai/gpt-6-luna"

@@ -41,8 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from szrag.memo import TextMemo
-from szrag.text import is_test_path
+from szrag.base.memo import TextMemo
+from szrag.base.text import is_test_path
 
 MARKER = "[REDACTED:{kind}]"
 _MARKER_PREFIX = "[REDACTED:"

@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from szrag.config import RANKER_NAMES
+from szrag.base.config import RANKER_NAMES
+from szrag.base.errors import ConfigError
+from szrag.base.text import code_terms
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.plan import ContextPlan
-from szrag.errors import ConfigError
 from szrag.index import Index, load_index, refresh_index
-from szrag.retrieve import DEFAULT_LIMIT, retrieve
-from szrag.text import code_terms
+from szrag.rank.retrieve import DEFAULT_LIMIT, retrieve
 
 # "history": questions from repositories' history (eval/prepare_history.py); "feedback": questions
 # people asked, with the files their feedback says answer them (szrag feedback export)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 
 
 def text(env: Mapping[str, str], name: str) -> str:

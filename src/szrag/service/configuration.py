@@ -1,14 +1,14 @@
 """The one configuration of a face: the repository file and the environment, read once.
 
 ``load_config(root, environ)`` reads the repository's file (``.rag/config.toml`` or
-``[tool.szrag]``, :mod:`szrag.config`) and hands the environment mapping to the reader of each
+``[tool.szrag]``, :mod:`szrag.base.config`) and hands the environment mapping to the reader of each
 part, once, into a frozen :class:`Config`; nothing later reads the mapping again. A face (the
 CLI, the server, MCP) builds one and gives it to the host::
 
     config = load_config(root, os.environ)      # a bad value: ConfigError, naming it
     host = Host.of(config)
 
-Which variable goes to which part, its default and meaning: :mod:`szrag.variables` (and
+Which variable goes to which part, its default and meaning: :mod:`szrag.base.variables` (and
 ``docs/CONFIGURATION.md``, made from it). The environment wins over the repository file where
 both name a setting.
 """
@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from szrag.audit import audit_path
+from szrag.base.config import RepoConfig, load_repo_config
+from szrag.base.settings import ServerSettings, Settings, live_tools_enabled
 from szrag.commands.allowlist import Allowlist
-from szrag.config import RepoConfig, load_repo_config
 from szrag.context.plan import ContextPlan
 from szrag.conversations.model import ConversationLimits
 from szrag.runtime import log_file_of
 from szrag.runtime.sources import RuntimeSources
 from szrag.runtime.status import deployment_fields
-from szrag.settings import ServerSettings, Settings, live_tools_enabled
+from szrag.service.audit import audit_path
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
 from szrag.structure.queries import records_by_path
 
-log = logging.getLogger("szrag.watch")
+log = logging.getLogger("szrag.service.watch")
 
 FALLBACK_INTERVAL_SECONDS = 30.0
 RESTART_LIMIT = 3

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from szrag.errors import ConfigError
+from szrag.base.errors import ConfigError
 
 SPEC_EXTENSIONS = frozenset(
     {

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from szrag.base.public import utc_timestamp
 from szrag.commands.inference import redact_password_phrases
 from szrag.commands.model import CommandOutcome, Identity
-from szrag.public import utc_timestamp
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
 
-log = logging.getLogger("szrag.audit")
+log = logging.getLogger("szrag.service.audit")
 
 ENV_VARIABLE = "SZRAG_AUDIT_LOG"
 DEFAULT_RELATIVE_PATH = Path(".rag") / "audit.log"

@@ -36,25 +36,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.answer.question import Admitted, Question
-from szrag.audit import AuditLog
+from szrag.base.config import RepoConfig
+from szrag.base.errors import SzragError
+from szrag.base.settings import Settings
 from szrag.commands import Allowlist, CommandRegistry, CommandRunner, Identity, default_registry
 from szrag.commands.policy import CommandPolicy
-from szrag.config import RepoConfig
-from szrag.configuration import Config, load_config
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
-from szrag.errors import SzragError
 from szrag.index import Index, load_index
 from szrag.runtime import ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime
-from szrag.settings import Settings
+from szrag.service.audit import AuditLog
+from szrag.service.configuration import Config, load_config
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 
 if TYPE_CHECKING:
     import httpx
 
-    from szrag.results import Answer, DebugReport
+    from szrag.answer.results import Answer, DebugReport
 
 T = TypeVar("T")
 
@@ -63,7 +63,7 @@ T = TypeVar("T")
 class Host:
     """One repository's configuration, commands, audit log, runtime and tools."""
 
-    # the repository file and the environment, read once (``szrag.configuration``)
+    # the repository file and the environment, read once (``szrag.service.configuration``)
     config: Config
     policy: CommandPolicy
     audit: AuditLog
@@ -269,7 +269,7 @@ class Host:
         return await debug(question, self)
 
     async def _admission(self, question: Question) -> Admitted:
-        from szrag.retrieve import require_question
+        from szrag.rank.retrieve import require_question
 
         text = require_question(question.text)
         permit = None
@@ -286,7 +286,7 @@ class Host:
 
     def _audit(self, question: Question, started: float, outcome: tuple[str, str]) -> None:
         from szrag.answer.command import withheld_question
-        from szrag.retrieve import MAX_QUESTION_CHARS
+        from szrag.rank.retrieve import MAX_QUESTION_CHARS
 
         named = question.command
         shown = withheld_question(
