@@ -26,6 +26,8 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     │   ├── UnknownAnswer           unknown_answer     404  no such answer (or no longer kept)
     │   ├── FeedbackError           bad_feedback       400  a rating, right file or comment refused
     │   └── ConversationStoreError  conversations_unavailable 503  the store cannot be read or written
+    ├── RepositoryError             repository_error   400  a service's repository list is unusable
+    │   └── UnknownRepository       unknown_repository 404  no repository of the service has this name
     ├── ToolError                   tool_error         400  unknown tool, bad arguments
     ├── ProviderError               provider           502  the model provider failed
     │   ├── ProviderAuthError       auth                    401 / 403: the key
@@ -220,6 +222,24 @@ class ConversationStoreError(ConversationError):
     code = "conversations_unavailable"
     http_status = 503
     exit_code = 1
+
+
+# --- the repositories of a service ------------------------------------------------------------
+
+
+class RepositoryError(SzragError):
+    """A service's repositories cannot be used as given: a bad or repeated name, a path that
+    is no folder, a clone that failed."""
+
+    code = "repository_error"
+    http_status = 400
+
+
+class UnknownRepository(RepositoryError):
+    """No repository of the service has this name."""
+
+    code = "unknown_repository"
+    http_status = 404
 
 
 # --- tools and the model provider ------------------------------------------------------------

@@ -136,6 +136,16 @@ class Index:
         """
         self._memory_enabled = enabled
 
+    def drop_views(self) -> None:
+        """Forget every view kept in memory (a service over many repositories drops those of
+        the one asked least recently); views stay enabled and are built again on next use.
+        A reader holding a view keeps it until it is done."""
+        with self._views_lock:
+            self._derived.clear()
+            self._carried.clear()
+        self._entries = None
+        self._entries_generation = None
+
     @property
     def in_memory(self) -> bool:
         """Whether rankers may keep in-memory views of this index (``keep_in_memory``)."""

@@ -118,6 +118,10 @@ class IndexStore(Protocol):
         """Let readers serve from in-memory views (rebuilt when the index changes)."""
         ...
 
+    def drop_views(self) -> None:
+        """Forget every view kept in memory; they are built again on next use."""
+        ...
+
     # --- snapshots and views ---------------------------------------------------------------
 
     def reading(self) -> AbstractContextManager[IndexStore]:

@@ -1,0 +1,226 @@
+"""The repositories one service answers about: named, read from options or a service file.
+
+A service holds one repository (``--root``, as always) or several, each with a name users
+scope their questions by::
+
+    szrag serve --repo api=../api --repo web=../web
+    szrag serve --config szrag.toml
+
+and the service file lists them with what belongs to each::
+
+    memory_mb = 1024                  # the views of all repositories kept in memory, at most
+
+    [[repositories]]
+    name = "api"
+    path = "../api"                   # relative to the file
+    slack_channels = ["C0123ABCD"]    # questions in these channels are about this repository
+
+    [[repositories]]
+    name = "web"
+    url = "https://github.com/example/web.git"   # cloned into the service's data folder
+    branch = "main"
+
+A name is a word of letters, digits, ``.``, ``_`` and ``-`` (no slash: it is a path segment of
+links and an ``in:NAME`` word of a Slack message); two repositories with one name, a path
+that is no folder or a repository with neither path nor URL are refused with a message that
+names the entry.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from szrag.base.errors import RepositoryError, UnknownRepository
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+DEFAULT_MEMORY_MB = 1024  # a small VM's share for in-memory views
+SERVICE_FILE = "szrag.toml"
+CLONES = ".szrag/repositories"  # beside the service file: where remote repositories are cloned
+_KEYS = frozenset({"name", "path", "url", "branch", "slack_channels"})
+
+
+def checked_name(name: str, *, where: str = "repository") -> str:
+    """``name`` when it can name a repository, else RepositoryError saying why."""
+    if not NAME.fullmatch(name):
+        raise RepositoryError(
+            f"{where}: {name!r} cannot name a repository: use letters, digits, '.', '_' and '-'"
+            " (at most 64, no slash or space)"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class RepositorySpec:
+    """One repository of a service: its name and where its code lives (a folder here, or a
+    git URL and branch cloned into ``path``)."""
+
+    name: str
+    path: Path
+    url: str | None = None
+    branch: str | None = None
+    slack_channels: tuple[str, ...] = ()
+
+    @property
+    def remote(self) -> bool:
+        """Whether the code is cloned from ``url`` rather than read where it lies."""
+        return self.url is not None
+
+    @classmethod
+    def parse(cls, option: str, *, base: Path | None = None) -> RepositorySpec:
+        """``NAME=PATH`` as ``--repo`` takes it (a relative path from ``base``, default the
+        working folder)."""
+        name, equals, path = option.partition("=")
+        if not equals or not path:
+            raise RepositoryError(f"--repo {option!r}: give NAME=PATH")
+        folder = (base or Path.cwd()) / Path(path).expanduser()
+        return cls(checked_name(name.strip(), where=f"--repo {option}"), folder.resolve())
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePlan:
+    """A service's repositories, in the order given, and its memory budget."""
+
+    repositories: tuple[RepositorySpec, ...]
+    memory_mb: int = DEFAULT_MEMORY_MB
+    file: Path | None = None  # the service file read, if any
+    data: Path | None = None  # where remote repositories are cloned
+
+    def names(self) -> list[str]:
+        """The repositories' names, in order."""
+        return [spec.name for spec in self.repositories]
+
+    def named(self, name: str) -> RepositorySpec:
+        """The repository called ``name``; UnknownRepository listing the known ones."""
+        for spec in self.repositories:
+            if spec.name == name:
+                return spec
+        known = ", ".join(self.names()) or "none"
+        raise UnknownRepository(f"no repository is called {name!r} (known: {known})")
+
+    def for_channel(self, channel: str) -> RepositorySpec | None:
+        """The repository a Slack channel is about, if one names it."""
+        return next((spec for spec in self.repositories if channel in spec.slack_channels), None)
+
+    def with_repositories(self, specs: Iterable[RepositorySpec]) -> ServicePlan:
+        """This plan with ``specs`` instead, checked as a whole."""
+        return replace(self, repositories=checked(tuple(specs)))
+
+
+def checked(specs: Sequence[RepositorySpec]) -> tuple[RepositorySpec, ...]:
+    """``specs`` when their names are distinct and each local path is a folder."""
+    seen: dict[str, RepositorySpec] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise RepositoryError(f"two repositories are called {spec.name!r}: names must differ")
+        seen[spec.name] = spec
+        if not spec.remote and not spec.path.is_dir():
+            raise RepositoryError(f"repository {spec.name!r}: {spec.path} is not a folder")
+    return tuple(specs)
+
+
+def plan_from_options(options: Sequence[str], *, memory_mb: int | None = None) -> ServicePlan:
+    """The plan of ``--repo NAME=PATH`` options."""
+    specs = checked([RepositorySpec.parse(option) for option in options])
+    return ServicePlan(specs, memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB)
+
+
+def read_service_file(path: Path) -> ServicePlan:
+    """The plan a service file describes (see the module); RepositoryError naming the file and
+    the entry for anything it cannot use."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RepositoryError(f"{path}: cannot be read ({error.strerror or error})") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise RepositoryError(f"{path}: not valid TOML ({error})") from error
+    base = path.resolve().parent
+    data_folder = base / CLONES
+    entries = data.get("repositories", [])
+    if not isinstance(entries, list) or not all(isinstance(item, dict) for item in entries):
+        raise RepositoryError(f"{path}: [[repositories]] must be tables")
+    specs = [
+        _spec_of(entry, number, path, base, data_folder) for number, entry in enumerate(entries, 1)
+    ]
+    memory = data.get("memory_mb", DEFAULT_MEMORY_MB)
+    if not isinstance(memory, int) or isinstance(memory, bool) or memory < 0:
+        raise RepositoryError(f"{path}: memory_mb must be a whole number of megabytes")
+    return ServicePlan(checked(specs), memory, path.resolve(), data_folder)
+
+
+def _spec_of(
+    entry: Mapping[str, Any], number: int, path: Path, base: Path, data: Path
+) -> RepositorySpec:
+    where = f"{path}: repository {number}"
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise RepositoryError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    name = entry.get("name")
+    if not isinstance(name, str):
+        raise RepositoryError(f"{where}: give it a name")
+    checked_name(name, where=where)
+    channels = entry.get("slack_channels", [])
+    if not isinstance(channels, list) or not all(isinstance(item, str) for item in channels):
+        raise RepositoryError(f"{where}: slack_channels must be a list of channel ids")
+    url, local, branch = entry.get("url"), entry.get("path"), entry.get("branch")
+    if (url is None) == (local is None):
+        raise RepositoryError(f"{where} ({name}): give either path or url")
+    if branch is not None and (url is None or not isinstance(branch, str)):
+        raise RepositoryError(f"{where} ({name}): branch is the branch of a url")
+    if url is not None:
+        if not isinstance(url, str) or not url:
+            raise RepositoryError(f"{where} ({name}): url must be a git URL")
+        return RepositorySpec(name, data / name, url, branch, tuple(channels))
+    if not isinstance(local, str) or not local:
+        raise RepositoryError(f"{where} ({name}): path must be a folder")
+    folder = (base / Path(local).expanduser()).resolve()
+    return RepositorySpec(name, folder, None, None, tuple(channels))
+
+
+def write_service_file(plan: ServicePlan, path: Path) -> None:
+    """Write ``plan`` as a service file at ``path`` (``szrag repos add``/``remove``): paths
+    relative to the file's folder where they lie under it."""
+    base = path.resolve().parent
+    lines = [f"memory_mb = {plan.memory_mb}", ""]
+    for spec in plan.repositories:
+        lines.append("[[repositories]]")
+        lines.append(f"name = {_toml_string(spec.name)}")
+        if spec.url is not None:
+            lines.append(f"url = {_toml_string(spec.url)}")
+            if spec.branch:
+                lines.append(f"branch = {_toml_string(spec.branch)}")
+        else:
+            shown = spec.path
+            if shown.is_relative_to(base):
+                shown = shown.relative_to(base)
+            lines.append(f"path = {_toml_string(shown.as_posix() or '.')}")
+        if spec.slack_channels:
+            channels = ", ".join(_toml_string(channel) for channel in spec.slack_channels)
+            lines.append(f"slack_channels = [{channels}]")
+        lines.append("")
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text("\n".join(lines), encoding="utf-8")
+    temporary.replace(path)  # a reader sees the old file or the new one, never half
+
+
+def _toml_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+@dataclass
+class RepositoryState:
+    """What a service reports of one repository (``GET /api/repositories``)."""
+
+    name: str
+    state: str = "pending"  # pending, cloning, indexing, ready, failed
+    files: int | None = None
+    indexed_at: str | None = None
+    commit: str | None = None
+    error: str | None = None
+    loaded: bool = False  # its views are in memory now
+    channels: tuple[str, ...] = field(default_factory=tuple)

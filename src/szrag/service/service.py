@@ -1,0 +1,226 @@
+"""One service over several repositories: a host per repository, opened on first use, and the
+in-memory views of all of them kept within one memory budget.
+
+A server answers many questions, so each repository's index is kept with views in memory
+(ranking arrays, code records, file views: about 26 MiB per 1,000 files). Fifty repositories
+must not cost fifty sets of views: :class:`Service` opens a repository's index when it is
+first asked about, estimates what its views hold, and when the estimates of all loaded
+repositories pass the budget (``memory_mb``) drops the views of the one asked least recently
+(its index stays open; the next question about it builds them again). A question without a
+repository is routed to the repository whose best source scores highest (``route``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from szrag.base.errors import RepositoryError, SzragError
+from szrag.base.public import public_timestamp
+from szrag.index.shared import SharedIndex, open_shared_index
+from szrag.rank.retrieve import Source, retrieve
+from szrag.runtime.git import read_git_head
+from szrag.service.configuration import Config, load_config
+from szrag.service.host import Host
+from szrag.service.repositories import RepositorySpec, RepositoryState, ServicePlan
+
+log = logging.getLogger("szrag.service")
+
+VIEW_KIB_PER_FILE = 26  # measured: a server's RSS grows about 26 MiB per 1,000 files
+VIEW_BASE_MIB = 8  # what a repository's views cost before its first file
+ROUTE_SOURCES = 5  # the sources each repository offers an unscoped question
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """Where an unscoped question goes: the chosen repository and how each scored."""
+
+    repository: str
+    scores: tuple[tuple[str, int], ...]  # (repository, its best source's score), best first
+    sources: tuple[Source, ...]  # the chosen repository's sources
+
+
+class Opened:
+    """One repository's open index and host, with what its views are thought to cost."""
+
+    def __init__(self, index: SharedIndex, host: Host) -> None:
+        self.index = index
+        self.host = host
+        self.files = index.counts()["files"]
+        self.last_asked = time.monotonic()
+        self.views = True
+
+    @property
+    def cost_mib(self) -> float:
+        """The estimated memory of this repository's views while they are kept."""
+        return VIEW_BASE_MIB + self.files * VIEW_KIB_PER_FILE / 1024 if self.views else 0.0
+
+
+class Service:
+    """The repositories of one service by name (see the module). Thread-safe; opening a
+    repository blocks, so async callers run ``host`` in a worker thread."""
+
+    def __init__(
+        self,
+        plan: ServicePlan,
+        environ: Mapping[str, str],
+        *,
+        configure: Callable[[Config], Config] | None = None,
+        opener: Callable[[Path], SharedIndex] = open_shared_index,
+    ) -> None:
+        if not plan.repositories:
+            raise RepositoryError("a service needs at least one repository")
+        self.plan = plan
+        # read once, each repository's file with the one environment: a bad value fails here
+        self.configs: dict[str, Config] = {}
+        for spec in plan.repositories:
+            config = load_config(spec.path, environ) if spec.path.is_dir() else None
+            if config is not None:
+                self.configs[spec.name] = configure(config) if configure else config
+        self.states = {
+            spec.name: RepositoryState(spec.name, channels=spec.slack_channels)
+            for spec in plan.repositories
+        }
+        self._opener = opener
+        self._opened: OrderedDict[str, Opened] = OrderedDict()  # least recently asked first
+        self._opening: dict[str, threading.Lock] = {
+            spec.name: threading.Lock() for spec in plan.repositories
+        }
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # --- names ---------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """The repositories' names, in the order configured."""
+        return self.plan.names()
+
+    def spec(self, name: str) -> RepositorySpec:
+        """The repository called ``name`` (UnknownRepository otherwise)."""
+        return self.plan.named(name)
+
+    @property
+    def single(self) -> bool:
+        """Whether the service holds one repository (every question is about it)."""
+        return len(self.plan.repositories) == 1
+
+    # --- hosts ---------------------------------------------------------------------------
+
+    def host(self, name: str) -> Host:
+        """The host of repository ``name``, its index built or refreshed and opened on first
+        use; its views are rebuilt when they were dropped. Blocks while it opens."""
+        spec = self.spec(name)
+        with self._lock:
+            opened = self._opened.get(name)
+            if opened is not None:
+                self._touch(name, opened)
+                return opened.host
+        with self._opening[name]:  # one opening per repository, however many ask at once
+            with self._lock:
+                opened = self._opened.get(name)
+                if opened is not None:
+                    self._touch(name, opened)
+                    return opened.host
+            opened = self._open(spec)
+            with self._lock:
+                if self._closed:
+                    opened.index.close()
+                    raise RepositoryError("the service is closing")
+                self._opened[name] = opened
+                self._touch(name, opened)
+            return opened.host
+
+    def opened(self) -> list[str]:
+        """The repositories whose index is open now, least recently asked first."""
+        with self._lock:
+            return list(self._opened)
+
+    def loaded(self) -> list[str]:
+        """The repositories whose views are in memory now."""
+        with self._lock:
+            return [name for name, opened in self._opened.items() if opened.views]
+
+    def _open(self, spec: RepositorySpec) -> Opened:
+        state = self.states[spec.name]
+        config = self.configs.get(spec.name)
+        if config is None:
+            if not spec.path.is_dir():
+                state.state, state.error = "failed", f"{spec.path} is not a folder"
+                raise RepositoryError(f"repository {spec.name!r}: {spec.path} is not a folder")
+            config = self.configs[spec.name] = load_config(spec.path, {})
+        state.state = "indexing"
+        try:
+            index = self._opener(spec.path)
+        except SzragError as error:
+            state.state, state.error = "failed", error.message
+            raise
+        except OSError as error:
+            state.state, state.error = "failed", str(error)
+            raise RepositoryError(f"repository {spec.name!r}: {error}") from error
+        index.keep_in_memory()
+        opened = Opened(index, Host.of(config, index=index))
+        meta = index.meta()
+        state.state, state.error, state.files = "ready", None, opened.files
+        state.indexed_at = public_timestamp(meta.get("generated_at"))
+        head = read_git_head(spec.path)
+        state.commit = head.commit if head is not None else None
+        return opened
+
+    def _touch(self, name: str, opened: Opened) -> None:
+        """Mark ``name`` as just asked (under the lock): its views kept, the least recently
+        asked others' dropped while the estimate passes the budget."""
+        opened.last_asked = time.monotonic()
+        self._opened.move_to_end(name)
+        if not opened.views:
+            opened.index.keep_in_memory()
+            opened.views = True
+        budget = self.plan.memory_mb
+        for other, candidate in list(self._opened.items()):
+            if sum(item.cost_mib for item in self._opened.values()) <= budget:
+                break
+            if other != name and candidate.views:
+                candidate.index.drop_views()
+                candidate.views = False
+                log.info("dropped the views of %s (memory budget %d MiB)", other, budget)
+        for other, state in self.states.items():
+            kept = self._opened.get(other)
+            state.loaded = bool(kept and kept.views)
+
+    # --- questions without a repository --------------------------------------------------
+
+    def route(self, question: str) -> Routed:
+        """The repository an unscoped question goes to: the one whose best source scores
+        highest (BM25 per repository: each corpus's own statistics, the scores on one
+        scale), ties by the configured order. Opens every repository it has not opened."""
+        scored: list[tuple[int, int, str, tuple[Source, ...]]] = []
+        for order, name in enumerate(self.names()):
+            try:
+                host = self.host(name)
+            except SzragError as error:  # one broken repository does not stop the others
+                log.warning("repository %s left out of routing: %s", name, error.message)
+                continue
+            assert host.index is not None
+            sources = tuple(retrieve(question, ROUTE_SOURCES, index=host.index))
+            best = max((source.score for source in sources), default=0)
+            scored.append((-best, order, name, sources))
+        if not scored:
+            raise RepositoryError("no repository of the service can be searched now")
+        scored.sort()
+        _, _, chosen, sources = scored[0]
+        return Routed(chosen, tuple((name, -score) for score, _, name, _ in scored), sources)
+
+    # --- the end -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every open index and conversation store."""
+        with self._lock:
+            self._closed = True
+            opened, self._opened = list(self._opened.values()), OrderedDict()
+        for item in opened:
+            item.host.conversations.close()
+            item.index.close()
