@@ -14,12 +14,13 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from szrag.commands.inference import redact_password_phrases
 from szrag.commands.model import CommandOutcome, Identity
-from szrag.public import utc_timestamp
+from szrag.public import public, public_dict, rounded, utc_timestamp
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
 
 log = logging.getLogger("szrag.audit")
@@ -32,6 +33,20 @@ MAX_TEXT_CHARS = 2000
 
 def _now() -> str:
     return utc_timestamp()
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of the audit log: when, what, from where, who, the event's own sanitised
+    fields (``command``, ``arguments``, ``question``...), the outcome and the time taken."""
+
+    time: str
+    event: str
+    source: str
+    identity: Identity
+    fields: Mapping[str, Any] = field(metadata=public(spread=True))
+    outcome: str
+    duration_ms: float = field(metadata=public(convert=rounded(3)))
 
 
 class AuditLog:
@@ -72,15 +87,9 @@ class AuditLog:
         """Append one record; returns it (None when disabled or the write failed)."""
         if self.path is None:
             return None
-        entry: dict[str, Any] = {
-            "time": _now(),
-            "event": event,
-            "source": source,
-            "identity": identity.to_dict(),
-            **sanitise(fields),
-            "outcome": outcome,
-            "durationMs": round(duration_ms, 3),
-        }
+        entry = public_dict(
+            AuditEntry(_now(), event, source, identity, sanitise(fields), outcome, duration_ms)
+        )
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
             self._append(line.encode("utf-8"))

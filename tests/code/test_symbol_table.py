@@ -12,7 +12,7 @@ from szrag.code.graph import SymbolQuestion, code_records, find_symbols, symbol_
 from szrag.code.model import SymbolMatches
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
-from szrag.public import public
+from szrag.public import to_public
 
 CopyFixture = Callable[[str], Path]
 
@@ -165,4 +165,4 @@ def test_matches_read_from_memory_behave_as_a_list(tmp_path: Path) -> None:
         for path in ("store.py", "again.py", "queue.js", "missing.py"):
             assert lazy.of_file(path) == plain.of_file(path)
         assert lazy.of_file("store.py")[0].score == lazy.best_by_file()["store.py"]
-        assert public(lazy) == public(listed) == [match.to_dict() for match in listed]
+        assert to_public(lazy) == to_public(listed) == [match.to_dict() for match in listed]

@@ -24,6 +24,7 @@ from szrag.commands import (
     builtin_registry,
 )
 from szrag.index import build_index
+from szrag.public import public_dict
 from szrag.runtime import ProcessRuntime
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ToolResult, fit_output
@@ -47,7 +48,7 @@ class ToolBench:
             "index_root": self.root,
             "allowlist": Allowlist(),
             "audit": self.audit,
-            "on_activity": self.activities.append,
+            "on_activity": lambda event: self.activities.append(public_dict(event)),
         }
         settings.update(options)
         return ToolAdapter.of(**settings)

@@ -17,8 +17,9 @@ from szrag.commands import (
     redact_invocation_secrets,
 )
 from szrag.commands.inference import withhold_named_input
-from szrag.commands.model import Permit
+from szrag.commands.model import Permit, WithheldOutput
 from szrag.errors import CommandError
+from szrag.public import public_dict
 from szrag.results import CommandReport
 
 SECRET_OUTPUT_NOTE = (
@@ -45,10 +46,10 @@ class CommandRun:
     @property
     def prompt_record(self) -> dict[str, Any]:
         """The result as the model may see it: a secret output is replaced by a note."""
-        record = self.report.to_dict()
-        if not self.secret_output or self.report.error is not None:
-            return record
-        return {**record, "responses": [], "outputWithheld": SECRET_OUTPUT_NOTE}
+        report = self.report
+        if not self.secret_output or report.error is not None:
+            return public_dict(report)
+        return public_dict(WithheldOutput(report.id, report.command, (), SECRET_OUTPUT_NOTE))
 
 
 def withheld_question(

@@ -41,12 +41,12 @@ async def join_live(
     metadata: dict[str, Any] = {
         "source": source,
         "errors": len(errors),
-        "durationMs": round(elapsed, 1),
+        "duration_ms": round(elapsed, 1),
     }
     if drift:
         metadata["drift"] = drift
     if commit:
-        metadata["runningCommit"] = commit
+        metadata["running_commit"] = commit
     parts = [errors_text(source, errors)] if errors else []
     parts += [text for text in (drift, environment) if text]
     message = (

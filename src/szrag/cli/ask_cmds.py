@@ -140,7 +140,7 @@ class AnswerView:
                 highlight=False,
             )
             return
-        tools = (activity.metadata or {}).get("toolCalls") if activity.stage == "ai" else None
+        tools = (activity.metadata or {}).get("tool_calls") if activity.stage == "ai" else None
         if tools:
             self._close_line()
             self.err.print(f"[dim]… consulting live data: {', '.join(map(str, tools))}[/]")

@@ -17,14 +17,16 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from szrag.config import ConversationConfig
 from szrag.env import number as env_number
 from szrag.errors import ConversationError
-from szrag.public import utc_timestamp
+from szrag.public import public, public_dict, utc_timestamp
+
+_TIMESTAMP = public(convert=utc_timestamp)
 
 TURNS_SETTING = "SZRAG_CONVERSATION_TURNS"
 AGE_SETTING = "SZRAG_CONVERSATION_MAX_AGE_HOURS"
@@ -94,7 +96,7 @@ class ShownSource:
     end: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "start": self.start, "end": self.end}
+        return public_dict(self)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.start}-{self.end}"
@@ -104,19 +106,15 @@ class ShownSource:
 class Conversation:
     """One conversation: who started it from which face, and when it was last used."""
 
-    id: str
+    id: str = field(metadata=public(name="conversationId"))
     face: str  # cli, api, slack, library...
-    owner: str | None  # the identity that started it; None: anyone who knows the id
-    started_at: float  # epoch seconds
-    updated_at: float
+    # the identity that started it; None: anyone who knows the id
+    owner: str | None = field(metadata=public(hidden=True))
+    started_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
+    updated_at: float = field(metadata=_TIMESTAMP)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "conversationId": self.id,
-            "face": self.face,
-            "startedAt": utc_timestamp(self.started_at),
-            "updatedAt": utc_timestamp(self.updated_at),
-        }
+        return public_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +128,7 @@ class Turn:
     outcome: str  # szrag.results.Outcome's value
     sources: tuple[ShownSource, ...]
     commit: str | None  # the running application's commit, else the checkout's HEAD
-    asked_at: float  # epoch seconds
+    asked_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
 
     @property
     def model_answered(self) -> bool:
@@ -138,16 +136,7 @@ class Turn:
         return self.outcome == "answered"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "answerId": self.answer_id,
-            "conversationId": self.conversation_id,
-            "question": self.question,
-            "answer": self.answer,
-            "outcome": self.outcome,
-            "sources": [source.to_dict() for source in self.sources],
-            "commit": self.commit,
-            "askedAt": utc_timestamp(self.asked_at),
-        }
+        return public_dict(self)
 
 
 class Rating(StrEnum):
@@ -170,8 +159,9 @@ class Feedback:
     sources: tuple[ShownSource, ...]
     cited_files: tuple[str, ...]  # the files of the sources the answer cites by path
     commit: str | None
-    given_at: float  # epoch seconds
-    given_by: str  # the identity that gave it (one feedback per answer and identity)
+    given_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
+    # the identity that gave it (one feedback per answer and identity)
+    given_by: str = field(metadata=public(hidden=True))
 
     @property
     def expected_files(self) -> tuple[str, ...]:
@@ -182,15 +172,4 @@ class Feedback:
         return self.cited_files if self.rating is Rating.UP else ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "answerId": self.answer_id,
-            "conversationId": self.conversation_id,
-            "rating": self.rating.value,
-            "rightFiles": list(self.right_files),
-            "comment": self.comment,
-            "question": self.question,
-            "sources": [source.to_dict() for source in self.sources],
-            "citedFiles": list(self.cited_files),
-            "commit": self.commit,
-            "givenAt": utc_timestamp(self.given_at),
-        }
+        return public_dict(self)

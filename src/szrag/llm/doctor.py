@@ -22,6 +22,7 @@ from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
 from szrag.llm.errors import StreamCutError, context_overflow, error_detail
 from szrag.llm.stream import read_events
+from szrag.public import public_dict
 from szrag.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 
 OK = "ok"
@@ -48,7 +49,7 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         """The public JSON form."""
-        return {"name": self.name, "status": self.status, "detail": self.detail, "hint": self.hint}
+        return public_dict(self)
 
 
 def models_url(settings: Settings) -> str:

@@ -36,7 +36,7 @@ from szrag.host import Host
 from szrag.index.shared import SharedIndex
 from szrag.llm.prompts import SYSTEM_PROMPT, build_user_message, load_prompt
 from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool, mcp_tool_name
-from szrag.public import dumps, public
+from szrag.public import dumps, to_public
 from szrag.redact import redact
 from szrag.tools.definitions import COMMAND_TOOL, TOOLS, ToolDefinition
 from szrag.tools.schema import validate
@@ -279,7 +279,7 @@ def _live_tool(tool: ToolDefinition) -> types.Tool:
 
 
 def _result(value: Any, *, error: bool = False) -> types.CallToolResult:
-    content = public(value)
+    content = to_public(value)
     structured = content if isinstance(content, dict) else {"result": content}
     return types.CallToolResult(
         content=[types.TextContent(text=dumps(content))],

@@ -22,10 +22,18 @@ from typing import Any, Protocol
 
 from szrag.commands.model import CommandOutcome
 from szrag.errors import ToolError
-from szrag.public import public_timestamp, utc_timestamp
+from szrag.public import public_dict, public_timestamp, utc_timestamp
 from szrag.releases import read_release_info
-from szrag.runtime.errorlog import ErrorLog, ErrorRecord
-from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
+from szrag.runtime.errorlog import ErrorLog, ErrorRecord, ErrorsRead
+from szrag.runtime.logs import (
+    LogBuffer,
+    LogEntry,
+    LogFileTail,
+    LogsRead,
+    iso_time,
+    parse_log_line,
+    tail_lines,
+)
 from szrag.runtime.metrics import Metrics
 from szrag.runtime.status import deployment_fields, process_status
 
@@ -120,11 +128,13 @@ class ProcessRuntime:
 
     def status(self) -> dict[str, Any]:
         """Process, repository, index and deployment facts."""
-        return process_status(
-            self.root,
-            started=self.started,
-            started_monotonic=self._started_monotonic,
-            environ=self.environ,
+        return public_dict(
+            process_status(
+                self.root,
+                started=self.started,
+                started_monotonic=self._started_monotonic,
+                environ=self.environ,
+            )
         )
 
     def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
@@ -137,30 +147,25 @@ class ProcessRuntime:
         """The latest buffered entries and, when configured, the log file's last lines."""
         limit = max(0, min(limit, MAX_READ))
         entries: list[LogEntry] = self.log_buffer.entries(MAX_READ if since else limit, level)
-        shown = [entry.to_dict() for entry in entries]
         if since:
             start = since_time(since)
-            shown = [entry for entry in shown if str(entry.get("time") or "") >= start][-limit:]
-        result: dict[str, Any] = {"entries": shown}
+            entries = [entry for entry in entries if iso_time(entry.time) >= start][-limit:]
+        tail = None
         if self.log_file is not None:
+            location = str(self.log_file)
             try:
                 lines = tail_lines(self.log_file, limit)
-                result["logFile"] = {
-                    "location": str(self.log_file),
-                    "entries": [parse_log_line(line) for line in lines],
-                }
+                tail = LogFileTail(location, entries=[parse_log_line(line) for line in lines])
             except OSError as error:
-                result["logFile"] = {
-                    "location": str(self.log_file),
-                    "error": error.strerror or str(error),
-                }
-        return result
+                tail = LogFileTail(location, error=error.strerror or str(error))
+        return public_dict(LogsRead(tuple(entries), tail))
 
     def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
         """The latest caught errors, newest first."""
         limit = max(0, min(limit, MAX_READ))
         records: list[ErrorRecord] = self.error_log.entries(limit)
-        return {"errors": [record.to_dict(include_stack=include_stack) for record in records]}
+        shown = tuple(record.shown(include_stack=include_stack) for record in records)
+        return public_dict(ErrorsRead(shown))
 
     def release_info(self, version: str | None = None) -> dict[str, Any]:
         """Versions and release notes from the repository's history file."""

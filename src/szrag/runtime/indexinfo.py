@@ -8,13 +8,37 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from szrag.errors import IndexStoreError
 from szrag.index import store
-from szrag.public import public_timestamp
+from szrag.public import public, public_timestamp
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatistics:
+    """The index's meta facts and row counts (by table: data)."""
+
+    schema_version: int | None
+    generated_at: str | None  # the public timestamp
+    profile: str | None
+    counts: Mapping[str, int] = field(metadata=public(spread=True))
+    available: bool = field(default=True, init=False)
+
+    public_order: ClassVar[tuple[str, ...]] = ("available",)
+
+
+@dataclass(frozen=True, slots=True)
+class NoIndex:
+    """Why there is no usable index."""
+
+    reason: str
+    available: bool = field(default=False, init=False)
+
+    public_order: ClassVar[tuple[str, ...]] = ("available",)
 
 
 @contextlib.contextmanager
@@ -38,21 +62,20 @@ def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def index_statistics(root: Path) -> dict[str, Any]:
+def index_statistics(root: Path) -> IndexStatistics | NoIndex:
     """Row counts and meta facts of the index, or why there is none."""
     try:
         with open_read_only(root) as conn:
             meta = store.read_meta(conn)
             counts = store.counts(conn)
     except IndexStoreError as error:
-        return {"available": False, "reason": error.message}
-    return {
-        "available": True,
-        "schemaVersion": _number(meta.get("schema_version")),
-        "generatedAt": public_timestamp(meta.get("generated_at")),
-        "profile": meta.get("profile"),
-        **counts,
-    }
+        return NoIndex(error.message)
+    return IndexStatistics(
+        schema_version=_number(meta.get("schema_version")),
+        generated_at=public_timestamp(meta.get("generated_at")),
+        profile=meta.get("profile"),
+        counts=counts,
+    )
 
 
 def _number(value: Any) -> int | None:

@@ -27,7 +27,7 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from szrag.config import RuntimeConfig
 from szrag.env import text as env_text
 from szrag.env import text_list as env_list
 from szrag.errors import ConfigError, ToolError
-from szrag.public import utc_timestamp
+from szrag.public import public, public_dict, utc_timestamp
 from szrag.runtime import MAX_READ, ProcessRuntime, since_time
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
@@ -445,10 +445,26 @@ def _at_least(entry: Mapping[str, Any], level: str | None) -> bool:
     return LEVELS.get(str(entry.get("level") or "").lower(), 0) >= wanted
 
 
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """The errors of one type and message in a log: how many, first and last time seen, the
+    innermost frame inside the repository (``{path, line}``), the ERROR record that logged
+    it and (when asked for) the last traceback."""
+
+    type: str
+    message: str
+    count: int
+    first_seen: str | None
+    where: Mapping[str, Any] | None
+    last_seen: str | None
+    logged: str | None = field(default=None, metadata=public(omit_none=True))
+    stack: str | None = field(default=None, metadata=public(omit_none=True))
+
+
 def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict[str, Any]]:
     """ERROR records and tracebacks in ``lines``, grouped by type and message, most recent
     group first: count, first and last time seen, the innermost frame in the repository."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str], ErrorGroup] = {}
     last_time: str | None = None
     frames: list[tuple[str, int]] = []
     stack: list[str] = []
@@ -460,25 +476,15 @@ def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict
         kind: str, message: str, frame: tuple[str, int] | None, logged: str | None = None
     ) -> None:
         key = (kind, re.sub(r"\d+", "N", message)[:300])
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = {
-                "type": kind,
-                "message": message[:500],
-                "count": 0,
-                "firstSeen": last_time,
-                "where": None,
-            }
-        group["count"] += 1
-        group["lastSeen"] = last_time
-        if logged:
-            group["logged"] = logged[:500]
-        if frame is not None:
-            group["where"] = {"path": frame[0], "line": frame[1]}
-        if include_stack and stack:
-            group["stack"] = "\n".join(stack[-40:])
-        groups.pop(key)
-        groups[key] = group  # most recent last
+        group = groups.pop(key, None) or ErrorGroup(kind, message[:500], 0, last_time, None, None)
+        groups[key] = replace(  # most recent last
+            group,
+            count=group.count + 1,
+            last_seen=last_time,
+            logged=logged[:500] if logged else group.logged,
+            where={"path": frame[0], "line": frame[1]} if frame is not None else group.where,
+            stack="\n".join(stack[-40:]) if include_stack and stack else group.stack,
+        )
 
     for line in lines:
         entry_time = _TIME.match(line.strip())
@@ -510,7 +516,7 @@ def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict
             pending = str(entry.get("message") or "")
     if pending is not None:
         add("error", pending, None)
-    return list(reversed(groups.values()))
+    return [public_dict(group) for group in reversed(groups.values())]
 
 
 def _repository_path(file: str, root: Path) -> str | None:

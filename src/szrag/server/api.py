@@ -24,7 +24,7 @@ from sse_starlette import EventSourceResponse
 from szrag.answer.question import Admitted
 from szrag.errors import ClientGone
 from szrag.index.build import is_damage
-from szrag.public import public
+from szrag.public import to_public
 from szrag.results import Answer
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
@@ -51,7 +51,7 @@ router = APIRouter()
 
 def ok(data: Any, status: int = 200) -> JSONResponse:
     """The success envelope, its data in the public form."""
-    return JSONResponse({"ok": True, "data": public(data)}, status_code=status)
+    return JSONResponse({"ok": True, "data": to_public(data)}, status_code=status)
 
 
 def failure(

@@ -17,17 +17,18 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
-from szrag.commands.model import CommandSpec, Identity
+from szrag.commands.model import CommandSpec, Identity, WithheldOutput
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
 from szrag.errors import CommandError, SzragError, ToolError
+from szrag.public import public, public_dict, rounded
 from szrag.runtime.indexinfo import read_routes
 from szrag.tools.definitions import (
     COMMAND_TOOL,
@@ -49,10 +50,14 @@ if TYPE_CHECKING:  # the audit log imports the sanitiser from this package
 
 log = logging.getLogger("szrag.tools")
 
-ActivityCallback = Callable[[dict[str, Any]], None]
+ActivityCallback = Callable[["ToolEvent"], None]
 # Extra time a runCommand call gets beyond the command's own limit, so the command's timeout
 # (which the audit log and metrics record) fires before the adapter's safety net.
 _COMMAND_GRACE = 0.5
+
+
+_MILLISECONDS = public(convert=rounded(3))
+_OMIT_NONE = public(omit_none=True)
 
 
 @dataclass(frozen=True)
@@ -61,20 +66,73 @@ class ToolResult:
 
     name: str
     ok: bool
-    content: Any
-    text: str
-    duration_ms: float
+    content: Any  # the sanitised value, as JSON-ready data
+    text: str = field(metadata=public(hidden=True))
+    duration_ms: float = field(metadata=_MILLISECONDS)
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {
-            "name": self.name,
-            "ok": self.ok,
-            "content": self.content,
-            "durationMs": round(self.duration_ms, 3),
-            "error": self.error,
+        return public_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """What a failed call reports: the failure's label and message."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCall:
+    """A failed call's result, as the model reads it."""
+
+    error: ToolFailure
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEvent:
+    """One finished tool call, as the adapter reports it to ``on_activity``: the tool and its
+    endpoint, the status (completed, failed, timeout), the time taken, the arguments as shown
+    (sanitised) and, for a failure, what went wrong."""
+
+    stage: str = field(init=False, default="tool")
+    kind: str = field(metadata=public(name="type"))  # api_request or command_tool
+    tool: str
+    endpoint: str | None
+    status: str
+    duration_ms: float = field(metadata=_MILLISECONDS)
+    arguments: Any
+    message: str
+    error: ToolFailure | None = field(default=None, metadata=_OMIT_NONE)
+
+    def details(self) -> dict[str, Any]:
+        """The event as an activity's metadata: everything but the stage and the message."""
+        found: dict[str, Any] = {
+            "type": self.kind,
+            "tool": self.tool,
+            "endpoint": self.endpoint,
+            "status": self.status,
+            "duration_ms": round(self.duration_ms, 3),
+            "arguments": self.arguments,
         }
+        if self.error is not None:
+            found["error"] = self.error
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    """A result over the size limit: a message, the original size and a preview (the start
+    of the result's JSON text)."""
+
+    truncated: bool = field(init=False, default=True)
+    original_bytes: int
+    message: str | None = field(default=None, metadata=_OMIT_NONE)
+    preview: str | None = field(default=None, metadata=_OMIT_NONE)
+
+    public_order: ClassVar[tuple[str, ...]] = ("truncated", "message", "original_bytes")
 
 
 class _Failure(Exception):
@@ -104,16 +162,11 @@ def fit_output(value: Any, max_bytes: int) -> tuple[Any, str]:
     size = _size(text)
     if size <= max_bytes:
         return value, text
-    envelope: dict[str, Any] = {
-        "truncated": True,
-        "message": (
-            f"The result was {size} bytes, over the {max_bytes}-byte limit. The preview is the "
-            "start of its JSON text; ask again with filters or a lower limit for the rest."
-        ),
-        "originalBytes": size,
-        "preview": "",
-    }
-    room = max_bytes - _size(_json(envelope))
+    message = (
+        f"The result was {size} bytes, over the {max_bytes}-byte limit. The preview is the "
+        "start of its JSON text; ask again with filters or a lower limit for the rest."
+    )
+    room = max_bytes - _size(_json(public_dict(Truncated(size, message, ""))))
     low, high = 0, min(len(text), max(room, 0))
     while low < high:  # the longest prefix whose escaped form fits
         middle = (low + high + 1) // 2
@@ -121,21 +174,21 @@ def fit_output(value: Any, max_bytes: int) -> tuple[Any, str]:
             low = middle
         else:
             high = middle - 1
-    envelope["preview"] = text[:low]
+    envelope = public_dict(Truncated(size, message, text[:low]))
     rendered = _json(envelope)
     if _size(rendered) > max_bytes:  # a limit too small even for the envelope
-        envelope = {"truncated": True, "originalBytes": size}
+        envelope = public_dict(Truncated(size))
         rendered = _json(envelope)
     return envelope, rendered
 
 
+# getCommands' field filters: the public names of a command's searched fields
+_FILTERED = ("name", "description", "category", "usageHint")
+
+
 def _matches(spec: CommandSpec, filters: dict[str, str]) -> bool:
-    fields = {
-        "name": spec.name,
-        "description": spec.description,
-        "category": spec.category,
-        "usageHint": spec.usage,
-    }
+    shown = public_dict(spec)
+    fields = {key: str(shown[key]) for key in _FILTERED}
     for key, wanted in filters.items():
         needle = wanted.lower()
         haystack = " ".join([spec.id, *fields.values()]) if key == "text" else fields[key]
@@ -313,7 +366,7 @@ class ToolAdapter:
         failure: _Failure | None = None,
     ) -> ToolResult:
         if failure is not None:
-            content = {"error": {"type": failure.kind, "message": failure.message}}
+            content = FailedCall(ToolFailure(failure.kind, failure.message))
         safe, text = fit_output(sanitise(content), self.max_output_bytes)
         duration = (time.perf_counter() - started) * 1000
         status = (
@@ -345,23 +398,22 @@ class ToolAdapter:
         message = f"{name} {status} in {duration_ms:.0f} ms"
         if failure is not None:
             message = f"{name} {status}: {sanitise_text(failure.message, 300)}"
-        activity: dict[str, Any] = {
-            "stage": "tool",
-            "type": tool.kind if tool else "api_request",
-            "tool": name,
-            "endpoint": endpoint,
-            "status": status,
-            "durationMs": round(duration_ms, 3),
-            "arguments": shown_args,
-            "message": message,
-        }
-        if failure is not None:
-            activity["error"] = {
-                "type": failure.kind,
-                "message": sanitise_text(failure.message, 300),
-            }
+        event = ToolEvent(
+            kind=tool.kind if tool else "api_request",
+            tool=name,
+            endpoint=endpoint,
+            status=status,
+            duration_ms=duration_ms,
+            arguments=shown_args,
+            message=message,
+            error=(
+                ToolFailure(failure.kind, sanitise_text(failure.message, 300))
+                if failure is not None
+                else None
+            ),
+        )
         try:
-            self.on_activity(activity)
+            self.on_activity(event)
         except Exception:
             log.exception("the activity callback failed")
 
@@ -418,16 +470,14 @@ class ToolAdapter:
         )
         if self.runner.policy.output_is_secret(result.id):
             # the output is a secret (a digest, a fresh token): the model learns only that it ran
-            return {
-                "id": result.id,
-                "command": result.command,
-                "responses": [],
-                "outputWithheld": (
-                    "the output is secret and is not shown to you; tell the user to run "
-                    f"{result.command} themselves to see it"
-                ),
-            }
-        return result.to_dict()
+            return WithheldOutput(
+                result.id,
+                result.command,
+                (),
+                "the output is secret and is not shown to you; tell the user to run "
+                f"{result.command} themselves to see it",
+            )
+        return result
 
     async def _get_routes(self, args: dict[str, Any], identity: Identity) -> Any:
         try:
