@@ -1,4 +1,6 @@
-"""The shape of the house, checked from the source: arrows between packages run one way.
+"""The shape of the house, checked from the source: arrows between packages run one way, one
+place wires the host, only the faces read the environment, and public names are derived from
+records, not written.
 
 Imports are read with ``ast`` (those under ``if TYPE_CHECKING:`` are annotations, not
 dependencies). A unit is a top-level module or package of ``szrag`` (``szrag.rank``,
@@ -8,6 +10,7 @@ dependencies). A unit is a top-level module or package of ``szrag`` (``szrag.ran
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +166,96 @@ def test_only_the_faces_read_the_process_environment() -> None:
             ):
                 offenders.append(f"{module}:{node.lineno}")
     assert offenders == []
+
+
+CAMEL_CASE = re.compile(r"^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$")
+
+# Names written by hand because they belong to a wire format that is not one of szrag's own
+# records: (module, names) -> why.
+FOREIGN_NAMES: dict[tuple[str, frozenset[str]], str] = {
+    (
+        "szrag/tools/definitions.py",
+        frozenset({"additionalProperties", "minLength", "maxLength"}),
+    ): "JSON Schema keywords of the tool schemas",
+    (
+        "szrag/tools/definitions.py",
+        frozenset({"commandId", "usageHint", "includeStack"}),
+    ): "the live tools' argument names, as the original service's tools take them",
+    (
+        "szrag/mcp/catalogue.py",
+        frozenset({"additionalProperties", "minLength", "maxLength"}),
+    ): "JSON Schema keywords of the MCP tool schemas",
+    (
+        "szrag/tools/adapter.py",
+        frozenset(
+            {
+                "getStatus",
+                "getCommands",
+                "getReleaseInfo",
+                "runCommand",
+                "getLogs",
+                "getErrors",
+                "getMetrics",
+                "getRoutes",
+            }
+        ),
+    ): "the handler table, keyed by the live tools' names (the model calls them so)",
+    (
+        "szrag/runtime/sources.py",
+        frozenset({"includeStack"}),
+    ): "the query parameter of the running application's /api/admin/errors",
+}
+
+
+def written_keys(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """The string keys written in ``tree``: of dict displays, of ``dict(...)`` keywords and of
+    subscript assignments (``record["key"] = ...``), with their lines."""
+    for node in ast.walk(tree):
+        keys: list[ast.expr | None] = []
+        if isinstance(node, ast.Dict):
+            keys = list(node.keys)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "dict":
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    yield node.lineno, keyword.arg
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            keys = [target.slice for target in targets if isinstance(target, ast.Subscript)]
+        for key in keys:
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                yield key.lineno, key.value
+
+
+def test_the_key_finder_finds_written_keys() -> None:
+    source = (
+        'a = {"endLine": 1, **b}\nc = dict(startLine=2)\nd["relativePath"] = 3\ne.get("readOnly")'
+    )
+    assert list(sorted(written_keys(ast.parse(source)))) == [
+        (1, "endLine"),
+        (2, "startLine"),
+        (3, "relativePath"),
+    ]
+
+
+def test_public_names_are_derived_not_written() -> None:
+    """No module but ``public.py`` writes a camelCase key: records carry snake_case fields
+    and ``szrag.public.to_public`` names them (wire formats of others aside, each with its
+    reason in FOREIGN_NAMES)."""
+    allowed: dict[str, set[str]] = {}
+    for (module, names), _reason in FOREIGN_NAMES.items():
+        allowed.setdefault(module, set()).update(names)
+    offenders = []
+    used: dict[str, set[str]] = {}
+    for path in sorted((SOURCE / "szrag").rglob("*.py")):
+        module = path.relative_to(SOURCE).as_posix()
+        if module == "szrag/public.py":
+            continue
+        for line, key in written_keys(ast.parse(path.read_text(encoding="utf-8"))):
+            if not CAMEL_CASE.match(key):
+                continue
+            if key in allowed.get(module, set()):
+                used.setdefault(module, set()).add(key)
+            else:
+                offenders.append(f"{module}:{line} {key!r}")
+    assert offenders == []
+    assert used == allowed, "FOREIGN_NAMES lists names no module writes any more"
