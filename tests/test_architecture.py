@@ -259,3 +259,24 @@ def test_public_names_are_derived_not_written() -> None:
                 offenders.append(f"{module}:{line} {key!r}")
     assert offenders == []
     assert used == allowed, "FOREIGN_NAMES lists names no module writes any more"
+
+
+def test_no_caller_asks_whether_a_result_must_be_awaited() -> None:
+    """Runtime reads are coroutines (``szrag.runtime.Runtime``: a blocking runtime is made one
+    once, by ``as_runtime``, where the tools, the runner and the server are built), callbacks
+    are typed by what they return: no module asks ``inspect.isawaitable`` of a result."""
+    offenders = []
+    for path in sorted((SOURCE / "szrag").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (
+                node.attr
+                if isinstance(node, ast.Attribute)
+                else node.id
+                if isinstance(node, ast.Name)
+                else node.name
+                if isinstance(node, ast.alias)
+                else ""
+            )
+            if named == "isawaitable":
+                offenders.append(f"{path.relative_to(SOURCE)}:{getattr(node, 'lineno', 0)}")
+    assert offenders == []

@@ -15,7 +15,6 @@ Metadata is written with snake_case keys, like any field name; the public form c
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -134,5 +133,4 @@ class ActivityRecorder:
         self._activities.append(activity)
         if self._on_activity is None:
             return None
-        result = self._on_activity(activity)
-        return result if inspect.isawaitable(result) else None
+        return self._on_activity(activity)  # None from a plain function

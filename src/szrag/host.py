@@ -42,7 +42,7 @@ from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationLimits, ConversationStore
 from szrag.errors import SzragError
 from szrag.index import Index, load_index
-from szrag.runtime import ProcessRuntime, Runtime
+from szrag.runtime import BlockingRuntime, ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
 from szrag.settings import Settings, live_tools_enabled
 from szrag.tools import ToolAdapter
@@ -72,7 +72,7 @@ class Host:
     index: Index | None = None
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
-    live: Runtime | None = None
+    live: Runtime | BlockingRuntime | None = None
     # conversations, their turns and feedback (default: the repository's, with the bounds
     # of its [conversations] table and SZRAG_CONVERSATION_*)
     conversation_store: ConversationStore | None = None

@@ -11,6 +11,7 @@ from typing import Any
 from szrag.activity import COMPLETED, ActivityRecorder, plural
 from szrag.answer.evidence import Evidence
 from szrag.errors import ToolError
+from szrag.public import public_dict
 from szrag.rank.words import named_variables
 from szrag.runtime.sources import (
     ApplicationRuntime,
@@ -77,7 +78,7 @@ def _release_facts(
     """The running commit, the sentence saying which cited files changed since it, and which
     of ``wanted`` the application has set (names only): each empty when not known."""
     try:
-        status = live.status()
+        status = public_dict(live.status())
     except ToolError:
         status = {}
     commit = running_commit(live, status)

@@ -7,11 +7,13 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from szrag.commands.model import CommandOutcome
 from szrag.public import public, public_dict, rounded
 from szrag.runtime.logs import iso_time
+
+if TYPE_CHECKING:  # the command runner reads through a Runtime
+    from szrag.commands.model import CommandOutcome
 
 UNKNOWN_COMMAND = "(unknown)"  # attempts of unregistered ids share one counter
 

@@ -41,9 +41,10 @@ from szrag.env import text as env_text
 from szrag.env import text_list as env_list
 from szrag.errors import ConfigError, ToolError
 from szrag.public import public, public_dict, utc_timestamp
-from szrag.runtime import MAX_READ, ProcessRuntime, since_time
+from szrag.runtime import MAX_READ, ProcessRuntime, Sourced, since_time
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
+PROCESS = "szrag process"  # the source of a read szrag's own process answers
 DEFAULT_PATHS = {
     "status": "/api/status",
     "logs": "/api/logs",
@@ -138,9 +139,35 @@ def check_url(url: str, *, allow_public: bool) -> None:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class LogLines:
+    """Log records read from the log files or the journal, oldest first (each ``{time,
+    level, message}``, a JSON line with its own fields too)."""
+
+    entries: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroups:
+    """The errors of the log files or the journal, grouped, most recent group first."""
+
+    errors: tuple[ErrorGroup, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """A Prometheus exposition's samples (``{name, labels, value}``), the first
+    ``MAX_SAMPLES`` of ``count``."""
+
+    samples: list[dict[str, Any]]
+    count: int
+    truncated: bool
+
+
 class ApplicationRuntime:
     """The runtime the live tools read: the configured sources, else szrag's own process
-    (which keeps counting commands and tools either way)."""
+    (which keeps counting commands and tools either way). A blocking runtime: each read a
+    :class:`~szrag.runtime.Sourced` record."""
 
     def __init__(self, process: ProcessRuntime, sources: RuntimeSources, root: Path) -> None:
         self.process = process
@@ -153,26 +180,24 @@ class ApplicationRuntime:
         """The HTTP path that answers ``read``, when the HTTP source does."""
         return self.sources.path(read) if self.sources.url else None
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Sourced:
         if path := self._serves("status"):
             return self._http(path)
-        return {"source": "szrag process", **self.process.status()}
+        return Sourced(PROCESS, self.process.status())
 
-    def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+    def metrics(self, name: str | None = None, label: str | None = None) -> Sourced:
         if self.sources.metrics_url:
             return self._prometheus(name, label)
         if path := self._serves("metrics"):
             return self._http(path)
-        return {"source": "szrag process", **self.process.metrics()}
+        return Sourced(PROCESS, self.process.metrics())
 
-    def release_info(self, version: str | None = None) -> dict[str, Any]:
+    def release_info(self, version: str | None = None) -> Sourced:
         if path := self._serves("release"):
             return self._http(path, {"version": version} if version else None)
-        return {"source": "szrag process", **self.process.release_info(version)}
+        return Sourced(PROCESS, self.process.release_info(version))
 
-    def logs(
-        self, limit: int = 10, level: str | None = None, since: str | None = None
-    ) -> dict[str, Any]:
+    def logs(self, limit: int = 10, level: str | None = None, since: str | None = None) -> Sourced:
         limit = max(0, min(limit, MAX_READ))
         start = since_time(since) if since else None
         if self.sources.log_files or self.sources.journal_unit:
@@ -182,7 +207,7 @@ class ApplicationRuntime:
                 if _at_least(entry, level)
                 and (start is None or str(entry.get("time") or "") >= start)
             ]
-            return {"source": self._log_source, "entries": entries[-limit:] if limit else []}
+            return Sourced(self._log_source, LogLines(entries[-limit:] if limit else []))
         if path := self._serves("logs"):
             query: dict[str, Any] = {"limit": limit}
             if level:
@@ -190,17 +215,17 @@ class ApplicationRuntime:
             if start:
                 query["since"] = start
             return self._http(path, query)
-        return {"source": "szrag process", **self.process.logs(limit, level, since)}
+        return Sourced(PROCESS, self.process.logs(limit, level, since))
 
-    def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
+    def errors(self, limit: int = 10, include_stack: bool = False) -> Sourced:
         limit = max(0, min(limit, MAX_READ))
         if path := self._serves("errors"):
             query = {"limit": limit, "includeStack": str(include_stack).lower()}
             return self._http(path, query)
         if self.sources.log_files or self.sources.journal_unit:
             grouped = group_errors(self._log_lines(), self.root, include_stack)
-            return {"source": self._log_source, "errors": grouped[:limit]}
-        return {"source": "szrag process", **self.process.errors(limit, include_stack)}
+            return Sourced(self._log_source, ErrorGroups(tuple(grouped[:limit])))
+        return Sourced(PROCESS, self.process.errors(limit, include_stack))
 
     # Writes go to szrag's own counters -----------------------------------------------
 
@@ -215,7 +240,7 @@ class ApplicationRuntime:
 
     # Sources -------------------------------------------------------------------------
 
-    def _http(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _http(self, path: str, query: Mapping[str, Any] | None = None) -> Sourced:
         assert self.sources.url is not None
         url = self.sources.url + path
         headers = {"Accept": "application/json"}
@@ -235,9 +260,9 @@ class ApplicationRuntime:
         if isinstance(body, dict) and body.get("ok") is True and "data" in body:
             body = body["data"]
         data = body if isinstance(body, dict) else {"data": body}
-        return {"source": f"http {url}", **data}
+        return Sourced(f"http {url}", data)
 
-    def _prometheus(self, name: str | None, label: str | None) -> dict[str, Any]:
+    def _prometheus(self, name: str | None, label: str | None) -> Sourced:
         """The exposition's samples (at most MAX_SAMPLES), filtered by name and label."""
         assert self.sources.metrics_url is not None
         url = self.sources.metrics_url
@@ -260,12 +285,8 @@ class ApplicationRuntime:
             if (not name or name.lower() in sample.name.lower())
             and (not key or sample.labels.get(key.strip()) == value.strip())
         ]
-        return {
-            "source": f"prometheus {url}",
-            "samples": samples[:MAX_SAMPLES],
-            "count": len(samples),
-            "truncated": len(samples) > MAX_SAMPLES,
-        }
+        shown = Samples(samples[:MAX_SAMPLES], len(samples), len(samples) > MAX_SAMPLES)
+        return Sourced(f"prometheus {url}", shown)
 
     def _log_paths(self) -> list[Path]:
         """Every file the globs name with its rotations, oldest first."""
@@ -461,7 +482,7 @@ class ErrorGroup:
     stack: str | None = field(default=None, metadata=public(omit_none=True))
 
 
-def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict[str, Any]]:
+def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[ErrorGroup]:
     """ERROR records and tracebacks in ``lines``, grouped by type and message, most recent
     group first: count, first and last time seen, the innermost frame in the repository."""
     groups: dict[tuple[str, str], ErrorGroup] = {}
@@ -516,7 +537,7 @@ def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict
             pending = str(entry.get("message") or "")
     if pending is not None:
         add("error", pending, None)
-    return [public_dict(group) for group in reversed(groups.values())]
+    return list(reversed(groups.values()))
 
 
 def _repository_path(file: str, root: Path) -> str | None:
@@ -537,7 +558,7 @@ def matching_errors(
     raised in one of ``files`` or naming a URL path the question names. Returns the source
     and the errors (most recent group first); a source that cannot be read gives none."""
     try:
-        found = live.errors(20, False)
+        found = public_dict(live.errors(20, False))
     except ToolError:
         return "unavailable", []
     routes = set(_URL_PATH.findall(question))
@@ -586,7 +607,7 @@ def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = 
             return value
     if status is None:
         try:
-            status = live.status()
+            status = public_dict(live.status())
         except ToolError:
             return None
     places = [status, status.get("deployment") if isinstance(status, dict) else None]
@@ -643,7 +664,7 @@ def environment_names(
     as its systemd unit defines them; None when neither says. Values are never read."""
     if status is None:
         try:
-            status = live.status()
+            status = public_dict(live.status())
         except ToolError:
             status = {}
     reported = status.get("environment") if isinstance(status, Mapping) else None

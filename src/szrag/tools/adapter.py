@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
 import json
 import logging
 import time
@@ -23,12 +22,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
-from szrag.commands.model import CommandSpec, Identity, WithheldOutput
+from szrag.commands.model import CommandResult, CommandSpec, Identity, WithheldOutput
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
 from szrag.errors import CommandError, SzragError, ToolError
 from szrag.public import public, public_dict, rounded
+from szrag.runtime import BlockingRuntime, Runtime, as_runtime
 from szrag.runtime.indexinfo import read_routes
 from szrag.tools.definitions import (
     COMMAND_TOOL,
@@ -46,7 +46,6 @@ from szrag.tools.schema import validate
 
 if TYPE_CHECKING:  # the audit log imports the sanitiser from this package
     from szrag.audit import AuditLog
-    from szrag.runtime import Runtime
 
 log = logging.getLogger("szrag.tools")
 
@@ -120,6 +119,46 @@ class ToolEvent:
         if self.error is not None:
             found["error"] = self.error
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class ListedCommand:
+    """A command as ``getCommands`` lists it: its metadata and whether runCommand may run it."""
+
+    spec: CommandSpec = field(metadata=public(spread=True))
+    runnable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFound:
+    """``getCommands`` with an ``id``: that command."""
+
+    command: ListedCommand
+
+
+@dataclass(frozen=True, slots=True)
+class CommandIds:
+    """``getCommands`` without arguments: every command's id."""
+
+    commands: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandsFound:
+    """``getCommands`` with filters: the commands matching all of them."""
+
+    commands: tuple[ListedCommand, ...]
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoutesFound:
+    """``getRoutes``: the matching routes (``{method, route, path, line, handler}``, as the
+    index lists them), the first ``limit`` of ``count``."""
+
+    routes: list[dict[str, Any]]
+    count: int
+    truncated: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +242,7 @@ class ToolAdapter:
     def __init__(
         self,
         runner: CommandRunner,
-        runtime: Runtime,
+        runtime: Runtime | BlockingRuntime,
         index_root: Path | str,
         *,
         on_activity: ActivityCallback | None = None,
@@ -212,7 +251,8 @@ class ToolAdapter:
         privileged: bool = True,
     ) -> None:
         self.runner = runner  # its policy decides what runCommand runs; it reports refusals
-        self.runtime = runtime
+        self.runtime = runtime  # what it reads, and what counts the tool calls
+        self.reads = as_runtime(runtime)
         self.index_root = Path(index_root)
         self.on_activity = on_activity
         self.timeout = timeout
@@ -220,23 +260,19 @@ class ToolAdapter:
         # Whether admin-only tools are offered and run (a person at this machine: yes; a
         # server decides per caller, see with_privilege).
         self.privileged = privileged
+        reads = self.reads
         self._handlers: dict[str, Callable[[dict[str, Any], Identity], Awaitable[Any]]] = {
-            "getStatus": lambda args, who: self._read("status"),
+            "getStatus": lambda args, who: reads.status(),
             "getCommands": self._get_commands,
-            "getReleaseInfo": lambda args, who: self._read("release_info", args.get("version")),
+            "getReleaseInfo": lambda args, who: reads.release_info(args.get("version")),
             "runCommand": self._run_command,
-            "getLogs": lambda args, who: self._read(
-                "logs",
-                args.get("limit", MAX_LOG_ENTRIES),
-                args.get("level"),
-                *([args["since"]] if args.get("since") else []),
+            "getLogs": lambda args, who: reads.logs(
+                args.get("limit", MAX_LOG_ENTRIES), args.get("level"), args.get("since") or None
             ),
-            "getErrors": lambda args, who: self._read(
-                "errors", args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
+            "getErrors": lambda args, who: reads.errors(
+                args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
             ),
-            "getMetrics": lambda args, who: self._read(
-                "metrics", *([args.get("name"), args.get("label")] if args else [])
-            ),
+            "getMetrics": lambda args, who: reads.metrics(args.get("name"), args.get("label")),
             "getRoutes": self._get_routes,
         }
 
@@ -244,7 +280,7 @@ class ToolAdapter:
     def of(
         cls,
         registry: CommandRegistry,
-        runtime: Runtime,
+        runtime: Runtime | BlockingRuntime,
         index_root: Path | str,
         allowlist: Allowlist,
         audit: AuditLog,
@@ -431,36 +467,32 @@ class ToolAdapter:
 
     # Tools -----------------------------------------------------------------------------
 
-    async def _read(self, method: str, *args: Any) -> Any:
-        """Call a runtime method: awaited when async, in a worker thread when sync."""
-        function = getattr(self.runtime, method)
-        if inspect.iscoroutinefunction(function):
-            return await function(*args)
-        result = await asyncio.to_thread(function, *args)
-        return await result if inspect.isawaitable(result) else result
-
     def _runnable(self, spec: CommandSpec) -> bool:
         return self.runner.policy.runnable(spec, "tool")
 
-    async def _get_commands(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _get_commands(
+        self, args: dict[str, Any], identity: Identity
+    ) -> CommandFound | CommandIds | CommandsFound:
         if "id" in args:
             spec = self.registry.get(args["id"])
             if spec is None or spec.id != args["id"].strip().lower():
                 hint = self.registry.suggestions(args["id"])
                 suffix = f"; did you mean {', '.join(hint)}?" if hint else ""
                 raise UnknownCommand(f"no command with id {args['id']!r}{suffix}")
-            return {"command": {**spec.to_dict(), "runnable": self._runnable(spec)}}
+            return CommandFound(ListedCommand(spec, self._runnable(spec)))
         filters = {key: value for key, value in args.items() if isinstance(value, str)}
         if not filters:
-            return {"commands": self.registry.ids()}
-        found = [
-            {**spec.to_dict(), "runnable": self._runnable(spec)}
+            return CommandIds(self.registry.ids())
+        found = tuple(
+            ListedCommand(spec, self._runnable(spec))
             for spec in self.registry.specs()
             if _matches(spec, filters)
-        ]
-        return {"commands": found, "count": len(found)}
+        )
+        return CommandsFound(found, len(found))
 
-    async def _run_command(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _run_command(
+        self, args: dict[str, Any], identity: Identity
+    ) -> CommandResult | WithheldOutput:
         result = await self.runner.run(
             str(args["commandId"]),
             args.get("text", ""),
@@ -479,7 +511,7 @@ class ToolAdapter:
             )
         return result
 
-    async def _get_routes(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _get_routes(self, args: dict[str, Any], identity: Identity) -> RoutesFound:
         try:
             routes = await asyncio.to_thread(read_routes, self.index_root)
         except SzragError as error:
@@ -493,8 +525,4 @@ class ToolAdapter:
             and fragment in route["route"].lower()
         ]
         limit = args.get("limit", MAX_ROUTES)
-        return {
-            "routes": matching[:limit],
-            "count": len(matching),
-            "truncated": len(matching) > limit,
-        }
+        return RoutesFound(matching[:limit], len(matching), len(matching) > limit)
