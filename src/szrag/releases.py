@@ -47,10 +47,6 @@ class ReleaseEntry:
     title: str
     body: str = field(metadata=public(name="notes"))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ServiceVersion:

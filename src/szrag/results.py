@@ -62,9 +62,6 @@ class CommandReport:
     responses: tuple[Response, ...] = ()
     error: str | None = field(default=None, metadata=public(omit_none=True))
 
-    def to_dict(self) -> dict[str, Any]:
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ModelFailure:

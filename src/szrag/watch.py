@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 from watchfiles import DefaultFilter, awatch
@@ -38,7 +37,7 @@ from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
 from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
-from szrag.public import public, public_dict
+from szrag.public import public
 
 log = logging.getLogger("szrag.watch")
 
@@ -144,10 +143,6 @@ class WatchState:
     last_error: str | None = None
     watch_failures: int = 0
     last_watch_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The state as JSON-ready values."""
-        return public_dict(self)
 
 
 class RepositoryFilter(DefaultFilter):

@@ -337,7 +337,7 @@ def doctor(model: str | None, as_json: bool) -> None:
         settings = dataclasses.replace(settings, ai_model=model)
     checks = asyncio.run(check_provider(settings))
     if as_json:
-        print_json([check.to_dict() for check in checks])
+        print_json(checks)
     else:
         console.print(format_checks(checks), highlight=False, markup=False)
     if not verdict(checks):

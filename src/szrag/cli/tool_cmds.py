@@ -132,7 +132,7 @@ def run_command_cli(
             )
         )
     if as_json:
-        print_json(result.to_dict())
+        print_json(result)
         return
     for response in result.responses:
         click.echo(terminal_safe(response.plain_text()))
@@ -217,7 +217,7 @@ def _run_tool(name: str, tokens: list[str], root: Path, as_json: bool) -> None:
         return
     result = _call_tool(root, tool, parse_tool_arguments(tool, tokens))
     if as_json:
-        print_json(result.to_dict())
+        print_json(result)
     else:
         click.echo(json.dumps(json.loads(result.text), indent=2, ensure_ascii=False))
     if not result.ok:

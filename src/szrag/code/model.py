@@ -71,10 +71,6 @@ class Reference:
     caller: str | None
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The public form: ``path`` is the file."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class EnvironmentVariable:
@@ -334,10 +330,6 @@ class RouteMatch:
     handler: str | None
     score: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """The public form."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class EnvReference:
@@ -346,10 +338,6 @@ class EnvReference:
     file: str = field(metadata=_PATH)
     name: str
     line: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public form: ``path`` is the file that reads the variable."""
-        return public_dict(self)
 
 
 @dataclass

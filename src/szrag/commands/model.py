@@ -82,10 +82,6 @@ class CommandSpec:
         if not self.name:
             object.__setattr__(self, "name", SLASH_PREFIX + self.id)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The metadata as JSON (no handler)."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True)
 class Response:
@@ -103,10 +99,6 @@ class Response:
     def public_view(self) -> ShownResponse:
         """``text`` always, ``blocks`` when there are any."""
         return ShownResponse(self.plain_text(), self.blocks)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (:meth:`public_view`)."""
-        return public_dict(self)
 
 
 @dataclass(frozen=True, slots=True)

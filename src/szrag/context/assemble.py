@@ -56,16 +56,18 @@ class AssembledContext:
         """The public form of ``szrag context --json`` and the MCP ``get_context`` tool: the
         packed (redacted) text, its figures, the chunks considered and the sources found
         (without their text: it is in ``text`` as far as the budget allowed)."""
-        return public_dict(
-            ShownContext(
-                question=question.strip(),
-                summary=self.packed.summary(),
-                tokenizer_note=self.plan.counter().note,
-                text=self.packed.text,
-                chunks=self.packed.chunks,
-                sources=tuple(SourcePlace.of(source) for source in self.sources),
-                context=self.context.summary(),
-            )
+        return public_dict(self.shown(question))
+
+    def shown(self, question: str) -> ShownContext:
+        """The record :meth:`to_dict` shows."""
+        return ShownContext(
+            question=question.strip(),
+            summary=self.packed.summary(),
+            tokenizer_note=self.plan.counter().note,
+            text=self.packed.text,
+            chunks=self.packed.chunks,
+            sources=tuple(SourcePlace.of(source) for source in self.sources),
+            context=self.context.summary(),
         )
 
 

@@ -36,10 +36,6 @@ class CodeEntry:
     via: str | None = field(default=None, metadata=_HIDDEN)
     connects: tuple[str, ...] = field(default=(), metadata=_HIDDEN)  # what ties it to ``via``
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form without the text."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ShownEntry:

@@ -19,12 +19,11 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from szrag.config import ConversationConfig
 from szrag.env import number as env_number
 from szrag.errors import ConversationError
-from szrag.public import public, public_dict, utc_timestamp
+from szrag.public import public, utc_timestamp
 
 _TIMESTAMP = public(convert=utc_timestamp)
 
@@ -95,9 +94,6 @@ class ShownSource:
     start: int
     end: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return public_dict(self)
-
     def __str__(self) -> str:
         return f"{self.path}:{self.start}-{self.end}"
 
@@ -112,9 +108,6 @@ class Conversation:
     owner: str | None = field(metadata=public(hidden=True))
     started_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
     updated_at: float = field(metadata=_TIMESTAMP)
-
-    def to_dict(self) -> dict[str, Any]:
-        return public_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +127,6 @@ class Turn:
     def model_answered(self) -> bool:
         """Whether a model wrote the answer (else it is a local answer: retrieval alone)."""
         return self.outcome == "answered"
-
-    def to_dict(self) -> dict[str, Any]:
-        return public_dict(self)
 
 
 class Rating(StrEnum):
@@ -170,6 +160,3 @@ class Feedback:
         if self.right_files:
             return self.right_files
         return self.cited_files if self.rating is Rating.UP else ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return public_dict(self)

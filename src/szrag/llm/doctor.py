@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
@@ -22,7 +21,6 @@ from szrag.errors import ProviderError
 from szrag.llm.client import ChatClient, forget_learned_behaviour, request_body
 from szrag.llm.errors import StreamCutError, context_overflow, error_detail
 from szrag.llm.stream import read_events
-from szrag.public import public_dict
 from szrag.settings import CHAT_COMPLETIONS_PATH, Settings, key_route
 
 OK = "ok"
@@ -46,10 +44,6 @@ class Check:
     status: str  # ok, warn or fail
     detail: str
     hint: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public JSON form."""
-        return public_dict(self)
 
 
 def models_url(settings: Settings) -> str:

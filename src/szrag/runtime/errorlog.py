@@ -14,9 +14,8 @@ import traceback
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from szrag.public import public, public_dict
+from szrag.public import public
 from szrag.runtime.logs import MAX_MESSAGE_CHARS, iso_time
 
 DEFAULT_CAPACITY = 100
@@ -37,10 +36,6 @@ class ErrorRecord:
     def shown(self, *, include_stack: bool = False) -> ErrorRecord:
         """The record as a reader sees it: the stack only when asked for."""
         return self if include_stack else replace(self, stack=None)
-
-    def to_dict(self, *, include_stack: bool = False) -> dict[str, Any]:
-        """JSON form; the stack only when asked for."""
-        return public_dict(self.shown(include_stack=include_stack))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from szrag.public import public, public_dict, utc_timestamp
+from szrag.public import public, utc_timestamp
 
 DEFAULT_CAPACITY = 500
 MAX_MESSAGE_CHARS = 2000
@@ -49,10 +49,6 @@ class LogEntry:
     logger: str
     message: str
     exception: str | None = field(default=None, metadata=public(omit_empty=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return public_dict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from sse_starlette import EventSourceResponse
 from szrag.answer.question import Admitted
 from szrag.errors import ClientGone
 from szrag.index.build import is_damage
-from szrag.public import to_public
+from szrag.public import public_dict, to_public
 from szrag.results import Answer
 from szrag.runtime import Reading
 from szrag.runtime.indexinfo import read_routes
@@ -180,7 +180,7 @@ async def status(caller: ReadCaller, state: State) -> JSONResponse:
     """Process, repository, index and deployment status, plus the index watcher."""
     data = await _runtime_read(state.service.reads.status())
     if isinstance(data, dict):
-        data["watcher"] = state.watcher.state.to_dict() if state.watcher else {"running": False}
+        data["watcher"] = to_public(state.watcher.state) if state.watcher else {"running": False}
     return ok(data)
 
 
@@ -189,7 +189,7 @@ async def commands(caller: ReadCaller, state: State) -> JSONResponse:
     """Every registered command with whether this server lets it run."""
     service = state.service
     listed = [
-        {**spec.to_dict(), "runnable": service.allows(spec), "private": spec.private}
+        {**public_dict(spec), "runnable": service.allows(spec), "private": spec.private}
         for spec in service.registry.specs()
     ]
     return ok({"commands": listed, "count": len(listed)})

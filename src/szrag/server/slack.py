@@ -58,6 +58,7 @@ from szrag.answer.question import SLACK_OWNER, NamedCommand, Question
 from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
 from szrag.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
+from szrag.public import public_dict
 from szrag.results import Answer
 from szrag.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
@@ -359,7 +360,7 @@ class SlackFace:
         except Exception as error:
             self._fail(respond, error)
             return
-        responses = [response.to_dict() for response in result.responses]
+        responses = [public_dict(response) for response in result.responses]
         blocks = command_blocks(responses)
         self._post(
             respond,

@@ -70,10 +70,6 @@ class ToolResult:
     duration_ms: float = field(metadata=_MILLISECONDS)
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return public_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ToolFailure:
