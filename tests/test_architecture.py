@@ -1,4 +1,6 @@
-"""The shape of the house, checked from the source: arrows between packages run one way.
+"""The shape of the house, checked from the source: arrows between packages run one way, one
+place wires the host, only the faces read the environment, and public names are derived from
+records, not written.
 
 Imports are read with ``ast``, every kind counted: top-level, function-level and type-only
 (a type a lower package needs is a protocol defined there). A unit is a top-level module or package of ``szrag`` (``szrag.rank``,
@@ -315,3 +317,117 @@ def test_the_folders_are_layers_and_imports_run_down() -> None:
         if target != "szrag" and layer_of(target) < layer_of(source)
     )
     assert upward == []
+
+
+CAMEL_CASE = re.compile(r"^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$")
+
+# Names written by hand because they belong to a wire format that is not one of szrag's own
+# records: (module, names) -> why.
+FOREIGN_NAMES: dict[tuple[str, frozenset[str]], str] = {
+    (
+        "szrag/tools/definitions.py",
+        frozenset({"additionalProperties", "minLength", "maxLength"}),
+    ): "JSON Schema keywords of the tool schemas",
+    (
+        "szrag/tools/definitions.py",
+        frozenset({"commandId", "usageHint", "includeStack"}),
+    ): "the live tools' argument names, as the original service's tools take them",
+    (
+        "szrag/mcp/catalogue.py",
+        frozenset({"additionalProperties", "minLength", "maxLength"}),
+    ): "JSON Schema keywords of the MCP tool schemas",
+    (
+        "szrag/tools/adapter.py",
+        frozenset(
+            {
+                "getStatus",
+                "getCommands",
+                "getReleaseInfo",
+                "runCommand",
+                "getLogs",
+                "getErrors",
+                "getMetrics",
+                "getRoutes",
+            }
+        ),
+    ): "the handler table, keyed by the live tools' names (the model calls them so)",
+    (
+        "szrag/runtime/sources.py",
+        frozenset({"includeStack"}),
+    ): "the query parameter of the running application's /api/admin/errors",
+}
+
+
+def written_keys(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """The string keys written in ``tree``: of dict displays, of ``dict(...)`` keywords and of
+    subscript assignments (``record["key"] = ...``), with their lines."""
+    for node in ast.walk(tree):
+        keys: list[ast.expr | None] = []
+        if isinstance(node, ast.Dict):
+            keys = list(node.keys)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "dict":
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    yield node.lineno, keyword.arg
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            keys = [target.slice for target in targets if isinstance(target, ast.Subscript)]
+        for key in keys:
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                yield key.lineno, key.value
+
+
+def test_the_key_finder_finds_written_keys() -> None:
+    source = (
+        'a = {"endLine": 1, **b}\nc = dict(startLine=2)\nd["relativePath"] = 3\ne.get("readOnly")'
+    )
+    assert list(sorted(written_keys(ast.parse(source)))) == [
+        (1, "endLine"),
+        (2, "startLine"),
+        (3, "relativePath"),
+    ]
+
+
+def test_public_names_are_derived_not_written() -> None:
+    """No module but ``public.py`` writes a camelCase key: records carry snake_case fields
+    and ``szrag.base.public.to_public`` names them (wire formats of others aside, each with its
+    reason in FOREIGN_NAMES)."""
+    allowed: dict[str, set[str]] = {}
+    for (module, names), _reason in FOREIGN_NAMES.items():
+        allowed.setdefault(module, set()).update(names)
+    offenders = []
+    used: dict[str, set[str]] = {}
+    for path in sorted((SOURCE / "szrag").rglob("*.py")):
+        module = path.relative_to(SOURCE).as_posix()
+        if module == "szrag/base/public.py":
+            continue
+        for line, key in written_keys(ast.parse(path.read_text(encoding="utf-8"))):
+            if not CAMEL_CASE.match(key):
+                continue
+            if key in allowed.get(module, set()):
+                used.setdefault(module, set()).add(key)
+            else:
+                offenders.append(f"{module}:{line} {key!r}")
+    assert offenders == []
+    assert used == allowed, "FOREIGN_NAMES lists names no module writes any more"
+
+
+def test_no_caller_asks_whether_a_result_must_be_awaited() -> None:
+    """Runtime reads are coroutines (``szrag.runtime.Runtime``: a blocking runtime is made one
+    once, by ``as_runtime``, where the tools, the runner and the server are built), callbacks
+    are typed by what they return: no module asks ``inspect.isawaitable`` of a result."""
+    offenders = []
+    for path in sorted((SOURCE / "szrag").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (
+                node.attr
+                if isinstance(node, ast.Attribute)
+                else node.id
+                if isinstance(node, ast.Name)
+                else node.name
+                if isinstance(node, ast.alias)
+                else ""
+            )
+            if named == "isawaitable":
+                offenders.append(f"{path.relative_to(SOURCE)}:{getattr(node, 'lineno', 0)}")
+    assert offenders == []

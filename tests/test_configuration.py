@@ -193,7 +193,7 @@ def test_the_config_is_read_once_and_the_host_keeps_no_environment(tmp_path: Pat
     assert not hasattr(host, "environ")
     assert host.plan().budget == 700
     assert host.plan(budget=40).budget == 40 and host.config.plan.budget == 700
-    assert host.audit.path is None and host.runtime.status()["deployment"] == {"release": "2.0.0"}
+    assert host.audit.path is None and host.runtime.status().deployment == {"release": "2.0.0"}
     with pytest.raises(ConfigError, match="the context budget must be 0 to"):
         host.plan(budget=-1)
 

@@ -67,11 +67,13 @@ async def test_a_follow_up_gives_the_model_the_earlier_turn_and_is_kept(
     ]
     (history,) = [a.metadata for a in second.activities if "earlier turn" in a.message]
     assert history is not None and history["tokens"] > 0
-    assert {key: history[key] for key in ("turns", "droppedTurns", "budget")} == {
+    assert {key: history[key] for key in ("turns", "dropped_turns", "budget")} == {
         "turns": 1,
-        "droppedTurns": 0,
+        "dropped_turns": 0,
         "budget": 4000,
     }
+    (shown,) = [a.to_dict()["metadata"] for a in second.activities if "earlier turn" in a.message]
+    assert list(shown) == ["turns", "droppedTurns", "tokens", "budget"]
     record = second.to_dict()
     assert record["answerId"] == second.answer_id
     assert record["conversationId"] == first.conversation_id
@@ -88,7 +90,8 @@ async def test_a_follow_up_is_retrieved_with_the_question_it_follows(host: Host)
     assert alone.sources[0].path != "server/webhook.js"
     assert followed.sources[0].path == "server/webhook.js"
     searching = followed.activities[0]
-    assert searching.metadata == {"earlierQuestions": 1}
+    assert searching.metadata == {"earlier_questions": 1}
+    assert searching.to_dict()["metadata"] == {"earlierQuestions": 1}
     assert "1 earlier question" in searching.message
     assert alone.activities[0].metadata is None
 

@@ -11,9 +11,17 @@ from pathlib import Path
 import pytest
 
 from szrag import __version__
+from szrag.base.public import public_dict
 from szrag.commands import CommandOutcome, Identity
 from szrag.index import build_index
-from szrag.runtime import LogBuffer, ProcessRuntime, Runtime
+from szrag.runtime import (
+    BlockingRuntime,
+    LogBuffer,
+    ProcessRuntime,
+    Runtime,
+    ThreadedRuntime,
+    as_runtime,
+)
 from szrag.runtime.errorlog import ErrorLog
 from szrag.runtime.git import read_git_head
 from szrag.runtime.logs import tail_lines
@@ -28,9 +36,12 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
 
 
-def test_process_runtime_satisfies_the_protocol(tmp_path: Path) -> None:
-    runtime: Runtime = ProcessRuntime(tmp_path, environ={})
-    assert isinstance(runtime.status(), dict)
+async def test_process_runtime_satisfies_the_protocol(tmp_path: Path) -> None:
+    blocking: BlockingRuntime = ProcessRuntime(tmp_path, environ={})
+    runtime: Runtime = as_runtime(blocking)
+    assert isinstance(runtime, ThreadedRuntime) and as_runtime(runtime) is runtime
+    shown = public_dict(await runtime.status())  # read in a worker thread
+    assert shown["service"] == "szrag" and list(shown) == list(public_dict(blocking.status()))
 
 
 # Status ----------------------------------------------------------------------------------
@@ -38,7 +49,7 @@ def test_process_runtime_satisfies_the_protocol(tmp_path: Path) -> None:
 
 def test_status_fields(tmp_path: Path) -> None:
     environ = {"DEPLOY_ENV": "production", "GIT_SHA": "abc123", "RELEASE": " ", "AI_API_KEY": "k"}
-    status = ProcessRuntime(tmp_path, environ=environ).status()
+    status = public_dict(ProcessRuntime(tmp_path, environ=environ).status())
     assert status["service"] == "szrag" and status["version"] == __version__
     assert status["python"].count(".") == 2 and status["platform"]
     assert status["uptimeSeconds"] >= 0 and status["startedAt"].endswith("Z")
@@ -51,7 +62,7 @@ def test_status_fields(tmp_path: Path) -> None:
 def test_status_reads_index_statistics_without_building(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
-    assert ProcessRuntime(root, environ={}).status()["index"] == {
+    assert public_dict(ProcessRuntime(root, environ={}).status())["index"] == {
         "available": False,
         "reason": f"no index at {root / '.rag' / 'index.db'}; run `szrag index` first",
     }
@@ -59,7 +70,7 @@ def test_status_reads_index_statistics_without_building(tmp_path: Path) -> None:
     (root / "README.md").write_text("# Hello\n")
     (root / "app.js").write_text("console.log(1);\n")
     build_index(root).close()
-    index = ProcessRuntime(root, environ={}).status()["index"]
+    index = public_dict(ProcessRuntime(root, environ={}).status())["index"]
     assert index["available"] is True and index["files"] == 2 and index["chunks"] == 2
     assert index["generatedAt"] and index["profile"] == "default"
 
@@ -67,7 +78,7 @@ def test_status_reads_index_statistics_without_building(tmp_path: Path) -> None:
 def test_a_corrupt_index_is_reported_not_rebuilt(tmp_path: Path) -> None:
     (tmp_path / ".rag").mkdir()
     (tmp_path / ".rag" / "index.db").write_bytes(b"not a database at all" * 100)
-    index = ProcessRuntime(tmp_path, environ={}).status()["index"]
+    index = public_dict(ProcessRuntime(tmp_path, environ={}).status())["index"]
     assert index["available"] is False
     assert index["reason"].endswith("is not usable: unreadable (file is not a database)")
     assert (tmp_path / ".rag" / "index.db").read_bytes().startswith(b"not a database")
@@ -94,7 +105,7 @@ def test_git_head_of_a_real_repository(tmp_path: Path) -> None:
     assert head is not None
     assert (head.branch, head.commit) == ("trunk", git("rev-parse", "HEAD"))
     git("checkout", "-q", "--detach")
-    detached = ProcessRuntime(tmp_path, environ={}).status()["repository"]["git"]
+    detached = public_dict(ProcessRuntime(tmp_path, environ={}).status())["repository"]["git"]
     assert detached == {"branch": None, "commit": git("rev-parse", "HEAD"), "detached": True}
 
 
@@ -155,7 +166,7 @@ def test_metrics_count_commands_users_and_channels(tmp_path: Path) -> None:
     runtime.record_command(_outcome("zzz", "unknown_command", "U3", "C2", 0.5))
     runtime.record_tool("getStatus", "completed", 3.0)
     runtime.record_tool("getStatus", "timeout", 5000.0)
-    metrics = runtime.metrics()
+    metrics = public_dict(runtime.metrics())
     assert metrics["commandsExecuted"] == 4
     assert metrics["commandsSucceeded"] == 2 and metrics["commandsFailed"] == 2
     assert metrics["uniqueUsers"] == 3 and metrics["uniqueChannels"] == 2
@@ -206,7 +217,7 @@ def test_runtime_collects_the_szrag_logger_while_attached(tmp_path: Path) -> Non
     finally:
         runtime.detach()
     log.warning("after detach")
-    entries = runtime.logs(10)["entries"]
+    entries = public_dict(runtime.logs(10))["entries"]
     assert [entry["message"] for entry in entries] == ["while attached"]
     assert entries[0]["logger"] == "szrag.test_runtime.attach" and entries[0]["level"] == "warning"
 
@@ -218,16 +229,16 @@ def test_log_file_tail(tmp_path: Path) -> None:
     ]
     log_file.write_text("\n".join(lines) + "\n")
     runtime = ProcessRuntime(tmp_path, environ={"SZRAG_LOG_FILE": str(log_file)})
-    file_part = runtime.logs(3)["logFile"]
+    file_part = public_dict(runtime.logs(3))["logFile"]
     assert file_part["location"] == str(log_file)
     assert file_part["entries"] == [
         {"level": "info", "msg": "line 28"},
         {"level": "info", "msg": "line 29"},
         {"line": "plain text line"},
     ]
-    missing = ProcessRuntime(tmp_path, log_file=tmp_path / "none.log", environ={}).logs(3)[
-        "logFile"
-    ]
+    missing = public_dict(
+        ProcessRuntime(tmp_path, log_file=tmp_path / "none.log", environ={}).logs(3)
+    )["logFile"]
     assert "error" in missing
 
 
@@ -256,7 +267,7 @@ def test_errors_are_recorded_newest_first_with_optional_stacks(tmp_path: Path) -
         except OSError:
             log.exception("writing failed")
         log.error("an error without an exception is only a log line")
-    errors = runtime.errors(10)["errors"]
+    errors = public_dict(runtime.errors(10))["errors"]
     assert [(e["type"], e["message"]) for e in errors] == [
         ("OSError", "second"),
         ("ValueError", "first"),
@@ -264,7 +275,7 @@ def test_errors_are_recorded_newest_first_with_optional_stacks(tmp_path: Path) -
     assert errors[0]["where"] == "szrag.test_runtime.errors: writing failed"
     assert errors[1]["where"] == "import job"
     assert all("stack" not in e for e in errors)
-    stacked = runtime.errors(1, include_stack=True)["errors"]
+    stacked = public_dict(runtime.errors(1, include_stack=True))["errors"]
     assert len(stacked) == 1 and 'raise OSError("second")' in stacked[0]["stack"]
 
 
@@ -333,12 +344,12 @@ def test_history_file_and_project_version(tmp_path: Path) -> None:
 def test_release_info(tmp_path: Path) -> None:
     (tmp_path / "CHANGELOG.md").write_text(HISTORY)
     runtime = ProcessRuntime(tmp_path, environ={"RELEASE": "2.0.0"})
-    info = runtime.release_info()
+    info = public_dict(runtime.release_info())
     assert info["service"] == {"name": "szrag", "version": __version__}
     assert info["latest"]["version"] == "2.1.0-beta.1"  # Unreleased is not a release
     assert info["history"]["versions"] == ["Unreleased", "2.1.0-beta.1", "2.0.0", "1.0"]
     assert info["deployment"] == {"release": "2.0.0"}
-    found = runtime.release_info("V2.0.0")
+    found = public_dict(runtime.release_info("V2.0.0"))
     assert found["found"] is True and found["release"]["notes"] == "- Big."
     missing = read_release_info(tmp_path, "5.0")
     assert missing["found"] is False and missing["message"] == "version 5.0 is not in CHANGELOG.md"

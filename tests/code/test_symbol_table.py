@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from szrag.base.public import public
+from szrag.base.public import to_public
 from szrag.code.model import SymbolMatches
 from szrag.code.scoring import (
     SymbolQuestion,
@@ -16,10 +16,7 @@ from szrag.code.scoring import (
 )
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
-from szrag.structure.queries import (
-    code_records,
-    find_symbols,
-)
+from szrag.structure.queries import code_records, find_symbols
 
 CopyFixture = Callable[[str], Path]
 
@@ -172,4 +169,4 @@ def test_matches_read_from_memory_behave_as_a_list(tmp_path: Path) -> None:
         for path in ("store.py", "again.py", "queue.js", "missing.py"):
             assert lazy.of_file(path) == plain.of_file(path)
         assert lazy.of_file("store.py")[0].score == lazy.best_by_file()["store.py"]
-        assert public(lazy) == public(listed) == [match.to_dict() for match in listed]
+        assert to_public(lazy) == to_public(listed) == [match.to_dict() for match in listed]

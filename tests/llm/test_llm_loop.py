@@ -266,7 +266,7 @@ async def test_an_identical_call_is_answered_from_the_first_result_without_runni
         assert repeat.endswith('{"tool": "getStatus", "ok": true}')
     assert logs.endswith('{"tool": "getLogs", "ok": true}')
     assert [outcome.repeat_of for outcome in result.outcomes] == [None, 1, None, 1]
-    repeats = [a for a in recorder.activities if a.metadata and "repeatOf" in a.metadata]
+    repeats = [a for a in recorder.activities if a.metadata and "repeat_of" in a.metadata]
     assert [(a.stage, a.metadata and a.metadata["round"]) for a in repeats] == [
         ("tool", 2),
         ("tool", 3),

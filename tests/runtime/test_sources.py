@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from szrag.base.config import RuntimeConfig
 from szrag.base.errors import ConfigError
+from szrag.base.public import public_dict
 from szrag.runtime.sources import ApplicationRuntime, RuntimeSources
 from szrag.server.testing import serve_asgi
 from szrag.service.host import Host
@@ -359,7 +360,8 @@ def test_journal_records_are_read_like_log_lines(tmp_path: Path) -> None:
     lines = journal_lines(journal_records(tmp_path))
 
     entries = [parse_entry(line) for line in lines]
-    (error,) = group_errors(lines, tmp_path.resolve(), include_stack=False)
+    (group,) = group_errors(lines, tmp_path.resolve(), include_stack=False)
+    error = public_dict(group)
 
     assert lines[0].endswith("INFO POST /api/report") and lines[0].startswith("2025-12-01T")
     assert [entry["level"] for entry in entries if entry][-1] == "warning"
@@ -389,7 +391,7 @@ def test_the_journal_is_read_where_there_is_one(tmp_path: Path) -> None:
     host = Host.from_env(tmp_path, {"SZRAG_JOURNAL_UNIT": unit})
     live = host.live
     assert isinstance(live, ApplicationRuntime)
-    logs = live.logs(5)
+    logs = public_dict(live.logs(5))
     assert logs["source"] == f"journal of {unit}" and logs["entries"]
 
 

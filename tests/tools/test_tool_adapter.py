@@ -10,10 +10,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
+from szrag.base.public import public_dict
 from szrag.commands import (
     Allowlist,
     CommandContext,
@@ -47,7 +48,7 @@ class ToolBench:
             "index_root": self.root,
             "allowlist": Allowlist(),
             "audit": self.audit,
-            "on_activity": self.activities.append,
+            "on_activity": lambda event: self.activities.append(public_dict(event)),
         }
         settings.update(options)
         return ToolAdapter.of(**settings)
@@ -209,7 +210,7 @@ async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(
     bench: ToolBench,
 ) -> None:
     class BrokenRuntime(ProcessRuntime):
-        def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+        def metrics(self, name: str | None = None, label: str | None = None) -> NoReturn:
             raise RuntimeError("counter store unavailable")
 
     runtime = BrokenRuntime(bench.root, environ={})
@@ -219,7 +220,7 @@ async def test_a_failing_runtime_is_a_structured_failure_and_an_error_record(
             "type": "internal_error",
             "message": "RuntimeError: counter store unavailable",
         }
-        records = runtime.errors(10)["errors"]
+        records = public_dict(runtime.errors(10))["errors"]
     assert records[0]["type"] == "RuntimeError" and "tool getMetrics failed" in records[0]["where"]
 
 
@@ -227,7 +228,7 @@ async def test_a_timeout_raised_inside_a_handler_is_not_the_adapters_timeout(
     bench: ToolBench,
 ) -> None:
     class UpstreamRuntime(ProcessRuntime):
-        def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+        def metrics(self, name: str | None = None, label: str | None = None) -> NoReturn:
             raise TimeoutError("metrics backend timed out")
 
     error = _error(
@@ -286,7 +287,7 @@ async def test_secrets_are_redacted_from_tool_output(bench: ToolBench) -> None:
     github = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
     class LeakyRuntime(ProcessRuntime):
-        def status(self) -> dict[str, Any]:
+        def status(self) -> dict[str, Any]:  # type: ignore[override]  # a host's own JSON
             return {
                 "ok": True,
                 "headers": {"Authorization": "Bearer abc", "cookie": "sid=1"},
@@ -341,7 +342,7 @@ async def test_run_command_success_activity_and_audit(bench: ToolBench) -> None:
         "ok",
         {"text": "hello"},
     )
-    metrics = bench.runtime.metrics()
+    metrics = public_dict(bench.runtime.metrics())
     assert metrics["commands"]["echo"]["count"] == 1
     assert metrics["toolCalls"]["runCommand"]["count"] == 1
 

@@ -12,6 +12,7 @@ from szrag.answer.results import CommandReport
 from szrag.base.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, plural
 from szrag.base.activity import new_id as new_activity_id
 from szrag.base.errors import CommandError
+from szrag.base.public import public_dict
 from szrag.commands import (
     CommandRegistry,
     CommandRunner,
@@ -19,7 +20,7 @@ from szrag.commands import (
     redact_invocation_secrets,
 )
 from szrag.commands.inference import withhold_named_input
-from szrag.commands.model import Permit
+from szrag.commands.model import Permit, WithheldOutput
 
 SECRET_OUTPUT_NOTE = (
     "The command ran. Its output is secret, so it was shown to the asker only and is not "
@@ -45,10 +46,10 @@ class CommandRun:
     @property
     def prompt_record(self) -> dict[str, Any]:
         """The result as the model may see it: a secret output is replaced by a note."""
-        record = self.report.to_dict()
-        if not self.secret_output or self.report.error is not None:
-            return record
-        return {**record, "responses": [], "outputWithheld": SECRET_OUTPUT_NOTE}
+        report = self.report
+        if not self.secret_output or report.error is not None:
+            return public_dict(report)
+        return public_dict(WithheldOutput(report.id, report.command, (), SECRET_OUTPUT_NOTE))
 
 
 def withheld_question(

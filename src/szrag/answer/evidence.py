@@ -69,7 +69,7 @@ async def gather_evidence(
             f"Searching the repository index with the follow-up and "
             f"{plural(earlier, 'earlier question')}",
             activity_id=pair,
-            metadata={"earlierQuestions": earlier},
+            metadata={"earlier_questions": earlier},
         )
     else:
         await recorder.record(
@@ -163,15 +163,15 @@ async def _report(evidence: Evidence, recorder: ActivityRecorder, pair: str) -> 
         "budget": packed.budget,
         "tokenizer": packed.tokenizer,
         "files": list(packed.files),
-        "codeContexts": packed.code_contexts,
+        "code_contexts": packed.code_contexts,
         "redactions": packed.redactions,
     }
     if context is None:
         message = "Codebase context skipped: the question asks to run a command"
         await recorder.record("context", SKIPPED, message, metadata=metadata)
     else:
-        metadata["counts"] = context.counts()
-        metadata["codeContextFiles"] = [entry.path for entry in context.code]
+        metadata["counts"] = context.counted()
+        metadata["code_context_files"] = [entry.path for entry in context.code]
         message = (
             f"Packed {plural(len(packed.files), 'file')} into {packed.tokens} of "
             f"{packed.budget} tokens"

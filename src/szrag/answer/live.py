@@ -11,6 +11,7 @@ from typing import Any
 from szrag.answer.evidence import Evidence
 from szrag.base.activity import COMPLETED, ActivityRecorder, plural
 from szrag.base.errors import ToolError
+from szrag.base.public import public_dict
 from szrag.rank.words import named_variables
 from szrag.runtime.sources import (
     ApplicationRuntime,
@@ -41,12 +42,12 @@ async def join_live(
     metadata: dict[str, Any] = {
         "source": source,
         "errors": len(errors),
-        "durationMs": round(elapsed, 1),
+        "duration_ms": round(elapsed, 1),
     }
     if drift:
         metadata["drift"] = drift
     if commit:
-        metadata["runningCommit"] = commit
+        metadata["running_commit"] = commit
     parts = [errors_text(source, errors)] if errors else []
     parts += [text for text in (drift, environment) if text]
     message = (
@@ -77,7 +78,7 @@ def _release_facts(
     """The running commit, the sentence saying which cited files changed since it, and which
     of ``wanted`` the application has set (names only): each empty when not known."""
     try:
-        status = live.status()
+        status = public_dict(live.status())
     except ToolError:
         status = {}
     commit = running_commit(live, status)

@@ -32,7 +32,7 @@ from szrag.llm.prompts import (
     load_prompt,
 )
 from szrag.rank.retrieve import Image
-from szrag.tools import ToolAdapter
+from szrag.tools import ToolAdapter, ToolEvent
 
 CUT_MARK = "answer cut"
 
@@ -48,25 +48,20 @@ def tools_for(
     if not (host.live_tools if question.tools is None else question.tools):
         return None
 
-    def forward(event: dict[str, Any]) -> None:
+    def forward(event: ToolEvent) -> None:
         recorder.add_nowait(tool_activity(event))
 
     return host.tools(privileged=question.privileged, on_activity=forward)
 
 
-def tool_activity(event: Mapping[str, Any]) -> Activity:
+def tool_activity(event: ToolEvent) -> Activity:
     """A tool adapter's event as an activity of the ``tool`` stage (details in metadata)."""
-    name = str(event.get("tool") or "tool")
-    status = str(event.get("status") or COMPLETED)
-    message = str(event.get("message") or f"{name} {status}")
-    metadata = {key: value for key, value in event.items() if key not in ("stage", "message")}
-    kind = event.get("type")
     return Activity(
-        stage="tool",
-        status=status,
-        message=message,
-        metadata=metadata,
-        kind=kind if isinstance(kind, str) else None,
+        stage=event.stage,
+        status=event.status,
+        message=event.message,
+        metadata=event.details(),
+        kind=event.kind,
     )
 
 
@@ -235,7 +230,7 @@ async def answer_with_model(
     answer = result.answer
     if result.finish_reason == "length":
         await recorder.record(
-            "ai", COMPLETED, LENGTH_NOTE, metadata={"finishReason": result.finish_reason}
+            "ai", COMPLETED, LENGTH_NOTE, metadata={"finish_reason": result.finish_reason}
         )
         answer = f"{answer.rstrip()}\n\n[{LENGTH_NOTE}]"
     if evidence.drift:  # said whether or not the model mentions it

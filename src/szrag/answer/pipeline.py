@@ -190,7 +190,7 @@ async def _history(
         message,
         metadata={
             "turns": history.turns,
-            "droppedTurns": history.dropped,
+            "dropped_turns": history.dropped,
             "tokens": history.tokens,
             "budget": budget,
         },

@@ -13,7 +13,7 @@ from szrag.commands import CommandRegistry, CommandRunner
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
 from szrag.index.protocol import IndexStore
-from szrag.runtime import Runtime
+from szrag.runtime import BlockingRuntime, Runtime
 from szrag.tools import ToolAdapter
 from szrag.tools.adapter import ActivityCallback
 
@@ -40,7 +40,7 @@ class AnswerHost(Protocol):
     def live_tools(self) -> bool: ...
 
     @property
-    def live(self) -> Runtime | None: ...
+    def live(self) -> Runtime | BlockingRuntime | None: ...
 
     @property
     def conversations(self) -> ConversationStore: ...

@@ -1,8 +1,9 @@
 """The typed results of the library's two questions: :class:`Answer` (``answer_question``) and
 :class:`DebugReport` (``debug_question``), with the records they hold.
 
-A result says what happened in ``outcome``; ``to_dict()`` writes the public JSON (the spec's
-shapes, camelCase) through :mod:`szrag.base.public`, the one serialisation boundary:
+A result says what happened in ``outcome``; its public JSON (the spec's shapes, camelCase) is
+made by :func:`szrag.base.public.to_public`, the one serialisation boundary, from the record of the
+outcome's shape (:meth:`Answer.public_view`):
 
 * ``answered`` / ``model_failed``: ``{answer, responseRounds, sources, images, command,
   activities, trace, usage}`` (``model_failed`` adds ``error: {code, message}``);
@@ -18,12 +19,12 @@ Sources and code texts in a result are redacted already: a result is what a call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from szrag.base.activity import Activity
-from szrag.base.public import public
+from szrag.base.public import public, public_dict
 from szrag.commands.model import Response
 from szrag.context import CodebaseContext, PackedContext
 from szrag.llm.loop import Usage
@@ -34,6 +35,8 @@ __all__ = [
     "CommandReport",
     "DebugReport",
     "InferredCommand",
+    "LocalAnswer",
+    "ModelAnswer",
     "ModelFailure",
     "Outcome",
     "Usage",
@@ -57,17 +60,7 @@ class CommandReport:
     id: str
     command: str
     responses: tuple[Response, ...] = ()
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "id": self.id,
-            "command": self.command,
-            "responses": [response.to_dict() for response in self.responses],
-        }
-        if self.error is not None:
-            record["error"] = self.error
-        return record
+    error: str | None = field(default=None, metadata=public(omit_none=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,40 +94,73 @@ class Answer:
         """Whether a model request was made."""
         return self.outcome in (Outcome.ANSWERED, Outcome.MODEL_FAILED)
 
+    def public_view(self) -> ModelAnswer | LocalAnswer:
+        """The record of the outcome's shape (see the module)."""
+        if self.asked_model:
+            return ModelAnswer(
+                answer=self.answer,
+                response_rounds=self.response_rounds,
+                sources=self.sources,
+                images=self.images,
+                command=self.command,
+                activities=self.activities,
+                trace=self.activities,
+                usage=self.usage or Usage(),
+                error=self.error,
+                running_commit=self.running_commit,
+                answer_id=self.answer_id,
+                conversation_id=self.conversation_id,
+            )
+        return LocalAnswer(
+            answer=self.answer,
+            sources=self.sources,
+            images=self.images,
+            command=self.command,
+            activities=self.activities,
+            context=self.context if self.outcome is Outcome.NOT_ASKED else None,
+            answer_id=self.answer_id,
+            conversation_id=self.conversation_id,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The public JSON in the shape of the outcome (see the module)."""
-        record = self._outcome_dict()
-        if self.answer_id is not None:
-            record["answerId"] = self.answer_id
-        if self.conversation_id is not None:
-            record["conversationId"] = self.conversation_id
-        return record
+        return public_dict(self)
 
-    def _outcome_dict(self) -> dict[str, Any]:
-        activities = [activity.to_dict() for activity in self.activities]
-        evidence = {
-            "sources": public(self.sources),
-            "images": public(self.images),
-            "command": self.command.to_dict() if self.command else None,
-        }
-        if self.asked_model:
-            record = {
-                "answer": self.answer,
-                "responseRounds": self.response_rounds,
-                **evidence,
-                "activities": activities,
-                "trace": list(activities),
-                "usage": (self.usage or Usage()).to_dict(),
-            }
-            if self.error is not None:
-                record["error"] = public(self.error)
-            if self.running_commit is not None:
-                record["runningCommit"] = self.running_commit
-            return record
-        record = {"answer": self.answer, **evidence, "activities": activities}
-        if self.outcome is Outcome.NOT_ASKED and self.context is not None:
-            record["context"] = self.context.to_dict()
-        return record
+
+_OMIT_NONE = public(omit_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelAnswer:
+    """An answer the model was asked for, as it is shown (``answered``, ``model_failed``)."""
+
+    answer: str
+    response_rounds: int
+    sources: tuple[Source, ...]
+    images: tuple[Image, ...]
+    command: CommandReport | None
+    activities: tuple[Activity, ...]
+    trace: tuple[Activity, ...]  # a copy of the activities, as the spec has it
+    usage: Usage
+    error: ModelFailure | None = field(default=None, metadata=_OMIT_NONE)
+    running_commit: str | None = field(default=None, metadata=_OMIT_NONE)
+    answer_id: str | None = field(default=None, metadata=_OMIT_NONE)
+    conversation_id: str | None = field(default=None, metadata=_OMIT_NONE)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalAnswer:
+    """An answer made without a model, as it is shown (``no_model``, ``not_asked``: the
+    latter with its packed context)."""
+
+    answer: str
+    sources: tuple[Source, ...]
+    images: tuple[Image, ...]
+    command: CommandReport | None
+    activities: tuple[Activity, ...]
+    context: PackedContext | None = field(default=None, metadata=_OMIT_NONE)
+    answer_id: str | None = field(default=None, metadata=_OMIT_NONE)
+    conversation_id: str | None = field(default=None, metadata=_OMIT_NONE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +187,4 @@ class DebugReport:
     notes: tuple[str, ...] = ()  # what was cut from the sources, and where nothing parsed
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "command": public(self.command),
-            "commandOriented": self.command_oriented,
-            "sources": public(self.sources),
-            "images": public(self.images),
-            "codebaseContext": (
-                self.codebase_context.to_dict() if self.codebase_context is not None else None
-            ),
-            "context": self.context.to_dict(),
-            "activities": [activity.to_dict() for activity in self.activities],
-            "notes": list(self.notes),
-        }
+        return public_dict(self)

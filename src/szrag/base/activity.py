@@ -3,19 +3,25 @@
 Every step of answering (retrieval, context, command, model requests, the model's intermediate
 reasoning, live tool calls) creates an :class:`Activity`. An :class:`ActivityRecorder` keeps them
 in order and forwards each one to an optional ``on_activity`` callback the moment it exists, so a
-face can stream progress. The callback receives the :class:`Activity` record itself (call
-``to_dict()`` for the spec's camelCase shape); it may be a plain function or a coroutine function.
+face can stream progress. The callback receives the :class:`Activity` record itself
+(``szrag.base.public.to_public`` gives the spec's camelCase shape); it may be a plain function or a
+coroutine function.
+
+Metadata is written with snake_case keys, like any field name; the public form camelCases them
+(``duration_ms`` -> ``durationMs``); the values are shown as they are (records through
+``to_public``, the keys of nested mappings as data).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from szrag.base.public import public, public_dict
 
 STAGES = ("retrieval", "context", "command", "ai", "reasoning", "tool")
 
@@ -45,36 +51,30 @@ def plural(count: int, word: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Activity:
-    """One step of answering a question: stage, status, message and optional details."""
+    """One step of answering a question: stage, status, message and optional details; shown
+    in the spec's shape (``type`` is the ``kind`` when set, else the stage)."""
 
     id: str = field(default_factory=new_id)
     timestamp: int = field(default_factory=now_ms)
+    type: str = field(init=False)  # the kind when set, else the stage
     stage: str
     status: str
     message: str
-    activity_id: str | None = None
-    metadata: Mapping[str, Any] | None = None
-    kind: str | None = None  # a finer event type (a tool's api_request or command_tool)
+    activity_id: str | None = field(default=None, metadata=public(omit_none=True))
+    metadata: Mapping[str, Any] | None = field(
+        default=None, metadata=public(omit_none=True, camel_keys=True)
+    )
+    # a finer event type (a tool's api_request or command_tool)
+    kind: str | None = field(default=None, metadata=public(hidden=True))
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise ValueError(f"unknown activity stage {self.stage!r}; expected one of {STAGES}")
+        object.__setattr__(self, "type", self.kind or self.stage)
 
     def to_dict(self) -> dict[str, Any]:
-        """The record in the spec's shape; ``type`` is the ``kind`` when set, else the stage."""
-        record: dict[str, Any] = {
-            "id": self.id,
-            "timestamp": self.timestamp,
-            "type": self.kind or self.stage,
-            "stage": self.stage,
-            "status": self.status,
-            "message": self.message,
-        }
-        if self.activity_id is not None:
-            record["activityId"] = self.activity_id
-        if self.metadata is not None:
-            record["metadata"] = dict(self.metadata)
-        return record
+        """The record in the spec's shape."""
+        return public_dict(self)
 
 
 class ActivityRecorder:
@@ -92,7 +92,7 @@ class ActivityRecorder:
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Every activity in the spec's shape, oldest first."""
-        return [activity.to_dict() for activity in self._activities]
+        return [public_dict(activity) for activity in self._activities]
 
     async def record(
         self,
@@ -133,5 +133,4 @@ class ActivityRecorder:
         self._activities.append(activity)
         if self._on_activity is None:
             return None
-        result = self._on_activity(activity)
-        return result if inspect.isawaitable(result) else None
+        return self._on_activity(activity)  # None from a plain function

@@ -185,7 +185,7 @@ class AnswerView:
                 highlight=False,
             )
             return
-        tools = (activity.metadata or {}).get("toolCalls") if activity.stage == "ai" else None
+        tools = (activity.metadata or {}).get("tool_calls") if activity.stage == "ai" else None
         if tools:
             self._close_line()
             self.err.print(f"[dim]… consulting live data: {', '.join(map(str, tools))}[/]")
@@ -363,7 +363,7 @@ def doctor(model: str | None, as_json: bool) -> None:
         settings = dataclasses.replace(settings, ai_model=model)
     checks = asyncio.run(check_provider(settings))
     if as_json:
-        print_json([check.to_dict() for check in checks])
+        print_json(checks)
     else:
         console.print(format_checks(checks), highlight=False, markup=False)
     if not verdict(checks):

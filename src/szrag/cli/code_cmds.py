@@ -57,7 +57,7 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
     with open_index(root) as index:
         matches = find_symbols(_question(question), index)[:limit]
     if as_json:
-        print_json([match.to_dict() for match in matches])
+        print_json(matches)
         return
     if not matches:
         console.print("no matching symbols")
@@ -85,7 +85,7 @@ def refs_command(name: str, root: Path, limit: int, as_json: bool) -> None:
     with open_index(root) as index:
         references = find_references(_question(name), index, limit)
     if as_json:
-        print_json([reference.to_dict() for reference in references])
+        print_json(references)
         return
     if not references:
         console.print(f"no calls of {name} found", highlight=False, markup=False)
@@ -113,7 +113,7 @@ def routes_command(question: str | None, root: Path, limit: int, as_json: bool) 
             else all_routes(index)
         )
     if as_json:
-        print_json([match.to_dict() for match in matches])
+        print_json(matches)
         return
     if not matches:
         console.print("no matching routes" if question is not None else "no routes found")
@@ -174,7 +174,7 @@ def env_command(name: str, root: Path, as_json: bool) -> None:
     with open_index(root) as index:
         references = find_environment_variable(wanted, index)
     if as_json:
-        print_json([reference.to_dict() for reference in references])
+        print_json(references)
         return
     if not references:
         console.print(f"no code reads {wanted}", highlight=False)

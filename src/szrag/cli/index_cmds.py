@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from szrag.base.public import public_timestamp
+from szrag.base.public import public, public_dict, public_timestamp, rounded
 from szrag.cli.common import (
     console,
     handle_errors,
@@ -19,28 +21,68 @@ from szrag.cli.common import (
     say,
     show_report,
 )
-from szrag.index import Index, RefreshReport, build_index, load_index
+from szrag.index import Index, RefreshReport, Skip, build_index, load_index
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What ``szrag index --json`` says of a build or refresh (``added``: a count after a
+    rebuild, else the paths)."""
+
+    root: str
+    index: str
+    profile: str
+    rebuilt: bool
+    reason: str | None
+    files: int
+    chunks: int
+    images: int
+    added: list[str] | int
+    changed: list[str]
+    removed: list[str]
+    touched: list[str]
+    skipped: list[Skip]
+    warnings: list[str]
+    notes: list[str]
+    elapsed_seconds: float = field(metadata=public(convert=rounded(3)))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """What ``szrag stats`` says of an index; ``counts`` are rows by table, ``types`` files
+    by type."""
+
+    root: str
+    index: str
+    schema_version: int
+    generated_at: str | None
+    profile: str | None
+    bytes: int
+    counts: Mapping[str, int] = field(metadata=public(spread=True))
+    types: Mapping[str, int]
 
 
 def _report_dict(index: Index, report: RefreshReport) -> dict[str, object]:
-    return {
-        "root": str(index.root),
-        "index": str(index.path),
-        "profile": index.config.profile.name,
-        "rebuilt": report.rebuilt,
-        "reason": report.reason,
-        "files": report.files,
-        "chunks": report.chunks,
-        "images": report.images,
-        "added": report.added if not report.rebuilt else len(report.added),
-        "changed": report.changed,
-        "removed": report.removed,
-        "touched": report.touched,
-        "skipped": [{"path": skip.path, "reason": skip.reason} for skip in report.skipped],
-        "warnings": report.warnings,
-        "notes": report.notes,
-        "elapsedSeconds": round(report.elapsed, 3),
-    }
+    return public_dict(
+        IndexReport(
+            root=str(index.root),
+            index=str(index.path),
+            profile=index.config.profile.name,
+            rebuilt=report.rebuilt,
+            reason=report.reason,
+            files=report.files,
+            chunks=report.chunks,
+            images=report.images,
+            added=report.added if not report.rebuilt else len(report.added),
+            changed=report.changed,
+            removed=report.removed,
+            touched=report.touched,
+            skipped=report.skipped,
+            warnings=report.warnings,
+            notes=report.notes,
+            elapsed_seconds=report.elapsed,
+        )
+    )
 
 
 def _print_report(index: Index, report: RefreshReport) -> None:
@@ -109,19 +151,20 @@ def stats_command(root: Path, as_json: bool) -> None:
         for entry in index.file_entries():
             types[entry.type] = types.get(entry.type, 0) + 1
         size = index.path.stat().st_size if index.path.exists() else 0
-        data = {
-            "root": str(index.root),
-            "index": str(index.path),
-            "schemaVersion": int(meta.get("schema_version", 0)),
-            "generatedAt": public_timestamp(meta.get("generated_at")),
-            "profile": meta.get("profile"),
-            "bytes": size,
-            **counts,
-            "types": dict(sorted(types.items())),
-        }
+        stats = IndexStats(
+            root=str(index.root),
+            index=str(index.path),
+            schema_version=int(meta.get("schema_version", 0)),
+            generated_at=public_timestamp(meta.get("generated_at")),
+            profile=meta.get("profile"),
+            bytes=size,
+            counts=counts,
+            types=dict(sorted(types.items())),
+        )
     if as_json:
-        print_json(data)
+        print_json(stats)
         return
+    data = public_dict(stats)
     table = Table(show_header=False, box=None, pad_edge=False)
     for key, value in data.items():
         if key != "types":

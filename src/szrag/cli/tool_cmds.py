@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
+from szrag.base.public import public, public_dict
 from szrag.cli.common import (
     console,
     err_console,
@@ -21,7 +23,8 @@ from szrag.cli.common import (
     root_option,
     terminal_safe,
 )
-from szrag.commands import Identity
+from szrag.commands import CommandSpec, Identity
+from szrag.commands.registry import PluginError
 from szrag.commands.runner import DEFAULT_TIMEOUT
 from szrag.tools import TOOLS, ToolDefinition
 from szrag.tools.adapter import ToolResult
@@ -33,6 +36,25 @@ _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 
 
+@dataclass(frozen=True, slots=True)
+class ListedCommand:
+    """A registered command as ``szrag commands`` lists it, with what may run it."""
+
+    spec: CommandSpec = field(metadata=public(spread=True))
+    allowlisted: bool
+    runnable: bool
+    has_handler: bool
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CommandListing:
+    """``szrag commands --json``: every command, and the plugins that failed to load."""
+
+    commands: list[dict[str, Any]]
+    plugin_errors: list[PluginError]
+
+
 @click.command("commands")
 @root_option
 @json_option
@@ -42,17 +64,19 @@ def commands_command(root: Path, as_json: bool) -> None:
     host = host_for(root)
     registry = host.registry
     rows = [
-        {
-            **spec.to_dict(),
-            "allowlisted": host.policy.allowlist.allows(spec.id),
-            "runnable": host.policy.runnable(spec, "tool"),
-            "hasHandler": spec.handler is not None,
-            "private": spec.private,
-        }
+        public_dict(
+            ListedCommand(
+                spec,
+                allowlisted=host.policy.allowlist.allows(spec.id),
+                runnable=host.policy.runnable(spec, "tool"),
+                has_handler=spec.handler is not None,
+                private=spec.private,
+            )
+        )
         for spec in registry.specs()
     ]
     if as_json:
-        print_json({"commands": rows, "pluginErrors": registry.plugin_errors})
+        print_json(CommandListing(rows, registry.plugin_errors))
         return
     # the repository and runtime commands first, the built-in utilities apart below them
     groups = [
@@ -108,7 +132,7 @@ def run_command_cli(
             )
         )
     if as_json:
-        print_json(result.to_dict())
+        print_json(result)
         return
     for response in result.responses:
         click.echo(terminal_safe(response.plain_text()))
@@ -193,7 +217,7 @@ def _run_tool(name: str, tokens: list[str], root: Path, as_json: bool) -> None:
         return
     result = _call_tool(root, tool, parse_tool_arguments(tool, tokens))
     if as_json:
-        print_json(result.to_dict())
+        print_json(result)
     else:
         click.echo(json.dumps(json.loads(result.text), indent=2, ensure_ascii=False))
     if not result.ok:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, ClassVar, overload
+
+from szrag.base.public import public, public_dict
+
+_PATH = public(name="path")  # a match's file is its public ``path``
 
 IMPORT_KINDS = ("import", "require", "dynamic", "reexport", "from", "module")
 DEFINITION_KINDS = ("function", "class", "method", "arrow")
@@ -61,21 +65,11 @@ class Call:
 class Reference:
     """A place that calls a name: file, line, the definition around it and the line's text."""
 
-    file: str
+    file: str = field(metadata=_PATH)
     line: int
     name: str
     caller: str | None
     text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public form: ``path`` is the file."""
-        return {
-            "path": self.file,
-            "line": self.line,
-            "name": self.name,
-            "caller": self.caller,
-            "text": self.text,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +231,9 @@ class CodeRecord:
 class SymbolMatch:
     """A definition that matches a question, with its score."""
 
-    file: str
+    public_order: ClassVar[tuple[str, ...]] = ("file", "name", "kind", "container")
+
+    file: str = field(metadata=_PATH)
     name: str
     kind: str
     line: int
@@ -252,15 +248,7 @@ class SymbolMatch:
 
     def to_dict(self) -> dict[str, Any]:
         """The public form: ``path`` is the file."""
-        return {
-            "path": self.file,
-            "name": self.name,
-            "kind": self.kind,
-            "container": self.container,
-            "line": self.line,
-            "endLine": self.end_line,
-            "score": self.score,
-        }
+        return public_dict(self)
 
 
 class SymbolMatches(Sequence[SymbolMatch]):
@@ -330,38 +318,26 @@ class SymbolMatches(Sequence[SymbolMatch]):
 
 @dataclass(frozen=True, slots=True)
 class RouteMatch:
-    """A route that matches a question, with its score."""
+    """A route that matches a question, with its score; in public ``route`` is the URL path,
+    ``path`` the file that serves it."""
 
-    file: str
+    public_order: ClassVar[tuple[str, ...]] = ("method", "path", "file")
+
+    file: str = field(metadata=_PATH)
     method: str
-    path: str
+    path: str = field(metadata=public(name="route"))
     line: int
     handler: str | None
     score: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public form: ``route`` is the URL path, ``path`` the file that serves it."""
-        return {
-            "method": self.method,
-            "route": self.path,
-            "path": self.file,
-            "line": self.line,
-            "handler": self.handler,
-            "score": self.score,
-        }
 
 
 @dataclass(frozen=True, slots=True)
 class EnvReference:
     """Where an environment variable is read."""
 
-    file: str
+    file: str = field(metadata=_PATH)
     name: str
     line: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public form: ``path`` is the file that reads the variable."""
-        return {"path": self.file, "name": self.name, "line": self.line}
 
 
 @dataclass

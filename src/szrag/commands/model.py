@@ -8,9 +8,10 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from szrag.base.errors import ContextClosed
+from szrag.base.public import public, public_dict
 
 if TYPE_CHECKING:
     from szrag.commands.registry import CommandRegistry
@@ -41,32 +42,32 @@ class Identity:
             name = "local"
         return cls(user_id=f"local:{name}", user_name=name)
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready form with the spec's camelCase names."""
-        return {
-            "userId": self.user_id,
-            "userName": self.user_name,
-            "channelId": self.channel_id,
-            "teamId": self.team_id,
-        }
+        return public_dict(self)
 
 
 @dataclass(frozen=True)
 class CommandSpec:
-    """A registered command: its metadata and its handler (None when only metadata is known)."""
+    """A registered command: its metadata and its handler (None when only metadata is known).
+
+    Shown as ``{id, name, description, category, usageHint}``."""
+
+    public_order: ClassVar[tuple[str, ...]] = ("id", "name")
 
     id: str
     description: str
     handler: Handler | None = field(default=None, compare=False, repr=False)
     category: str = "general"
-    usage: str = ""
+    usage: str = field(default="", metadata=public(name="usageHint"))
     name: str = ""  # the slash name; defaults to /sz-<id>
     # Input that may hold a secret (hash passwords): kept out of audit logs and activities.
-    sensitive: bool = False
+    sensitive: bool = field(default=False, metadata=public(hidden=True))
     # Output that is a secret (a digest of a password, a fresh token): shown to the asker
     # only, never sent to the model, never posted in a channel.
-    secret_output: bool = False
-    timeout: float | None = None  # a longer or shorter limit than the runner's default
+    secret_output: bool = field(default=False, metadata=public(hidden=True))
+    # a longer or shorter limit than the runner's default
+    timeout: float | None = field(default=None, metadata=public(hidden=True))
 
     @property
     def private(self) -> bool:
@@ -80,16 +81,6 @@ class CommandSpec:
             )
         if not self.name:
             object.__setattr__(self, "name", SLASH_PREFIX + self.id)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The metadata as JSON (no handler)."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "category": self.category,
-            "usageHint": self.usage,
-        }
 
 
 @dataclass(frozen=True)
@@ -105,12 +96,19 @@ class Response:
             return self.text
         return "\n".join(blocks_text(self.blocks or ()))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``text`` always, ``blocks`` when there are any."""
-        result: dict[str, Any] = {"text": self.plain_text()}
-        if self.blocks:
-            result["blocks"] = [dict(block) for block in self.blocks]
-        return result
+    def public_view(self) -> ShownResponse:
+        """``text`` always, ``blocks`` when there are any."""
+        return ShownResponse(self.plain_text(), self.blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class ShownResponse:
+    """A command's reply as it is shown: its text, and its Slack blocks when it has any."""
+
+    text: str
+    blocks: tuple[Mapping[str, Any], ...] | None = field(
+        default=None, metadata=public(omit_empty=True)
+    )
 
 
 def blocks_text(blocks: Sequence[Any]) -> list[str]:
@@ -150,11 +148,18 @@ class CommandResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form ``{id, command, responses}``."""
-        return {
-            "id": self.id,
-            "command": self.command,
-            "responses": [response.to_dict() for response in self.responses],
-        }
+        return public_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class WithheldOutput:
+    """A command result whose output is a secret, as the model sees it: that the command ran,
+    not what it said (``output_withheld`` says why and what to tell the asker)."""
+
+    id: str
+    command: str
+    responses: tuple[Response, ...]  # always empty
+    output_withheld: str
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from szrag.base.errors import CommandError
 from szrag.commands.allowlist import Allowlist
@@ -39,9 +38,7 @@ from szrag.commands.model import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry, default_registry, normalise_command_id
-
-if TYPE_CHECKING:
-    from szrag.runtime import Runtime
+from szrag.runtime import BlockingRuntime, Runtime, as_runtime
 
 log = logging.getLogger("szrag.commands")
 
@@ -65,7 +62,7 @@ async def _call(handler: Handler, context: CommandContext) -> None:
         await handler(context)  # type: ignore[misc]
         return
     result = await asyncio.to_thread(handler, context)
-    if inspect.isawaitable(result):
+    if result is not None:  # a plain function that handed back a coroutine to run
         await result
 
 
@@ -85,7 +82,7 @@ class CommandRunner:
         observers: Sequence[Observer] = (),
         timeout: float = DEFAULT_TIMEOUT,
         root: Path | str = ".",
-        runtime: Runtime | None = None,
+        runtime: Runtime | BlockingRuntime | None = None,
     ) -> None:
         if policy is None:
             policy = CommandPolicy(registry or default_registry(), allowlist or Allowlist())
@@ -93,7 +90,8 @@ class CommandRunner:
         self.observers = tuple(observers)
         self.timeout = timeout
         self.root = Path(root)
-        self.runtime = runtime
+        # what commands read (``/sz-release``), a Runtime from here on
+        self.runtime = as_runtime(runtime) if runtime is not None else None
         self.asker: Asker | None = None  # bound by the host that owns this runner
 
     def answer_questions_with(self, asker: Asker) -> None:
@@ -240,7 +238,7 @@ async def run_command(
     timeout: float | None = None,
     source: str = "host",
     root: Path | str = ".",
-    runtime: Runtime | None = None,
+    runtime: Runtime | BlockingRuntime | None = None,
 ) -> CommandResult:
     """Run a command of ``registry`` (default: built-ins and plugins) with ``identity``."""
     runner = CommandRunner(

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from szrag.base.public import public
+from szrag.base.public import public_dict
 from szrag.base.redact import Redaction, redact_text
 from szrag.context.model import DIRECT, CodebaseContext, CodeEntry
 from szrag.context.tokens import TokenCounter, estimate_token_count, load_counter
@@ -84,31 +84,40 @@ class PackedContext:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (the chunk list included), in the public casing."""
-        return {
-            "text": self.text,
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "files": list(self.files),
-            "codeContexts": self.code_contexts,
-            "redactions": self.redactions,
-            "redactionKinds": list(self.redaction_kinds),
-            "tokenizer": self.tokenizer,
-            "chunks": [public(chunk) for chunk in self.chunks],
-        }
+        return public_dict(self)
+
+    def summary(self) -> PackSummary:
+        """Summary figures for an activity record: no text, no chunk list."""
+        return PackSummary(
+            tokens=self.tokens,
+            budget=self.budget,
+            tokenizer=self.tokenizer,
+            files=self.files,
+            code_contexts=self.code_contexts,
+            chunks=sum(1 for chunk in self.chunks if chunk.included),
+            skipped=sum(1 for chunk in self.chunks if not chunk.included),
+            redactions=self.redactions,
+            redaction_kinds=self.redaction_kinds,
+        )
 
     def metadata(self) -> dict[str, Any]:
-        """Summary figures for an activity record: no text, no chunk list."""
-        return {
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "tokenizer": self.tokenizer,
-            "files": list(self.files),
-            "codeContexts": self.code_contexts,
-            "chunks": sum(1 for chunk in self.chunks if chunk.included),
-            "skipped": sum(1 for chunk in self.chunks if not chunk.included),
-            "redactions": self.redactions,
-            "redactionKinds": list(self.redaction_kinds),
-        }
+        """The summary figures in their public form."""
+        return public_dict(self.summary())
+
+
+@dataclass(frozen=True, slots=True)
+class PackSummary:
+    """A packed context's figures: what it holds and what was left out."""
+
+    tokens: int
+    budget: int
+    tokenizer: str
+    files: tuple[str, ...]
+    code_contexts: int
+    chunks: int  # the chunks that went in
+    skipped: int  # the chunks left out
+    redactions: int
+    redaction_kinds: tuple[str, ...]
 
 
 def size_penalty(tokens: int) -> float:

@@ -17,14 +17,15 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from szrag.base.config import ConversationConfig
 from szrag.base.env import number as env_number
 from szrag.base.errors import ConversationError
-from szrag.base.public import utc_timestamp
+from szrag.base.public import public, utc_timestamp
+
+_TIMESTAMP = public(convert=utc_timestamp)
 
 TURNS_SETTING = "SZRAG_CONVERSATION_TURNS"
 AGE_SETTING = "SZRAG_CONVERSATION_MAX_AGE_HOURS"
@@ -93,9 +94,6 @@ class ShownSource:
     start: int
     end: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "start": self.start, "end": self.end}
-
     def __str__(self) -> str:
         return f"{self.path}:{self.start}-{self.end}"
 
@@ -104,19 +102,12 @@ class ShownSource:
 class Conversation:
     """One conversation: who started it from which face, and when it was last used."""
 
-    id: str
+    id: str = field(metadata=public(name="conversationId"))
     face: str  # cli, api, slack, library...
-    owner: str | None  # the identity that started it; None: anyone who knows the id
-    started_at: float  # epoch seconds
-    updated_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "conversationId": self.id,
-            "face": self.face,
-            "startedAt": utc_timestamp(self.started_at),
-            "updatedAt": utc_timestamp(self.updated_at),
-        }
+    # the identity that started it; None: anyone who knows the id
+    owner: str | None = field(metadata=public(hidden=True))
+    started_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
+    updated_at: float = field(metadata=_TIMESTAMP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,24 +121,12 @@ class Turn:
     outcome: str  # szrag.answer.results.Outcome's value
     sources: tuple[ShownSource, ...]
     commit: str | None  # the running application's commit, else the checkout's HEAD
-    asked_at: float  # epoch seconds
+    asked_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
 
     @property
     def model_answered(self) -> bool:
         """Whether a model wrote the answer (else it is a local answer: retrieval alone)."""
         return self.outcome == "answered"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "answerId": self.answer_id,
-            "conversationId": self.conversation_id,
-            "question": self.question,
-            "answer": self.answer,
-            "outcome": self.outcome,
-            "sources": [source.to_dict() for source in self.sources],
-            "commit": self.commit,
-            "askedAt": utc_timestamp(self.asked_at),
-        }
 
 
 class Rating(StrEnum):
@@ -170,8 +149,9 @@ class Feedback:
     sources: tuple[ShownSource, ...]
     cited_files: tuple[str, ...]  # the files of the sources the answer cites by path
     commit: str | None
-    given_at: float  # epoch seconds
-    given_by: str  # the identity that gave it (one feedback per answer and identity)
+    given_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
+    # the identity that gave it (one feedback per answer and identity)
+    given_by: str = field(metadata=public(hidden=True))
 
     @property
     def expected_files(self) -> tuple[str, ...]:
@@ -180,17 +160,3 @@ class Feedback:
         if self.right_files:
             return self.right_files
         return self.cited_files if self.rating is Rating.UP else ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "answerId": self.answer_id,
-            "conversationId": self.conversation_id,
-            "rating": self.rating.value,
-            "rightFiles": list(self.right_files),
-            "comment": self.comment,
-            "question": self.question,
-            "sources": [source.to_dict() for source in self.sources],
-            "citedFiles": list(self.cited_files),
-            "commit": self.commit,
-            "givenAt": utc_timestamp(self.given_at),
-        }

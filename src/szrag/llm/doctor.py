@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
@@ -45,10 +44,6 @@ class Check:
     status: str  # ok, warn or fail
     detail: str
     hint: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The public JSON form."""
-        return {"name": self.name, "status": self.status, "detail": self.detail, "hint": self.hint}
 
 
 def models_url(settings: Settings) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 
 from szrag.base.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
 from szrag.base.errors import ProviderError
+from szrag.base.public import public, public_dict
 from szrag.llm.client import ChatClient, Message
 from szrag.llm.stream import ModelReply, ToolCall
 from szrag.tools.sanitise import sanitise_text
@@ -91,14 +92,14 @@ def estimate_tokens(text: str) -> int:
 class Usage:
     """Token counts of one or more requests; ``estimated`` when any count was guessed."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int = field(default=0, metadata=public(name="input"))
+    output_tokens: int = field(default=0, metadata=public(name="output"))
+    # input and output together
+    total_tokens: int = field(init=False, metadata=public(name="total"))
     estimated: bool = False
 
-    @property
-    def total_tokens(self) -> int:
-        """Input and output together."""
-        return self.input_tokens + self.output_tokens
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -109,12 +110,7 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         """``{input, output, total, estimated}``."""
-        return {
-            "input": self.input_tokens,
-            "output": self.output_tokens,
-            "total": self.total_tokens,
-            "estimated": self.estimated,
-        }
+        return public_dict(self)
 
 
 def messages_text(messages: Sequence[Message]) -> str:
@@ -291,7 +287,7 @@ class ToolLoop:
                     f"{reason}; asking for a final answer",
                     metadata={
                         "round": number,
-                        "maxToolRounds": self.max_rounds,
+                        "max_tool_rounds": self.max_rounds,
                         "repeating": repeating,
                     },
                 )
@@ -385,8 +381,8 @@ class ToolLoop:
             activity_id=pair,
             metadata={
                 "round": number,
-                "toolCalls": calls,
-                "finishReason": reply.finish_reason,
+                "tool_calls": calls,
+                "finish_reason": reply.finish_reason,
                 "characters": len(reply.text),
             },
         )
@@ -438,7 +434,7 @@ class ToolLoop:
             metadata={
                 "round": number,
                 "tool": call.name,
-                "repeatOf": original.round,
+                "repeat_of": original.round,
                 "arguments": sanitise_text(call.arguments, MAX_ARGUMENT_CHARS),
             },
         )

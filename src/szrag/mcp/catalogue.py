@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from szrag.base.public import public
+from szrag.base.public import to_public
 from szrag.context.assemble import assemble_context
 from szrag.index.protocol import IndexStore
 from szrag.rank.retrieve import MAX_QUESTION_CHARS, retrieve
@@ -106,7 +106,7 @@ _PATH = _text("A file's path relative to the repository root, e.g. src/app/serve
 def _search_code(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     question = args["question"]
     sources = retrieve(question, args.get("limit", DEFAULT_SOURCES), index=index)
-    return {"question": question, "sources": [public(source.redacted()) for source in sources]}
+    return {"question": question, "sources": [to_public(source.redacted()) for source in sources]}
 
 
 def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
@@ -119,12 +119,12 @@ def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
 
 def _find_symbols(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     matches = find_symbols(args["question"], index)[: args.get("limit", DEFAULT_MATCHES)]
-    return {"symbols": public(matches)}
+    return {"symbols": to_public(matches)}
 
 
 def _find_references(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     found = find_references(args["name"], index, args.get("limit", DEFAULT_MATCHES))
-    return {"name": args["name"], "references": public(found)}
+    return {"name": args["name"], "references": to_public(found)}
 
 
 def _find_routes(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
@@ -133,7 +133,7 @@ def _find_routes(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     method = str(args.get("method", "")).upper()
     if method:
         matches = [match for match in matches if match.method.upper() in (method, "ALL")]
-    return {"routes": public(matches[: args.get("limit", DEFAULT_MATCHES)])}
+    return {"routes": to_public(matches[: args.get("limit", DEFAULT_MATCHES)])}
 
 
 def _get_dependencies(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
@@ -148,7 +148,7 @@ def _get_dependants(index: IndexStore, host: Host, args: Mapping[str, Any]) -> A
 
 def _find_environment_variable(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
     name = args["name"]
-    return {"name": name, "references": public(find_environment_variable(name, index))}
+    return {"name": name, "references": to_public(find_environment_variable(name, index))}
 
 
 CODE_TOOLS: tuple[CodeTool, ...] = (

@@ -31,7 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from szrag.base.errors import SzragError
-from szrag.base.public import dumps, public
+from szrag.base.public import dumps, to_public
 from szrag.base.redact import redact
 from szrag.commands.model import Identity
 from szrag.index.shared import SharedIndex
@@ -279,7 +279,7 @@ def _live_tool(tool: ToolDefinition) -> types.Tool:
 
 
 def _result(value: Any, *, error: bool = False) -> types.CallToolResult:
-    content = public(value)
+    content = to_public(value)
     structured = content if isinstance(content, dict) else {"result": content}
     return types.CallToolResult(
         content=[types.TextContent(text=dumps(content))],

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from szrag.base.errors import IndexStoreError, QuestionError
+from szrag.base.public import public_dict
 from szrag.base.redact import redact, redact_for_display
 from szrag.base.text import SOURCE_TYPES, path_tokens, tokens
 from szrag.index import load_index
@@ -70,7 +71,7 @@ class Source:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as the original's consumers expect it."""
-        return asdict(self)
+        return public_dict(self)
 
     def redacted(self) -> Source:
         """This source with the secrets in its text replaced, as callers and the model see it."""
@@ -92,7 +93,7 @@ class Image:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as ``{path, url, score}``."""
-        return asdict(self)
+        return public_dict(self)
 
 
 MAX_QUESTION_CHARS = 8000  # every face: the CLI, the API, Slack, MCP

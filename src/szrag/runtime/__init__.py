@@ -1,63 +1,169 @@
 """What the live tools read about the running application.
 
-``Runtime`` is the interface: status, metrics, logs, errors and release information, each a
-JSON-ready dict (or an awaitable of one). ``ProcessRuntime`` is the default, backed by this
-process: uptime, versions, the indexed repository's Git head and index statistics,
-deployment fields from the environment (DEPLOY_ENV, GIT_SHA, RELEASE), command and tool
-counters, a ring buffer of the ``szrag`` logger's records (plus the tail of ``log_file`` or
-``SZRAG_LOG_FILE`` when set), caught exceptions, and the release history file.
+``Runtime`` is the one interface: status, metrics, logs, errors and release information, each
+read a coroutine returning a typed record (``Status``, ``MetricsSnapshot``, ``LogsRead``,
+``ErrorsRead``, ``ReleaseInfo``, or a ``Sourced`` read of the running application; a host's own
+runtime may answer with its own JSON object), shown by ``szrag.base.public.to_public``.
 
-A host replaces any part by subclassing ``ProcessRuntime`` and overriding a method, or by
-passing its own object with the same methods to the tool adapter.
+Its two implementations: a runtime whose reads are coroutines already, and a
+``ThreadedRuntime`` over a ``BlockingRuntime`` (each read in a worker thread). ``as_runtime``
+makes either one a ``Runtime`` once, where the tools, the command runner and the server are
+built, so no caller asks whether a read must be awaited.
+
+``ProcessRuntime`` is the default blocking runtime, backed by this process: uptime, versions,
+the indexed repository's Git head and index statistics, deployment fields from the environment
+(DEPLOY_ENV, GIT_SHA, RELEASE), command and tool counters, a ring buffer of the ``szrag``
+logger's records (plus the tail of ``log_file`` or ``SZRAG_LOG_FILE`` when set), caught
+exceptions, and the release history file.
+
+A host replaces any part by subclassing ``ProcessRuntime`` and overriding a method (blocking or
+a coroutine), or by passing its own object with the same methods to the tool adapter.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import logging
 import re
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from szrag.base.errors import ToolError
-from szrag.base.public import public_timestamp, utc_timestamp
-from szrag.runtime.errorlog import ErrorLog, ErrorRecord
-from szrag.runtime.logs import LogBuffer, LogEntry, parse_log_line, tail_lines
-from szrag.runtime.metrics import FinishedCommand, Metrics
-from szrag.runtime.releases import read_release_info
-from szrag.runtime.status import deployment_fields, process_status
+from szrag.base.public import public, public_timestamp, utc_timestamp
+from szrag.runtime.errorlog import ErrorLog, ErrorRecord, ErrorsRead
+from szrag.runtime.logs import (
+    LogBuffer,
+    LogEntry,
+    LogFileTail,
+    LogsRead,
+    iso_time,
+    parse_log_line,
+    tail_lines,
+)
+from szrag.runtime.metrics import FinishedCommand, Metrics, MetricsSnapshot
+from szrag.runtime.releases import ReleaseInfo, read_release_info, release_info
+from szrag.runtime.status import Status, deployment_fields, process_status
 
 LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"
 MAX_READ = 100  # entries any one read returns, whatever the caller asks
 
-JSONResult = dict[str, Any] | Awaitable[dict[str, Any]]
+
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """A read and where it came from (``szrag process``, ``http URL``, ``log files``...),
+    shown as ``source`` followed by the read's own fields."""
+
+    source: str
+    # a record, or the running application's own JSON object
+    read: Any = field(metadata=public(spread=True))
+
+
+Reading: TypeAlias = (
+    Status | MetricsSnapshot | LogsRead | ErrorsRead | ReleaseInfo | Sourced | Mapping[str, Any]
+)
+"""What a runtime read returns: a record, or (from a host's own runtime) a JSON object."""
 
 
 class Runtime(Protocol):
-    """The runtime data the live tools read; methods may be sync or async."""
+    """The runtime data the live tools read, each read a coroutine."""
 
-    def status(self) -> JSONResult:
+    async def status(self) -> Reading:
         """Current status and deployment data."""
         ...
 
-    def metrics(self, name: str | None = None, label: str | None = None) -> JSONResult:
+    async def metrics(self, name: str | None = None, label: str | None = None) -> Reading:
         """Current counters (``name`` and ``label`` filter a source that has many)."""
         ...
 
-    def logs(
+    async def logs(
         self, limit: int = 10, level: str | None = None, since: str | None = None
-    ) -> JSONResult:
+    ) -> Reading:
         """The latest log entries, oldest first (``since``: an ISO time or ``15m``, ``2h``)."""
         ...
 
-    def errors(self, limit: int = 10, include_stack: bool = False) -> JSONResult:
+    async def errors(self, limit: int = 10, include_stack: bool = False) -> Reading:
         """The latest caught errors, newest first."""
         ...
 
-    def release_info(self, version: str | None = None) -> JSONResult:
+    async def release_info(self, version: str | None = None) -> Reading:
         """Version and release notes, optionally of one version."""
         ...
+
+
+class BlockingRuntime(Protocol):
+    """A runtime whose reads block (this process's, the running application's sources):
+    ``ThreadedRuntime`` makes it a :class:`Runtime`."""
+
+    def status(self) -> Reading: ...
+
+    def metrics(self, name: str | None = None, label: str | None = None) -> Reading: ...
+
+    def logs(
+        self, limit: int = 10, level: str | None = None, since: str | None = None
+    ) -> Reading: ...
+
+    def errors(self, limit: int = 10, include_stack: bool = False) -> Reading: ...
+
+    def release_info(self, version: str | None = None) -> Reading: ...
+
+
+READS = ("status", "metrics", "logs", "errors", "release_info")
+
+
+class ThreadedRuntime:
+    """A :class:`Runtime` over ``inner``: each blocking read runs in a worker thread, a read
+    that is a coroutine already (a subclass may override one so) is awaited. Which is which
+    is decided once, here."""
+
+    def __init__(self, inner: Runtime | BlockingRuntime) -> None:
+        self.inner = inner
+        self._reads = {name: _coroutine(getattr(inner, name)) for name in READS}
+
+    async def status(self) -> Reading:
+        return await self._reads["status"]()
+
+    # Filters left out are not passed: a host's own runtime may take fewer of them.
+    async def metrics(self, name: str | None = None, label: str | None = None) -> Reading:
+        filters = (name, label) if name is not None or label is not None else ()
+        return await self._reads["metrics"](*filters)
+
+    async def logs(
+        self, limit: int = 10, level: str | None = None, since: str | None = None
+    ) -> Reading:
+        return await self._reads["logs"](limit, level, *([since] if since else []))
+
+    async def errors(self, limit: int = 10, include_stack: bool = False) -> Reading:
+        return await self._reads["errors"](limit, include_stack)
+
+    async def release_info(self, version: str | None = None) -> Reading:
+        return await self._reads["release_info"](version)
+
+
+def _coroutine(read: Callable[..., Any]) -> Callable[..., Awaitable[Reading]]:
+    if inspect.iscoroutinefunction(read):
+        return read
+
+    @functools.wraps(read)
+    async def threaded(*args: Any) -> Reading:
+        result: Reading = await asyncio.to_thread(read, *args)
+        return result
+
+    return threaded
+
+
+def as_runtime(runtime: Runtime | BlockingRuntime) -> Runtime:
+    """``runtime`` as a :class:`Runtime`: itself when it is one already (a
+    ``ThreadedRuntime``, or every read a coroutine), else a ``ThreadedRuntime`` over it."""
+    if isinstance(runtime, ThreadedRuntime):
+        return runtime
+    if all(inspect.iscoroutinefunction(getattr(runtime, name)) for name in READS):
+        return runtime  # type: ignore[return-value]  # checked: every read is a coroutine
+    return ThreadedRuntime(runtime)
 
 
 def since_time(since: str) -> str:
@@ -129,7 +235,7 @@ class ProcessRuntime:
 
     # Reads ---------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         """Process, repository, index and deployment facts."""
         return process_status(
             self.root,
@@ -138,44 +244,36 @@ class ProcessRuntime:
             deployment=self.deployment,
         )
 
-    def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+    def metrics(self, name: str | None = None, label: str | None = None) -> MetricsSnapshot:
         """Command and tool counters since start (few enough to need no filter)."""
-        return self.counters.snapshot()
+        return self.counters.figures()
 
-    def logs(
-        self, limit: int = 10, level: str | None = None, since: str | None = None
-    ) -> dict[str, Any]:
+    def logs(self, limit: int = 10, level: str | None = None, since: str | None = None) -> LogsRead:
         """The latest buffered entries and, when configured, the log file's last lines."""
         limit = max(0, min(limit, MAX_READ))
         entries: list[LogEntry] = self.log_buffer.entries(MAX_READ if since else limit, level)
-        shown = [entry.to_dict() for entry in entries]
         if since:
             start = since_time(since)
-            shown = [entry for entry in shown if str(entry.get("time") or "") >= start][-limit:]
-        result: dict[str, Any] = {"entries": shown}
+            entries = [entry for entry in entries if iso_time(entry.time) >= start][-limit:]
+        tail = None
         if self.log_file is not None:
+            location = str(self.log_file)
             try:
                 lines = tail_lines(self.log_file, limit)
-                result["logFile"] = {
-                    "location": str(self.log_file),
-                    "entries": [parse_log_line(line) for line in lines],
-                }
+                tail = LogFileTail(location, entries=[parse_log_line(line) for line in lines])
             except OSError as error:
-                result["logFile"] = {
-                    "location": str(self.log_file),
-                    "error": error.strerror or str(error),
-                }
-        return result
+                tail = LogFileTail(location, error=error.strerror or str(error))
+        return LogsRead(tuple(entries), tail)
 
-    def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
+    def errors(self, limit: int = 10, include_stack: bool = False) -> ErrorsRead:
         """The latest caught errors, newest first."""
         limit = max(0, min(limit, MAX_READ))
         records: list[ErrorRecord] = self.error_log.entries(limit)
-        return {"errors": [record.to_dict(include_stack=include_stack) for record in records]}
+        return ErrorsRead(tuple(record.shown(include_stack=include_stack) for record in records))
 
-    def release_info(self, version: str | None = None) -> dict[str, Any]:
+    def release_info(self, version: str | None = None) -> ReleaseInfo:
         """Versions and release notes from the repository's history file."""
-        return read_release_info(self.root, version, deployment=dict(self.deployment))
+        return release_info(self.root, version, deployment=dict(self.deployment))
 
     # Writes (observers) ----------------------------------------------------------------
 
@@ -193,12 +291,22 @@ class ProcessRuntime:
 
 
 __all__ = [
+    "BlockingRuntime",
     "ErrorLog",
     "ErrorRecord",
+    "ErrorsRead",
     "LogBuffer",
     "LogEntry",
+    "LogsRead",
     "Metrics",
+    "MetricsSnapshot",
     "ProcessRuntime",
+    "Reading",
+    "ReleaseInfo",
     "Runtime",
+    "Sourced",
+    "Status",
+    "ThreadedRuntime",
+    "as_runtime",
     "read_release_info",
 ]

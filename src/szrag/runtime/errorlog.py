@@ -13,9 +13,9 @@ import time
 import traceback
 import uuid
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
 
+from szrag.base.public import public
 from szrag.runtime.logs import MAX_MESSAGE_CHARS, iso_time
 
 DEFAULT_CAPACITY = 100
@@ -27,24 +27,22 @@ class ErrorRecord:
     """One caught exception."""
 
     id: str
-    time: float
+    time: float = field(metadata=public(convert=iso_time))  # epoch seconds
     type: str
     message: str
     where: str
-    stack: str | None
+    stack: str | None = field(metadata=public(omit_empty=True))
 
-    def to_dict(self, *, include_stack: bool = False) -> dict[str, Any]:
-        """JSON form; the stack only when asked for."""
-        result: dict[str, Any] = {
-            "id": self.id,
-            "time": iso_time(self.time),
-            "type": self.type,
-            "message": self.message,
-            "where": self.where,
-        }
-        if include_stack and self.stack:
-            result["stack"] = self.stack
-        return result
+    def shown(self, *, include_stack: bool = False) -> ErrorRecord:
+        """The record as a reader sees it: the stack only when asked for."""
+        return self if include_stack else replace(self, stack=None)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorsRead:
+    """What ``getErrors`` reads of this process: the latest caught errors, newest first."""
+
+    errors: tuple[ErrorRecord, ...]
 
 
 def _stack_of(error: BaseException) -> str:

@@ -6,30 +6,54 @@ what is there; building the index is the job of ``szrag index`` and the answer p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from szrag.base.errors import IndexStoreError
-from szrag.base.public import public_timestamp
+from szrag.base.public import public, public_timestamp
 from szrag.index import store
 from szrag.index.store import open_read_only
 
 
-def index_statistics(root: Path) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class IndexStatistics:
+    """The index's meta facts and row counts (by table: data)."""
+
+    schema_version: int | None
+    generated_at: str | None  # the public timestamp
+    profile: str | None
+    counts: Mapping[str, int] = field(metadata=public(spread=True))
+    available: bool = field(default=True, init=False)
+
+    public_order: ClassVar[tuple[str, ...]] = ("available",)
+
+
+@dataclass(frozen=True, slots=True)
+class NoIndex:
+    """Why there is no usable index."""
+
+    reason: str
+    available: bool = field(default=False, init=False)
+
+    public_order: ClassVar[tuple[str, ...]] = ("available",)
+
+
+def index_statistics(root: Path) -> IndexStatistics | NoIndex:
     """Row counts and meta facts of the index, or why there is none."""
     try:
         with open_read_only(root) as conn:
             meta = store.read_meta(conn)
             counts = store.counts(conn)
     except IndexStoreError as error:
-        return {"available": False, "reason": error.message}
-    return {
-        "available": True,
-        "schemaVersion": _number(meta.get("schema_version")),
-        "generatedAt": public_timestamp(meta.get("generated_at")),
-        "profile": meta.get("profile"),
-        **counts,
-    }
+        return NoIndex(error.message)
+    return IndexStatistics(
+        schema_version=_number(meta.get("schema_version")),
+        generated_at=public_timestamp(meta.get("generated_at")),
+        profile=meta.get("profile"),
+        counts=counts,
+    )
 
 
 def _number(value: Any) -> int | None:

@@ -11,11 +11,12 @@ import json
 import logging
 import threading
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from szrag.base.public import utc_timestamp
+from szrag.base.public import public, utc_timestamp
 
 DEFAULT_CAPACITY = 500
 MAX_MESSAGE_CHARS = 2000
@@ -42,24 +43,32 @@ def iso_time(timestamp: float) -> str:
 class LogEntry:
     """One log record reduced to what a reader needs."""
 
-    time: float
-    level: str
-    levelno: int
+    time: float = field(metadata=public(convert=iso_time))  # epoch seconds
+    level: str = field(metadata=public(convert=str.lower))
+    levelno: int = field(metadata=public(hidden=True))
     logger: str
     message: str
-    exception: str | None = None
+    exception: str | None = field(default=None, metadata=public(omit_empty=True))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        result: dict[str, Any] = {
-            "time": iso_time(self.time),
-            "level": self.level.lower(),
-            "logger": self.logger,
-            "message": self.message,
-        }
-        if self.exception:
-            result["exception"] = self.exception
-        return result
+
+@dataclass(frozen=True, slots=True)
+class LogFileTail:
+    """The last lines of the configured log file, or why it could not be read."""
+
+    location: str
+    entries: Sequence[Mapping[str, Any]] | None = field(
+        default=None, metadata=public(omit_none=True)
+    )  # each line's own JSON object, or ``{"line": ...}``
+    error: str | None = field(default=None, metadata=public(omit_none=True))
+
+
+@dataclass(frozen=True, slots=True)
+class LogsRead:
+    """What ``getLogs`` reads of this process: the buffered entries, oldest first, and the
+    log file's tail when one is configured."""
+
+    entries: tuple[LogEntry, ...]
+    log_file: LogFileTail | None = field(default=None, metadata=public(omit_none=True))
 
 
 class LogBuffer(logging.Handler):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from szrag.base.public import public, public_dict, rounded
 from szrag.runtime.logs import iso_time
 
 
@@ -69,15 +71,45 @@ class _Timing:
         self.last_ms = duration_ms
         self.last_status = status
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "count": self.count,
-            "failures": self.failures,
-            "averageMs": round(self.total_ms / self.count, 3) if self.count else 0.0,
-            "maxMs": round(self.max_ms, 3),
-            "lastMs": round(self.last_ms, 3),
-            "lastStatus": self.last_status,
-        }
+    def figures(self) -> TimingFigures:
+        return TimingFigures(
+            count=self.count,
+            failures=self.failures,
+            average_ms=self.total_ms / self.count if self.count else 0.0,
+            max_ms=self.max_ms,
+            last_ms=self.last_ms,
+            last_status=self.last_status,
+        )
+
+
+_MILLISECONDS = public(convert=rounded(3))
+
+
+@dataclass(frozen=True, slots=True)
+class TimingFigures:
+    """Count, failures and latency of one command or tool, as ``getMetrics`` shows them."""
+
+    count: int
+    failures: int
+    average_ms: float = field(metadata=_MILLISECONDS)
+    max_ms: float = field(metadata=_MILLISECONDS)
+    last_ms: float = field(metadata=_MILLISECONDS)
+    last_status: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSnapshot:
+    """Every counter since ``since`` (epoch seconds)."""
+
+    since: float = field(metadata=public(convert=iso_time))
+    commands_executed: int
+    commands_succeeded: int
+    commands_failed: int
+    unique_users: int
+    unique_channels: int
+    by_source: Mapping[str, int]  # keys: where commands came from (data)
+    commands: Mapping[str, TimingFigures]  # keys: command ids (data)
+    tool_calls: Mapping[str, TimingFigures]  # keys: tool names (data)
 
 
 class Metrics:
@@ -108,19 +140,23 @@ class Metrics:
         with self._lock:
             self._tools.setdefault(name, _Timing()).add(status == "completed", status, duration_ms)
 
-    def snapshot(self) -> dict[str, Any]:
-        """Every counter as JSON."""
+    def figures(self) -> MetricsSnapshot:
+        """Every counter, as one consistent record."""
         with self._lock:
             executed = sum(timing.count for timing in self._commands.values())
             failed = sum(timing.failures for timing in self._commands.values())
-            return {
-                "since": iso_time(self.started),
-                "commandsExecuted": executed,
-                "commandsSucceeded": executed - failed,
-                "commandsFailed": failed,
-                "uniqueUsers": len(self._users),
-                "uniqueChannels": len(self._channels),
-                "bySource": dict(sorted(self._sources.items())),
-                "commands": {key: self._commands[key].to_dict() for key in sorted(self._commands)},
-                "toolCalls": {key: self._tools[key].to_dict() for key in sorted(self._tools)},
-            }
+            return MetricsSnapshot(
+                since=self.started,
+                commands_executed=executed,
+                commands_succeeded=executed - failed,
+                commands_failed=failed,
+                unique_users=len(self._users),
+                unique_channels=len(self._channels),
+                by_source=dict(sorted(self._sources.items())),
+                commands={key: self._commands[key].figures() for key in sorted(self._commands)},
+                tool_calls={key: self._tools[key].figures() for key in sorted(self._tools)},
+            )
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every counter as JSON."""
+        return public_dict(self.figures())

@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from szrag.base.public import public, public_dict
 from szrag.version import __version__
+
+_OMIT_NONE = public(omit_none=True)
 
 HISTORY_FILES = tuple(
     f"{stem}{suffix}"
@@ -41,11 +45,53 @@ class ReleaseEntry:
     version: str
     date: str | None
     title: str
-    body: str
+    body: str = field(metadata=public(name="notes"))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"version": self.version, "date": self.date, "title": self.title, "notes": self.body}
+
+@dataclass(frozen=True, slots=True)
+class ServiceVersion:
+    """The service answering, and its version."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFile:
+    """The release history file found: its name, the versions it lists first, how many."""
+
+    file: str
+    versions: tuple[str, ...]
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class LatestRelease:
+    """The latest release of the history (Unreleased is none), when no version was asked."""
+
+    latest: ReleaseEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedRelease:
+    """The release asked for: its entry when found, else why not."""
+
+    requested: str
+    found: bool
+    release: ReleaseEntry | None = field(default=None, metadata=_OMIT_NONE)
+    message: str | None = field(default=None, metadata=_OMIT_NONE)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseInfo:
+    """Versions and release notes, as ``getReleaseInfo`` reports them."""
+
+    service: ServiceVersion
+    project: Mapping[str, Any] | None  # name, version and the file they were read from
+    deployment: Mapping[str, str] | None = field(metadata=public(omit_empty=True))
+    history_error: str | None = field(metadata=_OMIT_NONE)
+    history: HistoryFile | None
+    release: LatestRelease | RequestedRelease = field(metadata=public(spread=True))
 
 
 def _heading_version(title: str) -> str | None:
@@ -153,42 +199,48 @@ def _same_version(a: str, b: str) -> bool:
     return a.strip().lower().removeprefix("v") == b.strip().lower().removeprefix("v")
 
 
-def read_release_info(
-    root: Path, version: str | None = None, *, deployment: dict[str, str] | None = None
-) -> dict[str, Any]:
+def release_info(
+    root: Path, version: str | None = None, *, deployment: Mapping[str, str] | None = None
+) -> ReleaseInfo:
     """Versions and release notes; with ``version``, that release's entry (or why it is absent)."""
-    info: dict[str, Any] = {
-        "service": {"name": "szrag", "version": __version__},
-        "project": project_version(root),
-    }
-    if deployment:
-        info["deployment"] = deployment
     history_path = find_history_file(root)
     entries: list[ReleaseEntry] = []
+    history_error = None
+    history = None
     if history_path is not None:
         try:
             with history_path.open("rb") as handle:
                 raw = handle.read(MAX_HISTORY_BYTES)
             entries = parse_history(raw.decode("utf-8", "replace"))
         except OSError as error:
-            info["historyError"] = f"{history_path.name}: {error.strerror or error}"
-        info["history"] = {
-            "file": history_path.name,
-            "versions": [entry.version for entry in entries[:MAX_LISTED_VERSIONS]],
-            "count": len(entries),
-        }
-    else:
-        info["history"] = None
+            history_error = f"{history_path.name}: {error.strerror or error}"
+        listed = tuple(entry.version for entry in entries[:MAX_LISTED_VERSIONS])
+        history = HistoryFile(history_path.name, listed, len(entries))
+    release: LatestRelease | RequestedRelease
     if version is None:
         released = [entry for entry in entries if entry.version != "Unreleased"]
-        info["latest"] = released[0].to_dict() if released else None
-        return info
-    match = next((entry for entry in entries if _same_version(entry.version, version)), None)
-    info["requested"] = version
-    info["found"] = match is not None
-    if match is not None:
-        info["release"] = match.to_dict()
+        release = LatestRelease(released[0] if released else None)
     else:
+        match = next((entry for entry in entries if _same_version(entry.version, version)), None)
         where = history_path.name if history_path else "no release history file"
-        info["message"] = f"version {version} is not in {where}"
-    return info
+        release = RequestedRelease(
+            version,
+            match is not None,
+            match,
+            None if match is not None else f"version {version} is not in {where}",
+        )
+    return ReleaseInfo(
+        service=ServiceVersion("szrag", __version__),
+        project=project_version(root),
+        deployment=deployment,
+        history_error=history_error,
+        history=history,
+        release=release,
+    )
+
+
+def read_release_info(
+    root: Path, version: str | None = None, *, deployment: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """:func:`release_info` in its public form."""
+    return public_dict(release_info(root, version, deployment=deployment))

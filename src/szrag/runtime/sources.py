@@ -27,7 +27,7 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,11 @@ from szrag.base.config import RuntimeConfig
 from szrag.base.env import text as env_text
 from szrag.base.env import text_list as env_list
 from szrag.base.errors import ConfigError, ToolError
-from szrag.base.public import utc_timestamp
-from szrag.runtime import MAX_READ, ProcessRuntime, since_time
+from szrag.base.public import public, public_dict, utc_timestamp
+from szrag.runtime import MAX_READ, ProcessRuntime, Sourced, since_time
 
 READ_TIMEOUT = 4.0  # seconds: inside the tool's own five
+PROCESS = "szrag process"  # the source of a read szrag's own process answers
 DEFAULT_PATHS = {
     "status": "/api/status",
     "logs": "/api/logs",
@@ -138,9 +139,35 @@ def check_url(url: str, *, allow_public: bool) -> None:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class LogLines:
+    """Log records read from the log files or the journal, oldest first (each ``{time,
+    level, message}``, a JSON line with its own fields too)."""
+
+    entries: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroups:
+    """The errors of the log files or the journal, grouped, most recent group first."""
+
+    errors: tuple[ErrorGroup, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """A Prometheus exposition's samples (``{name, labels, value}``), the first
+    ``MAX_SAMPLES`` of ``count``."""
+
+    samples: list[dict[str, Any]]
+    count: int
+    truncated: bool
+
+
 class ApplicationRuntime:
     """The runtime the live tools read: the configured sources, else szrag's own process
-    (which keeps counting commands and tools either way)."""
+    (which keeps counting commands and tools either way). A blocking runtime: each read a
+    :class:`~szrag.runtime.Sourced` record."""
 
     def __init__(self, process: ProcessRuntime, sources: RuntimeSources, root: Path) -> None:
         self.process = process
@@ -153,26 +180,24 @@ class ApplicationRuntime:
         """The HTTP path that answers ``read``, when the HTTP source does."""
         return self.sources.path(read) if self.sources.url else None
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Sourced:
         if path := self._serves("status"):
             return self._http(path)
-        return {"source": "szrag process", **self.process.status()}
+        return Sourced(PROCESS, self.process.status())
 
-    def metrics(self, name: str | None = None, label: str | None = None) -> dict[str, Any]:
+    def metrics(self, name: str | None = None, label: str | None = None) -> Sourced:
         if self.sources.metrics_url:
             return self._prometheus(name, label)
         if path := self._serves("metrics"):
             return self._http(path)
-        return {"source": "szrag process", **self.process.metrics()}
+        return Sourced(PROCESS, self.process.metrics())
 
-    def release_info(self, version: str | None = None) -> dict[str, Any]:
+    def release_info(self, version: str | None = None) -> Sourced:
         if path := self._serves("release"):
             return self._http(path, {"version": version} if version else None)
-        return {"source": "szrag process", **self.process.release_info(version)}
+        return Sourced(PROCESS, self.process.release_info(version))
 
-    def logs(
-        self, limit: int = 10, level: str | None = None, since: str | None = None
-    ) -> dict[str, Any]:
+    def logs(self, limit: int = 10, level: str | None = None, since: str | None = None) -> Sourced:
         limit = max(0, min(limit, MAX_READ))
         start = since_time(since) if since else None
         if self.sources.log_files or self.sources.journal_unit:
@@ -182,7 +207,7 @@ class ApplicationRuntime:
                 if _at_least(entry, level)
                 and (start is None or str(entry.get("time") or "") >= start)
             ]
-            return {"source": self._log_source, "entries": entries[-limit:] if limit else []}
+            return Sourced(self._log_source, LogLines(entries[-limit:] if limit else []))
         if path := self._serves("logs"):
             query: dict[str, Any] = {"limit": limit}
             if level:
@@ -190,17 +215,17 @@ class ApplicationRuntime:
             if start:
                 query["since"] = start
             return self._http(path, query)
-        return {"source": "szrag process", **self.process.logs(limit, level, since)}
+        return Sourced(PROCESS, self.process.logs(limit, level, since))
 
-    def errors(self, limit: int = 10, include_stack: bool = False) -> dict[str, Any]:
+    def errors(self, limit: int = 10, include_stack: bool = False) -> Sourced:
         limit = max(0, min(limit, MAX_READ))
         if path := self._serves("errors"):
             query = {"limit": limit, "includeStack": str(include_stack).lower()}
             return self._http(path, query)
         if self.sources.log_files or self.sources.journal_unit:
             grouped = group_errors(self._log_lines(), self.root, include_stack)
-            return {"source": self._log_source, "errors": grouped[:limit]}
-        return {"source": "szrag process", **self.process.errors(limit, include_stack)}
+            return Sourced(self._log_source, ErrorGroups(tuple(grouped[:limit])))
+        return Sourced(PROCESS, self.process.errors(limit, include_stack))
 
     # Writes go to szrag's own counters -----------------------------------------------
 
@@ -215,7 +240,7 @@ class ApplicationRuntime:
 
     # Sources -------------------------------------------------------------------------
 
-    def _http(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _http(self, path: str, query: Mapping[str, Any] | None = None) -> Sourced:
         assert self.sources.url is not None
         url = self.sources.url + path
         headers = {"Accept": "application/json"}
@@ -235,9 +260,9 @@ class ApplicationRuntime:
         if isinstance(body, dict) and body.get("ok") is True and "data" in body:
             body = body["data"]
         data = body if isinstance(body, dict) else {"data": body}
-        return {"source": f"http {url}", **data}
+        return Sourced(f"http {url}", data)
 
-    def _prometheus(self, name: str | None, label: str | None) -> dict[str, Any]:
+    def _prometheus(self, name: str | None, label: str | None) -> Sourced:
         """The exposition's samples (at most MAX_SAMPLES), filtered by name and label."""
         assert self.sources.metrics_url is not None
         url = self.sources.metrics_url
@@ -260,12 +285,8 @@ class ApplicationRuntime:
             if (not name or name.lower() in sample.name.lower())
             and (not key or sample.labels.get(key.strip()) == value.strip())
         ]
-        return {
-            "source": f"prometheus {url}",
-            "samples": samples[:MAX_SAMPLES],
-            "count": len(samples),
-            "truncated": len(samples) > MAX_SAMPLES,
-        }
+        shown = Samples(samples[:MAX_SAMPLES], len(samples), len(samples) > MAX_SAMPLES)
+        return Sourced(f"prometheus {url}", shown)
 
     def _log_paths(self) -> list[Path]:
         """Every file the globs name with its rotations, oldest first."""
@@ -445,10 +466,26 @@ def _at_least(entry: Mapping[str, Any], level: str | None) -> bool:
     return LEVELS.get(str(entry.get("level") or "").lower(), 0) >= wanted
 
 
-def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """The errors of one type and message in a log: how many, first and last time seen, the
+    innermost frame inside the repository (``{path, line}``), the ERROR record that logged
+    it and (when asked for) the last traceback."""
+
+    type: str
+    message: str
+    count: int
+    first_seen: str | None
+    where: Mapping[str, Any] | None
+    last_seen: str | None
+    logged: str | None = field(default=None, metadata=public(omit_none=True))
+    stack: str | None = field(default=None, metadata=public(omit_none=True))
+
+
+def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[ErrorGroup]:
     """ERROR records and tracebacks in ``lines``, grouped by type and message, most recent
     group first: count, first and last time seen, the innermost frame in the repository."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str], ErrorGroup] = {}
     last_time: str | None = None
     frames: list[tuple[str, int]] = []
     stack: list[str] = []
@@ -460,25 +497,15 @@ def group_errors(lines: list[str], root: Path, include_stack: bool) -> list[dict
         kind: str, message: str, frame: tuple[str, int] | None, logged: str | None = None
     ) -> None:
         key = (kind, re.sub(r"\d+", "N", message)[:300])
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = {
-                "type": kind,
-                "message": message[:500],
-                "count": 0,
-                "firstSeen": last_time,
-                "where": None,
-            }
-        group["count"] += 1
-        group["lastSeen"] = last_time
-        if logged:
-            group["logged"] = logged[:500]
-        if frame is not None:
-            group["where"] = {"path": frame[0], "line": frame[1]}
-        if include_stack and stack:
-            group["stack"] = "\n".join(stack[-40:])
-        groups.pop(key)
-        groups[key] = group  # most recent last
+        group = groups.pop(key, None) or ErrorGroup(kind, message[:500], 0, last_time, None, None)
+        groups[key] = replace(  # most recent last
+            group,
+            count=group.count + 1,
+            last_seen=last_time,
+            logged=logged[:500] if logged else group.logged,
+            where={"path": frame[0], "line": frame[1]} if frame is not None else group.where,
+            stack="\n".join(stack[-40:]) if include_stack and stack else group.stack,
+        )
 
     for line in lines:
         entry_time = _TIME.match(line.strip())
@@ -531,7 +558,7 @@ def matching_errors(
     raised in one of ``files`` or naming a URL path the question names. Returns the source
     and the errors (most recent group first); a source that cannot be read gives none."""
     try:
-        found = live.errors(20, False)
+        found = public_dict(live.errors(20, False))
     except ToolError:
         return "unavailable", []
     routes = set(_URL_PATH.findall(question))
@@ -580,7 +607,7 @@ def running_commit(live: ApplicationRuntime, status: Mapping[str, Any] | None = 
             return value
     if status is None:
         try:
-            status = live.status()
+            status = public_dict(live.status())
         except ToolError:
             return None
     places = [status, status.get("deployment") if isinstance(status, dict) else None]
@@ -637,7 +664,7 @@ def environment_names(
     as its systemd unit defines them; None when neither says. Values are never read."""
     if status is None:
         try:
-            status = live.status()
+            status = public_dict(live.status())
         except ToolError:
             status = {}
     reported = status.get("environment") if isinstance(status, Mapping) else None

@@ -7,11 +7,12 @@ import platform
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from szrag.base.public import public
 from szrag.runtime.git import read_git_head
-from szrag.runtime.indexinfo import index_statistics
+from szrag.runtime.indexinfo import IndexStatistics, NoIndex, index_statistics
 from szrag.runtime.logs import iso_time
 from szrag.version import __version__
 
@@ -28,35 +29,61 @@ def deployment_fields(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def repository_fields(root: Path) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class GitFacts:
+    """The checkout's branch (None when detached) and commit."""
+
+    branch: str | None
+    commit: str | None
+    detached: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryFacts:
+    """The repository's root and, in a Git checkout, its branch and commit."""
+
+    root: str
+    git: GitFacts | None
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What ``getStatus`` reports of this process, the repository it serves and its index."""
+
+    service: str
+    version: str
+    python: str
+    implementation: str
+    platform: str
+    pid: int
+    started_at: float = field(metadata=public(convert=iso_time))  # epoch seconds
+    uptime_seconds: float
+    repository: RepositoryFacts
+    index: IndexStatistics | NoIndex
+    deployment: Mapping[str, str]  # DEPLOYMENT_VARIABLES' fields that are set
+
+
+def repository_fields(root: Path) -> RepositoryFacts:
     """The repository's root, branch and commit."""
     head = read_git_head(root)
-    result: dict[str, Any] = {"root": str(root.resolve())}
-    if head is None:
-        result["git"] = None
-    else:
-        result["git"] = {
-            "branch": head.branch,
-            "commit": head.commit,
-            "detached": head.branch is None,
-        }
-    return result
+    git = None if head is None else GitFacts(head.branch, head.commit, head.branch is None)
+    return RepositoryFacts(str(root.resolve()), git)
 
 
 def process_status(
     root: Path, *, started: float, started_monotonic: float, deployment: Mapping[str, str]
-) -> dict[str, Any]:
+) -> Status:
     """The full status document."""
-    return {
-        "service": "szrag",
-        "version": __version__,
-        "python": platform.python_version(),
-        "implementation": sys.implementation.name,
-        "platform": platform.platform(terse=True),
-        "pid": os.getpid(),
-        "startedAt": iso_time(started),
-        "uptimeSeconds": round(time.monotonic() - started_monotonic, 3),
-        "repository": repository_fields(root),
-        "index": index_statistics(root),
-        "deployment": dict(deployment),
-    }
+    return Status(
+        service="szrag",
+        version=__version__,
+        python=platform.python_version(),
+        implementation=sys.implementation.name,
+        platform=platform.platform(terse=True),
+        pid=os.getpid(),
+        started_at=started,
+        uptime_seconds=round(time.monotonic() - started_monotonic, 3),
+        repository=repository_fields(root),
+        index=index_statistics(root),
+        deployment=dict(deployment),
+    )

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -24,8 +23,9 @@ from sse_starlette import EventSourceResponse
 from szrag.answer.question import Admitted
 from szrag.answer.results import Answer
 from szrag.base.errors import ClientGone
-from szrag.base.public import public
+from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
+from szrag.runtime import Reading
 from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
@@ -51,7 +51,7 @@ router = APIRouter()
 
 def ok(data: Any, status: int = 200) -> JSONResponse:
     """The success envelope, its data in the public form."""
-    return JSONResponse({"ok": True, "data": public(data)}, status_code=status)
+    return JSONResponse({"ok": True, "data": to_public(data)}, status_code=status)
 
 
 def failure(
@@ -170,23 +170,17 @@ def _stream(admitted: Admitted, state: ServerState) -> EventSourceResponse:
     )
 
 
-async def _runtime_read(function: Callable[..., Any], *args: Any) -> Any:
-    """A runtime method's sanitised result (sync methods run in a worker thread)."""
-    if inspect.iscoroutinefunction(function):
-        result = await function(*args)
-    else:
-        result = await anyio.to_thread.run_sync(lambda: function(*args))
-        if inspect.isawaitable(result):
-            result = await result
-    return sanitise(result)
+async def _runtime_read(read: Awaitable[Reading]) -> Any:
+    """A runtime read's result, sanitised."""
+    return sanitise(await read)
 
 
 @router.get("/api/status")
 async def status(caller: ReadCaller, state: State) -> JSONResponse:
     """Process, repository, index and deployment status, plus the index watcher."""
-    data = await _runtime_read(state.service.runtime.status)
+    data = await _runtime_read(state.service.reads.status())
     if isinstance(data, dict):
-        data["watcher"] = state.watcher.state.to_dict() if state.watcher else {"running": False}
+        data["watcher"] = to_public(state.watcher.state) if state.watcher else {"running": False}
     return ok(data)
 
 
@@ -195,7 +189,7 @@ async def commands(caller: ReadCaller, state: State) -> JSONResponse:
     """Every registered command with whether this server lets it run."""
     service = state.service
     listed = [
-        {**spec.to_dict(), "runnable": service.allows(spec), "private": spec.private}
+        {**public_dict(spec), "runnable": service.allows(spec), "private": spec.private}
         for spec in service.registry.specs()
     ]
     return ok({"commands": listed, "count": len(listed)})
@@ -206,7 +200,7 @@ async def release(
     caller: ReadCaller, state: State, version: Annotated[str | None, Query(max_length=100)] = None
 ) -> JSONResponse:
     """Version and release notes (of one ``version`` when given)."""
-    return ok(await _runtime_read(state.service.runtime.release_info, version))
+    return ok(await _runtime_read(state.service.reads.release_info(version)))
 
 
 @router.get("/api/logs")
@@ -218,7 +212,7 @@ async def logs(
 ) -> JSONResponse:
     """The latest log entries (10 at most)."""
     try:
-        data = await _runtime_read(state.service.runtime.logs, min(limit, MAX_READ_LIMIT), level)
+        data = await _runtime_read(state.service.reads.logs(min(limit, MAX_READ_LIMIT), level))
     except ValueError as error:
         raise ApiError(400, "invalid_request", str(error)) from None
     return ok(data)
@@ -227,7 +221,7 @@ async def logs(
 @router.get("/api/metrics")
 async def metrics(caller: ReadCaller, state: State) -> JSONResponse:
     """Command and tool counters."""
-    return ok(await _runtime_read(state.service.runtime.metrics))
+    return ok(await _runtime_read(state.service.reads.metrics()))
 
 
 @router.get("/api/routes")
@@ -246,8 +240,7 @@ async def admin_errors(
 ) -> JSONResponse:
     """The latest caught errors (admin token only)."""
     require_admin(caller, state.settings)
-    errors = state.service.runtime.errors
-    return ok(await _runtime_read(errors, min(limit, MAX_READ_LIMIT), stack))
+    return ok(await _runtime_read(state.service.reads.errors(min(limit, MAX_READ_LIMIT), stack)))
 
 
 @router.get("/healthz")

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
-from szrag.base.public import public
+from szrag.base.public import to_public
 from szrag.base.redact import redact
 from szrag.server.api import reader
 from szrag.server.errors import ApiError
@@ -91,6 +91,24 @@ async def index_page() -> Response:
     return _asset_response("index.html")
 
 
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Whether a model is configured, and which."""
+
+    configured: bool
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    """What the page shows before the first question."""
+
+    repository: str
+    model: ModelInfo
+    repo_url: str | None  # the repository browser's address
+    live_tools: bool
+
+
 @router.get(ASSET_PREFIX + "info", include_in_schema=False)
 async def page_info(request: Request) -> Response:
     """What the page says before the first question: the repository, whether a model is
@@ -99,13 +117,15 @@ async def page_info(request: Request) -> Response:
     state = server_state(request)
     host = state.service.host
     settings = host.settings
-    info = {
-        "repository": host.root.name,
-        "model": {"configured": settings.has_key, "name": settings.ai_model},
-        "repoUrl": state.settings.repo_url,
-        "liveTools": host.live_tools,
-    }
-    return JSONResponse({"ok": True, "data": public(info)}, headers={"Cache-Control": "no-cache"})
+    info = PageInfo(
+        repository=host.root.name,
+        model=ModelInfo(configured=settings.has_key, name=settings.ai_model),
+        repo_url=state.settings.repo_url,
+        live_tools=host.live_tools,
+    )
+    return JSONResponse(
+        {"ok": True, "data": to_public(info)}, headers={"Cache-Control": "no-cache"}
+    )
 
 
 @router.get(ASSET_PREFIX + "source", include_in_schema=False)

@@ -31,7 +31,7 @@ from szrag.commands.policy import CommandPolicy
 from szrag.conversations import Feedback
 from szrag.index import Index
 from szrag.index.build import is_damage
-from szrag.runtime import ProcessRuntime
+from szrag.runtime import ProcessRuntime, Runtime, as_runtime
 from szrag.server.errors import ApiError
 from szrag.server.requests import FeedbackRequest
 from szrag.service.feedback import give_feedback
@@ -68,6 +68,7 @@ class AskService:
         self.http_client = http_client
         self._background: set[asyncio.Task[None]] = set()
         self._healing: asyncio.Task[None] | None = None
+        self._reads = as_runtime(self.host.runtime)
 
     @property
     def root(self) -> Path:
@@ -84,6 +85,11 @@ class AskService:
     def runtime(self) -> ProcessRuntime:
         """Status, metrics, logs and errors of this server."""
         return self.host.runtime
+
+    @property
+    def reads(self) -> Runtime:
+        """The server's runtime as the API reads it (blocking reads in a worker thread)."""
+        return self._reads
 
     @property
     def registry(self) -> CommandRegistry:

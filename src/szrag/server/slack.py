@@ -57,6 +57,7 @@ from slack_sdk import WebClient
 from szrag.answer.question import SLACK_OWNER, NamedCommand, Question
 from szrag.answer.results import Answer
 from szrag.base.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
+from szrag.base.public import public_dict
 from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
 from szrag.rank.retrieve import MAX_QUESTION_CHARS
@@ -359,7 +360,7 @@ class SlackFace:
         except Exception as error:
             self._fail(respond, error)
             return
-        responses = [response.to_dict() for response in result.responses]
+        responses = [public_dict(response) for response in result.responses]
         blocks = command_blocks(responses)
         self._post(
             respond,

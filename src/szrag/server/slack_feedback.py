@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from szrag.base.public import public, public_dict
 from szrag.commands import Identity
 from szrag.conversations import Feedback
 from szrag.service.feedback import MAX_COMMENT_CHARS, give_feedback
@@ -59,9 +60,19 @@ def feedback_thanks(rating: str, right_files: Sequence[str] = ()) -> str:
     return ":pray: Thanks: your :-1: is kept with this answer."
 
 
+@dataclass(frozen=True, slots=True)
+class FormContext:
+    """What the right-files form carries for its answer (its ``private_metadata``): the
+    answer, and the channel and thread to thank in."""
+
+    answer_id: str
+    channel: str
+    thread_ts: str | None = field(metadata=public(name="thread"))
+
+
 def right_files_view(answer_id: str, *, channel: str, thread_ts: str | None) -> dict[str, Any]:
     """The form asking which files would have answered the question."""
-    metadata = json.dumps({"answerId": answer_id, "channel": channel, "thread": thread_ts})
+    metadata = json.dumps(public_dict(FormContext(answer_id, channel, thread_ts)))
     return {
         "type": "modal",
         "callback_id": RIGHT_FILES_VIEW,

@@ -19,7 +19,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from szrag.base.activity import Activity
-from szrag.base.public import public
+from szrag.base.public import to_public
 
 ACTIVITY = "activity"
 TOKEN = "token"
@@ -42,7 +42,7 @@ _DONE = _Done()
 
 def to_json(payload: Any) -> str:
     """Compact one-line public JSON (non-ASCII kept as is)."""
-    return json.dumps(public(payload), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(to_public(payload), ensure_ascii=False, separators=(",", ":"))
 
 
 def make_event(name: str, payload: Any) -> ServerSentEvent:

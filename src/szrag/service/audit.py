@@ -14,10 +14,11 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from szrag.base.public import utc_timestamp
+from szrag.base.public import public, public_dict, rounded, utc_timestamp
 from szrag.commands.inference import redact_password_phrases
 from szrag.commands.model import CommandOutcome, Identity
 from szrag.tools.sanitise import REDACTED, sanitise, sanitise_text
@@ -41,6 +42,20 @@ def audit_path(root: Path | str, environ: Mapping[str, str]) -> Path | None:
     if configured.lower() in DISABLED_VALUES:
         return None
     return Path(configured) if configured else Path(root) / DEFAULT_RELATIVE_PATH
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of the audit log: when, what, from where, who, the event's own sanitised
+    fields (``command``, ``arguments``, ``question``...), the outcome and the time taken."""
+
+    time: str
+    event: str
+    source: str
+    identity: Identity
+    fields: Mapping[str, Any] = field(metadata=public(spread=True))
+    outcome: str
+    duration_ms: float = field(metadata=public(convert=rounded(3)))
 
 
 class AuditLog:
@@ -78,15 +93,9 @@ class AuditLog:
         """Append one record; returns it (None when disabled or the write failed)."""
         if self.path is None:
             return None
-        entry: dict[str, Any] = {
-            "time": _now(),
-            "event": event,
-            "source": source,
-            "identity": identity.to_dict(),
-            **sanitise(fields),
-            "outcome": outcome,
-            "durationMs": round(duration_ms, 3),
-        }
+        entry = public_dict(
+            AuditEntry(_now(), event, source, identity, sanitise(fields), outcome, duration_ms)
+        )
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
             self._append(line.encode("utf-8"))

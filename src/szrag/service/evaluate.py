@@ -40,9 +40,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from szrag.base.config import RANKER_NAMES
 from szrag.base.errors import ConfigError
+from szrag.base.public import public, public_dict, rounded
 from szrag.base.text import code_terms
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.plan import ContextPlan
@@ -122,6 +124,29 @@ class Metrics:
     line_hit_at_5: float | None = None
     hunk_evidence: float | None = None
 
+    def public_view(self) -> ShownMetrics:
+        """The figures as a report shows them."""
+        evidence = (
+            EvidenceFigures(self.evidence_recall, self.median_context_tokens)
+            if self.evidence_recall is not None
+            else None
+        )
+        lines = (
+            LineFigures(self.line_cases, self.line_hit_at_1, self.line_hit_at_5, self.hunk_evidence)
+            if self.line_cases
+            else None
+        )
+        return ShownMetrics(
+            self.cases,
+            self.hit_at_1,
+            self.hit_at_5,
+            self.hit_at_k,
+            self.recall_at_k,
+            self.mrr,
+            evidence,
+            lines,
+        )
+
 
 @dataclass
 class EvalReport:
@@ -141,53 +166,109 @@ class EvalReport:
         """Cases whose answering files were not in the first k (or nomatch with results)."""
         return [result for result in self.results if not result.hit(self.k)]
 
-    def to_dict(self) -> dict[str, object]:
+    def public_view(self) -> ShownReport:
         """A JSON-ready summary with the failed cases."""
-        return {
-            "ranker": self.ranker,
-            "k": self.k,
-            "overall": _metrics_dict(self.overall),
-            "perClass": {name: _metrics_dict(metrics) for name, metrics in self.per_class.items()},
-            "perDataset": {
-                name: _metrics_dict(metrics) for name, metrics in self.per_dataset.items()
-            },
-            "latencyMs": {"median": round(self.median_ms, 2), "p95": round(self.p95_ms, 2)},
-            "failures": [
-                {
-                    "id": result.case.id,
-                    "dataset": result.case.dataset,
-                    "class": result.case.query_class,
-                    "question": result.case.question,
-                    "expected": list(result.case.files),
-                    "retrieved": list(result.retrieved),
-                }
-                for result in self.failures
-            ],
-        }
+        return ShownReport(
+            ranker=self.ranker,
+            k=self.k,
+            overall=self.overall,
+            per_class=self.per_class,
+            per_dataset=self.per_dataset,
+            latency_ms=Latency(self.median_ms, self.p95_ms),
+            failures=tuple(FailedCase.of(result) for result in self.failures),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public form (:meth:`public_view`)."""
+        return public_dict(self)
 
 
-def _metrics_dict(metrics: Metrics) -> dict[str, float | None]:
-    data: dict[str, float | None] = {
-        "cases": metrics.cases,
-        "hit@1": round(metrics.hit_at_1, 3),
-        "hit@5": round(metrics.hit_at_5, 3),
-        "hit@k": round(metrics.hit_at_k, 3),
-        "recall@k": round(metrics.recall_at_k, 3),
-        "mrr": round(metrics.mrr, 3),
-    }
-    if metrics.evidence_recall is not None:
-        data["evidenceRecall"] = round(metrics.evidence_recall, 3)
-        data["medianContextTokens"] = metrics.median_context_tokens
-    if metrics.line_cases:
-        data["lineCases"] = metrics.line_cases
-        for key, value in (
-            ("lineHit@1", metrics.line_hit_at_1),
-            ("lineHit@5", metrics.line_hit_at_5),
-            ("hunkEvidence", metrics.hunk_evidence),
-        ):
-            if value is not None:
-                data[key] = round(value, 3)
-    return data
+_FIGURE = rounded(3)
+
+
+def _figure(name: str | None = None, **options: Any) -> dict[str, Any]:
+    return public(name=name, convert=_FIGURE, **options)
+
+
+def _maybe_figure(value: float | None) -> float | None:
+    return None if value is None else _FIGURE(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ShownMetrics:
+    """Aggregate figures as a report shows them: the evidence figures when measured, the
+    line figures over the cases with gold hunks when there are any."""
+
+    cases: int
+    hit_at_1: float = field(metadata=_figure("hit@1"))
+    hit_at_5: float = field(metadata=_figure("hit@5"))
+    hit_at_k: float = field(metadata=_figure("hit@k"))
+    recall_at_k: float = field(metadata=_figure("recall@k"))
+    mrr: float = field(metadata=_figure())
+    evidence: EvidenceFigures | None = field(metadata=public(omit_none=True, spread=True))
+    lines: LineFigures | None = field(metadata=public(omit_none=True, spread=True))
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceFigures:
+    """Evidence recall of the packed context, and its median size in tokens."""
+
+    evidence_recall: float = field(metadata=_figure())
+    median_context_tokens: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineFigures:
+    """The line figures, over the cases with gold hunks (each shown when measured)."""
+
+    line_cases: int
+    line_hit_at_1: float | None = field(
+        metadata=public(name="lineHit@1", omit_none=True, convert=_maybe_figure)
+    )
+    line_hit_at_5: float | None = field(
+        metadata=public(name="lineHit@5", omit_none=True, convert=_maybe_figure)
+    )
+    hunk_evidence: float | None = field(metadata=public(omit_none=True, convert=_maybe_figure))
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """Median and 95th percentile of the time a case took, in milliseconds."""
+
+    median: float = field(metadata=public(convert=rounded(2)))
+    p95: float = field(metadata=public(convert=rounded(2)))
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCase:
+    """A case whose answering files were not found, as a report lists it."""
+
+    id: str
+    dataset: str
+    query_class: str = field(metadata=public(name="class"))
+    question: str
+    expected: tuple[str, ...]
+    retrieved: tuple[str, ...]
+
+    @classmethod
+    def of(cls, result: CaseResult) -> FailedCase:
+        case = result.case
+        return cls(
+            case.id, case.dataset, case.query_class, case.question, case.files, result.retrieved
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShownReport:
+    """An evaluation report as ``szrag eval --json`` shows it."""
+
+    ranker: str
+    k: int
+    overall: Metrics
+    per_class: dict[str, Metrics]
+    per_dataset: dict[str, Metrics]
+    latency_ms: Latency
+    failures: tuple[FailedCase, ...]
 
 
 def load_cases(path: Path, *, default_root: Path | None = None) -> list[EvalCase]:

@@ -44,7 +44,7 @@ from szrag.commands.policy import CommandPolicy
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
 from szrag.index import Index, load_index
-from szrag.runtime import ProcessRuntime, Runtime
+from szrag.runtime import BlockingRuntime, ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime
 from szrag.service.audit import AuditLog
 from szrag.service.configuration import Config, load_config
@@ -72,7 +72,7 @@ class Host:
     index: Index | None = None
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
-    live: Runtime | None = None
+    live: Runtime | BlockingRuntime | None = None
     # conversations, their turns and feedback (default: the repository's, with the
     # configured bounds)
     conversation_store: ConversationStore | None = None

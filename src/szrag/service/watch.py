@@ -24,14 +24,14 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 from watchfiles import DefaultFilter, awatch
 
 from szrag import rank
+from szrag.base.public import public
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
@@ -124,6 +124,10 @@ def keep_out_of_collections(*, full: bool | None = None) -> None:
     gc.freeze()
 
 
+def _milliseconds(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
 @dataclass(frozen=True, slots=True)
 class WatchState:
     """What the watcher has done: refresh count, the last one's time and outcome."""
@@ -133,24 +137,12 @@ class WatchState:
     refreshes: int = 0
     last_refresh: float | None = None
     last_changed: int = 0
-    last_elapsed: float = 0.0
+    last_elapsed: float = field(  # seconds; shown in milliseconds
+        default=0.0, metadata=public(name="lastElapsedMs", convert=_milliseconds)
+    )
     last_error: str | None = None
     watch_failures: int = 0
     last_watch_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The state as JSON-ready values."""
-        return {
-            "running": self.running,
-            "mode": self.mode,
-            "refreshes": self.refreshes,
-            "lastRefresh": self.last_refresh,
-            "lastChanged": self.last_changed,
-            "lastElapsedMs": round(self.last_elapsed * 1000, 1),
-            "lastError": self.last_error,
-            "watchFailures": self.watch_failures,
-            "lastWatchError": self.last_watch_error,
-        }
 
 
 class RepositoryFilter(DefaultFilter):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from szrag.tools.adapter import ToolAdapter, ToolResult, fit_output
+from szrag.tools.adapter import ToolAdapter, ToolEvent, ToolResult, fit_output
 from szrag.tools.definitions import (
     BLOCKED_TOOL_COMMANDS,
     MAX_OUTPUT_BYTES,
@@ -20,6 +20,7 @@ __all__ = [
     "TOOL_TIMEOUT_MS",
     "ToolAdapter",
     "ToolDefinition",
+    "ToolEvent",
     "ToolResult",
     "fit_output",
     "is_sensitive_key",

@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from szrag.base.errors import CommandError, SzragError, ToolError
+from szrag.base.public import public, public_dict, rounded
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
-from szrag.commands.model import CommandSpec, Identity
+from szrag.commands.model import CommandResult, CommandSpec, Identity, WithheldOutput
 from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
+from szrag.runtime import BlockingRuntime, Runtime, as_runtime
 from szrag.runtime.indexinfo import read_routes
 from szrag.tools.definitions import (
     COMMAND_TOOL,
@@ -49,10 +50,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("szrag.tools")
 
-ActivityCallback = Callable[[dict[str, Any]], None]
+ActivityCallback = Callable[["ToolEvent"], None]
 # Extra time a runCommand call gets beyond the command's own limit, so the command's timeout
 # (which the audit log and metrics record) fires before the adapter's safety net.
 _COMMAND_GRACE = 0.5
+
+
+_MILLISECONDS = public(convert=rounded(3))
+_OMIT_NONE = public(omit_none=True)
 
 
 @dataclass(frozen=True)
@@ -61,20 +66,109 @@ class ToolResult:
 
     name: str
     ok: bool
-    content: Any
-    text: str
-    duration_ms: float
+    content: Any  # the sanitised value, as JSON-ready data
+    text: str = field(metadata=public(hidden=True))
+    duration_ms: float = field(metadata=_MILLISECONDS)
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "name": self.name,
-            "ok": self.ok,
-            "content": self.content,
-            "durationMs": round(self.duration_ms, 3),
-            "error": self.error,
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """What a failed call reports: the failure's label and message."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCall:
+    """A failed call's result, as the model reads it."""
+
+    error: ToolFailure
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEvent:
+    """One finished tool call, as the adapter reports it to ``on_activity``: the tool and its
+    endpoint, the status (completed, failed, timeout), the time taken, the arguments as shown
+    (sanitised) and, for a failure, what went wrong."""
+
+    stage: str = field(init=False, default="tool")
+    kind: str = field(metadata=public(name="type"))  # api_request or command_tool
+    tool: str
+    endpoint: str | None
+    status: str
+    duration_ms: float = field(metadata=_MILLISECONDS)
+    arguments: Any
+    message: str
+    error: ToolFailure | None = field(default=None, metadata=_OMIT_NONE)
+
+    def details(self) -> dict[str, Any]:
+        """The event as an activity's metadata: everything but the stage and the message."""
+        found: dict[str, Any] = {
+            "type": self.kind,
+            "tool": self.tool,
+            "endpoint": self.endpoint,
+            "status": self.status,
+            "duration_ms": round(self.duration_ms, 3),
+            "arguments": self.arguments,
         }
+        if self.error is not None:
+            found["error"] = self.error
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class ListedCommand:
+    """A command as ``getCommands`` lists it: its metadata and whether runCommand may run it."""
+
+    spec: CommandSpec = field(metadata=public(spread=True))
+    runnable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFound:
+    """``getCommands`` with an ``id``: that command."""
+
+    command: ListedCommand
+
+
+@dataclass(frozen=True, slots=True)
+class CommandIds:
+    """``getCommands`` without arguments: every command's id."""
+
+    commands: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandsFound:
+    """``getCommands`` with filters: the commands matching all of them."""
+
+    commands: tuple[ListedCommand, ...]
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoutesFound:
+    """``getRoutes``: the matching routes (``{method, route, path, line, handler}``, as the
+    index lists them), the first ``limit`` of ``count``."""
+
+    routes: list[dict[str, Any]]
+    count: int
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    """A result over the size limit: a message, the original size and a preview (the start
+    of the result's JSON text)."""
+
+    truncated: bool = field(init=False, default=True)
+    original_bytes: int
+    message: str | None = field(default=None, metadata=_OMIT_NONE)
+    preview: str | None = field(default=None, metadata=_OMIT_NONE)
+
+    public_order: ClassVar[tuple[str, ...]] = ("truncated", "message", "original_bytes")
 
 
 class _Failure(Exception):
@@ -104,16 +198,11 @@ def fit_output(value: Any, max_bytes: int) -> tuple[Any, str]:
     size = _size(text)
     if size <= max_bytes:
         return value, text
-    envelope: dict[str, Any] = {
-        "truncated": True,
-        "message": (
-            f"The result was {size} bytes, over the {max_bytes}-byte limit. The preview is the "
-            "start of its JSON text; ask again with filters or a lower limit for the rest."
-        ),
-        "originalBytes": size,
-        "preview": "",
-    }
-    room = max_bytes - _size(_json(envelope))
+    message = (
+        f"The result was {size} bytes, over the {max_bytes}-byte limit. The preview is the "
+        "start of its JSON text; ask again with filters or a lower limit for the rest."
+    )
+    room = max_bytes - _size(_json(public_dict(Truncated(size, message, ""))))
     low, high = 0, min(len(text), max(room, 0))
     while low < high:  # the longest prefix whose escaped form fits
         middle = (low + high + 1) // 2
@@ -121,21 +210,21 @@ def fit_output(value: Any, max_bytes: int) -> tuple[Any, str]:
             low = middle
         else:
             high = middle - 1
-    envelope["preview"] = text[:low]
+    envelope = public_dict(Truncated(size, message, text[:low]))
     rendered = _json(envelope)
     if _size(rendered) > max_bytes:  # a limit too small even for the envelope
-        envelope = {"truncated": True, "originalBytes": size}
+        envelope = public_dict(Truncated(size))
         rendered = _json(envelope)
     return envelope, rendered
 
 
+# getCommands' field filters: the public names of a command's searched fields
+_FILTERED = ("name", "description", "category", "usageHint")
+
+
 def _matches(spec: CommandSpec, filters: dict[str, str]) -> bool:
-    fields = {
-        "name": spec.name,
-        "description": spec.description,
-        "category": spec.category,
-        "usageHint": spec.usage,
-    }
+    shown = public_dict(spec)
+    fields = {key: str(shown[key]) for key in _FILTERED}
     for key, wanted in filters.items():
         needle = wanted.lower()
         haystack = " ".join([spec.id, *fields.values()]) if key == "text" else fields[key]
@@ -157,7 +246,7 @@ class ToolAdapter:
     def __init__(
         self,
         runner: CommandRunner,
-        runtime: Runtime,
+        runtime: Runtime | BlockingRuntime,
         index_root: Path | str,
         *,
         on_activity: ActivityCallback | None = None,
@@ -166,7 +255,8 @@ class ToolAdapter:
         privileged: bool = True,
     ) -> None:
         self.runner = runner  # its policy decides what runCommand runs; it reports refusals
-        self.runtime = runtime
+        self.runtime = runtime  # what it reads, and what counts the tool calls
+        self.reads = as_runtime(runtime)
         self.index_root = Path(index_root)
         self.on_activity = on_activity
         self.timeout = timeout
@@ -174,23 +264,19 @@ class ToolAdapter:
         # Whether admin-only tools are offered and run (a person at this machine: yes; a
         # server decides per caller, see with_privilege).
         self.privileged = privileged
+        reads = self.reads
         self._handlers: dict[str, Callable[[dict[str, Any], Identity], Awaitable[Any]]] = {
-            "getStatus": lambda args, who: self._read("status"),
+            "getStatus": lambda args, who: reads.status(),
             "getCommands": self._get_commands,
-            "getReleaseInfo": lambda args, who: self._read("release_info", args.get("version")),
+            "getReleaseInfo": lambda args, who: reads.release_info(args.get("version")),
             "runCommand": self._run_command,
-            "getLogs": lambda args, who: self._read(
-                "logs",
-                args.get("limit", MAX_LOG_ENTRIES),
-                args.get("level"),
-                *([args["since"]] if args.get("since") else []),
+            "getLogs": lambda args, who: reads.logs(
+                args.get("limit", MAX_LOG_ENTRIES), args.get("level"), args.get("since") or None
             ),
-            "getErrors": lambda args, who: self._read(
-                "errors", args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
+            "getErrors": lambda args, who: reads.errors(
+                args.get("limit", MAX_ERROR_ENTRIES), bool(args.get("includeStack"))
             ),
-            "getMetrics": lambda args, who: self._read(
-                "metrics", *([args.get("name"), args.get("label")] if args else [])
-            ),
+            "getMetrics": lambda args, who: reads.metrics(args.get("name"), args.get("label")),
             "getRoutes": self._get_routes,
         }
 
@@ -198,7 +284,7 @@ class ToolAdapter:
     def of(
         cls,
         registry: CommandRegistry,
-        runtime: Runtime,
+        runtime: Runtime | BlockingRuntime,
         index_root: Path | str,
         allowlist: Allowlist,
         audit: CommandAudit,
@@ -320,7 +406,7 @@ class ToolAdapter:
         failure: _Failure | None = None,
     ) -> ToolResult:
         if failure is not None:
-            content = {"error": {"type": failure.kind, "message": failure.message}}
+            content = FailedCall(ToolFailure(failure.kind, failure.message))
         safe, text = fit_output(sanitise(content), self.max_output_bytes)
         duration = (time.perf_counter() - started) * 1000
         status = (
@@ -352,23 +438,22 @@ class ToolAdapter:
         message = f"{name} {status} in {duration_ms:.0f} ms"
         if failure is not None:
             message = f"{name} {status}: {sanitise_text(failure.message, 300)}"
-        activity: dict[str, Any] = {
-            "stage": "tool",
-            "type": tool.kind if tool else "api_request",
-            "tool": name,
-            "endpoint": endpoint,
-            "status": status,
-            "durationMs": round(duration_ms, 3),
-            "arguments": shown_args,
-            "message": message,
-        }
-        if failure is not None:
-            activity["error"] = {
-                "type": failure.kind,
-                "message": sanitise_text(failure.message, 300),
-            }
+        event = ToolEvent(
+            kind=tool.kind if tool else "api_request",
+            tool=name,
+            endpoint=endpoint,
+            status=status,
+            duration_ms=duration_ms,
+            arguments=shown_args,
+            message=message,
+            error=(
+                ToolFailure(failure.kind, sanitise_text(failure.message, 300))
+                if failure is not None
+                else None
+            ),
+        )
         try:
-            self.on_activity(activity)
+            self.on_activity(event)
         except Exception:
             log.exception("the activity callback failed")
 
@@ -386,36 +471,32 @@ class ToolAdapter:
 
     # Tools -----------------------------------------------------------------------------
 
-    async def _read(self, method: str, *args: Any) -> Any:
-        """Call a runtime method: awaited when async, in a worker thread when sync."""
-        function = getattr(self.runtime, method)
-        if inspect.iscoroutinefunction(function):
-            return await function(*args)
-        result = await asyncio.to_thread(function, *args)
-        return await result if inspect.isawaitable(result) else result
-
     def _runnable(self, spec: CommandSpec) -> bool:
         return self.runner.policy.runnable(spec, "tool")
 
-    async def _get_commands(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _get_commands(
+        self, args: dict[str, Any], identity: Identity
+    ) -> CommandFound | CommandIds | CommandsFound:
         if "id" in args:
             spec = self.registry.get(args["id"])
             if spec is None or spec.id != args["id"].strip().lower():
                 hint = self.registry.suggestions(args["id"])
                 suffix = f"; did you mean {', '.join(hint)}?" if hint else ""
                 raise UnknownCommand(f"no command with id {args['id']!r}{suffix}")
-            return {"command": {**spec.to_dict(), "runnable": self._runnable(spec)}}
+            return CommandFound(ListedCommand(spec, self._runnable(spec)))
         filters = {key: value for key, value in args.items() if isinstance(value, str)}
         if not filters:
-            return {"commands": self.registry.ids()}
-        found = [
-            {**spec.to_dict(), "runnable": self._runnable(spec)}
+            return CommandIds(self.registry.ids())
+        found = tuple(
+            ListedCommand(spec, self._runnable(spec))
             for spec in self.registry.specs()
             if _matches(spec, filters)
-        ]
-        return {"commands": found, "count": len(found)}
+        )
+        return CommandsFound(found, len(found))
 
-    async def _run_command(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _run_command(
+        self, args: dict[str, Any], identity: Identity
+    ) -> CommandResult | WithheldOutput:
         result = await self.runner.run(
             str(args["commandId"]),
             args.get("text", ""),
@@ -425,18 +506,16 @@ class ToolAdapter:
         )
         if self.runner.policy.output_is_secret(result.id):
             # the output is a secret (a digest, a fresh token): the model learns only that it ran
-            return {
-                "id": result.id,
-                "command": result.command,
-                "responses": [],
-                "outputWithheld": (
-                    "the output is secret and is not shown to you; tell the user to run "
-                    f"{result.command} themselves to see it"
-                ),
-            }
-        return result.to_dict()
+            return WithheldOutput(
+                result.id,
+                result.command,
+                (),
+                "the output is secret and is not shown to you; tell the user to run "
+                f"{result.command} themselves to see it",
+            )
+        return result
 
-    async def _get_routes(self, args: dict[str, Any], identity: Identity) -> Any:
+    async def _get_routes(self, args: dict[str, Any], identity: Identity) -> RoutesFound:
         try:
             routes = await asyncio.to_thread(read_routes, self.index_root)
         except SzragError as error:
@@ -450,8 +529,4 @@ class ToolAdapter:
             and fragment in route["route"].lower()
         ]
         limit = args.get("limit", MAX_ROUTES)
-        return {
-            "routes": matching[:limit],
-            "count": len(matching),
-            "truncated": len(matching) > limit,
-        }
+        return RoutesFound(matching[:limit], len(matching), len(matching) > limit)

@@ -10,8 +10,9 @@
   ``api_key=...`` left in running text loses its value.
 * ``telemetryHistory`` is left out, nesting deeper than MAX_DEPTH is cut, containers keep
   their first MAX_ITEMS items and long strings are shortened.
-* Anything that is not JSON (dataclasses, paths, dates, bytes, sets, exceptions) is turned
-  into JSON values, so the result always serialises.
+* Anything that is not JSON (paths, dates, bytes, sets, exceptions) is turned into JSON
+  values, so the result always serialises; a record (a dataclass) shows its public fields
+  (``szrag.base.public.public_fields``: camelCase names).
 
 This is a heuristic: it cannot promise that a secret in an unexpected shape is caught.
 """
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from szrag.base.public import public_fields
 from szrag.base.redact import REDACTED, is_sensitive_key, key_words, redact, redact_prose
 
 __all__ = ["REDACTED", "is_sensitive_key", "sanitise", "sanitise_text"]
@@ -72,11 +74,13 @@ def _scalar(value: Any) -> tuple[bool, Any]:
 
 
 def _as_container(value: Any) -> Any:
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict) and not isinstance(value, type):
+    if isinstance(value, type):
+        return value
+    if dataclasses.is_dataclass(value) or hasattr(type(value), "public_view"):
+        return public_fields(value)
+    to_dict = getattr(value, "to_dict", None)  # another library's record
+    if callable(to_dict):
         return to_dict()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     return value
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 from itertools import groupby
 from typing import Any
 
+from szrag.base.public import public_dict
 from szrag.commands.errors import CommandFailed, CommandInputError, UnknownCommand
 from szrag.commands.model import CommandContext, CommandSpec
 from szrag.runtime.releases import read_release_info
@@ -77,12 +77,10 @@ async def release(context: CommandContext) -> None:
     """The version and the latest (or a named) release's notes."""
     version = context.text.split()[0] if context.text else None
     if context.runtime is not None:
-        info = context.runtime.release_info(version)
-        if inspect.isawaitable(info):
-            info = await info
+        info = public_dict(await context.runtime.release_info(version))
     else:
         info = read_release_info(context.root, version)
-    context.respond(format_release(dict(info)))
+    context.respond(format_release(info))
 
 
 async def ask(context: CommandContext) -> None:
