@@ -27,7 +27,7 @@ KNOWN = frozenset(
         "config/commands.json",
         "index.js",
         "src/szrag/__init__.py",
-        "src/szrag/base/text.py",
+        "src/szrag/text.py",
         "src/szrag/code/__init__.py",
         "src/szrag/code/graph.py",
         "src/szrag/code/model.py",
@@ -102,7 +102,7 @@ def test_every_import_kind_resolves(kind: str) -> None:
     ("path", "source", "names", "kind", "expected"),
     [
         # src layout: the package lives under src/, imported from anywhere
-        ("tests/test_text.py", "szrag.base.text", (), "module", ["src/szrag/base/text.py"]),
+        ("tests/test_text.py", "szrag.text", (), "module", ["src/szrag/text.py"]),
         (
             "src/szrag/index/build.py",
             "szrag.code",
@@ -110,7 +110,7 @@ def test_every_import_kind_resolves(kind: str) -> None:
             "from",
             ["src/szrag/code/__init__.py"],
         ),
-        ("src/szrag/index/build.py", "szrag", ("text",), "from", ["src/szrag/base/text.py"]),
+        ("src/szrag/index/build.py", "szrag", ("text",), "from", ["src/szrag/text.py"]),
         (
             "src/szrag/index/build.py",
             "szrag.code",
@@ -128,7 +128,7 @@ def test_every_import_kind_resolves(kind: str) -> None:
         # relative imports
         ("src/szrag/index/build.py", ".handle", ("Index",), "from", ["src/szrag/index/handle.py"]),
         ("src/szrag/index/build.py", ".", ("handle",), "from", ["src/szrag/index/handle.py"]),
-        ("src/szrag/index/build.py", "..", ("text",), "from", ["src/szrag/base/text.py"]),
+        ("src/szrag/index/build.py", "..", ("text",), "from", ["src/szrag/text.py"]),
         (
             "src/szrag/index/build.py",
             "..code.graph",
