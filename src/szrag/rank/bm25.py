@@ -104,7 +104,8 @@ class Terms:
         return found / total
 
 
-def _idf(total: int, frequency: int) -> float:
+def idf(total: int, frequency: int) -> float:
+    """BM25's inverse document frequency of a term held by ``frequency`` of ``total`` chunks."""
     return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
 
 
@@ -126,7 +127,7 @@ def terms_of(search: FullTextSearch, question: str) -> Terms:
         all=tuple(terms),
         present=tuple(present),
         selective=tuple(selective),
-        weights={term: _idf(total, frequencies[term]) for term in present},
+        weights={term: idf(total, frequencies[term]) for term in present},
         frequencies=frequencies,
     )
 

@@ -15,15 +15,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from szrag.base.errors import RepositoryError, SzragError
 from szrag.base.public import public_timestamp
+from szrag.index.protocol import TokenSet
 from szrag.index.shared import SharedIndex, open_shared_index
+from szrag.rank.bm25 import FIELD_WEIGHTS, Terms, idf
 from szrag.rank.retrieve import Source, retrieve
+from szrag.rank.words import query_terms
 from szrag.runtime.git import read_git_head
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host
@@ -41,7 +44,7 @@ class Routed:
     """Where an unscoped question goes: the chosen repository and how each scored."""
 
     repository: str
-    scores: tuple[tuple[str, int], ...]  # (repository, its best source's score), best first
+    scores: tuple[tuple[str, float], ...]  # (repository, the share its best file holds), best first
     sources: tuple[Source, ...]  # the chosen repository's sources
 
 
@@ -135,6 +138,16 @@ class Service:
                 self._touch(name, opened)
             return opened.host
 
+    def shared_index(self, name: str) -> SharedIndex:
+        """The open index of repository ``name`` (opened by ``host``)."""
+        with self._lock:
+            opened = self._opened.get(name)
+        if opened is None:
+            self.host(name)
+            with self._lock:
+                opened = self._opened[name]
+        return opened.index
+
     def opened(self) -> list[str]:
         """The repositories whose index is open now, least recently asked first."""
         with self._lock:
@@ -194,25 +207,43 @@ class Service:
     # --- questions without a repository --------------------------------------------------
 
     def route(self, question: str) -> Routed:
-        """The repository an unscoped question goes to: the one whose best source scores
-        highest (BM25 per repository: each corpus's own statistics, the scores on one
-        scale), ties by the configured order. Opens every repository it has not opened."""
-        scored: list[tuple[int, int, str, tuple[Source, ...]]] = []
+        """The repository an unscoped question goes to (opening every repository it has not
+        opened): each repository offers its best files, and each file is judged by the share
+        of the question it holds, its words weighted by how rare they are across all the
+        repositories together (one scale: a word only one repository uses says the most);
+        the best file's repository wins, ties by its own ranker's score, then by the
+        configured order."""
+        terms = query_terms(question)
+        offers: list[tuple[str, int, tuple[Source, ...], dict[str, TokenSet]]] = []
+        chunks = 0
+        frequency: Counter[str] = Counter()
         for order, name in enumerate(self.names()):
             try:
                 host = self.host(name)
             except SzragError as error:  # one broken repository does not stop the others
                 log.warning("repository %s left out of routing: %s", name, error.message)
                 continue
-            assert host.index is not None
-            sources = tuple(retrieve(question, ROUTE_SOURCES, index=host.index))
-            best = max((source.score for source in sources), default=0)
-            scored.append((-best, order, name, sources))
-        if not scored:
+            index = host.index
+            assert index is not None
+            search = index.full_text(FIELD_WEIGHTS)
+            chunks += search.chunk_count()
+            frequency.update({term: search.frequency(term) for term in terms})
+            sources = tuple(retrieve(question, ROUTE_SOURCES, index=index))
+            files = list(dict.fromkeys(source.path for source in sources))
+            offers.append((name, order, sources, index.file_tokens(files)))
+        if not offers:
             raise RepositoryError("no repository of the service can be searched now")
-        scored.sort()
-        _, _, chosen, sources = scored[0]
-        return Routed(chosen, tuple((name, -score) for score, _, name, _ in scored), sources)
+        weights = {term: idf(chunks, count) for term, count in frequency.items() if count}
+        present = tuple(weights)
+        across = Terms(all=tuple(terms), present=present, selective=present, weights=weights)
+        judged = []
+        for name, order, sources, tokens in offers:
+            held = max((across.share_of(found) for found in tokens.values()), default=0.0)
+            best = max((source.score for source in sources), default=0)
+            judged.append((-held, -best, order, name, sources, held))
+        judged.sort(key=lambda item: item[:3])
+        chosen = judged[0]
+        return Routed(chosen[3], tuple((item[3], round(item[5], 3)) for item in judged), chosen[4])
 
     # --- the end -------------------------------------------------------------------------
 
