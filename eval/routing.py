@@ -7,7 +7,8 @@ Each case is asked twice at its own revision (its dataset's tree checked out the
 index refreshed, the other repositories as they are): scoped, to its own repository's
 retriever; unscoped, through ``Service.route``, which picks the repository whose best source
 scores highest and answers from its sources. A case is a file hit at 5 when one of its gold
-files is among the five files returned (unscoped: only when the right repository was picked).
+files is among the first five files of the eight sources an answer retrieves (unscoped: only
+when the right repository was picked).
 Prints per dataset the cases, scoped and unscoped file hit@5, the share routed to the right
 repository and unscoped / scoped.
 """
@@ -22,12 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from szrag.index import refresh_index
-from szrag.rank.retrieve import retrieve
+from szrag.rank.retrieve import Source, retrieve
 from szrag.service.evaluate import EvalCase, check_out, load_cases, require_clean
 from szrag.service.repositories import RepositorySpec, ServicePlan
 from szrag.service.service import Service
 
 K = 5
+LIMIT = 8  # the sources an answer retrieves by default
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,11 +75,15 @@ def ask(service: Service, case: EvalCase) -> tuple[bool, bool, bool]:
     check_out(case.root, case.revision)
     refresh_index(host.index)
     gold = set(case.files)
-    scoped = [source.path for source in retrieve(case.question, K, index=host.index)]
+    scoped = files_of(retrieve(case.question, LIMIT, index=host.index))
     routed = service.route(case.question)
-    unscoped = [source.path for source in routed.sources][:K]
     right = routed.repository == name
-    return bool(gold & set(scoped[:K])), right and bool(gold & set(unscoped)), right
+    return bool(gold & set(scoped)), right and bool(gold & set(files_of(routed.sources))), right
+
+
+def files_of(sources: Sequence[Source]) -> list[str]:
+    """The first ``K`` distinct files of ``sources``."""
+    return list(dict.fromkeys(source.path for source in sources))[:K]
 
 
 def print_table(results: dict[str, list[tuple[bool, bool, bool]]]) -> None:

@@ -114,11 +114,13 @@ INVOCATIONS: dict[str, list[str]] = {
     "doctor": [],
     "feedback give": [],
     "feedback list": [],
+    "repos list": [],
 }
 NOT_RUN_HERE = {
     "feedback give": "needs an answer id: test_conversation_and_feedback_json_follow_them",
     "eval": "needs a case file; its JSON is checked in tests/test_evaluate.py",
     "doctor": "needs a provider; its JSON is checked in tests/llm/test_doctor.py",
+    "repos list": "reads a service file, not --root: tests/cli/test_repos_cmds.py",
 }
 
 

@@ -221,3 +221,13 @@ def test_a_service_needs_a_repository() -> None:
 def test_a_spec_is_a_name_and_a_folder(tmp_path: Path) -> None:
     spec = RepositorySpec.parse("api=.", base=tmp_path)
     assert spec == RepositorySpec("api", tmp_path.resolve())
+
+
+def test_the_memory_budget_is_configured_by_the_environment() -> None:
+    from szrag.base.errors import ConfigError
+    from szrag.base.settings import ServerSettings
+
+    assert ServerSettings.from_env({}).memory_mb is None  # the service file's, or 1024
+    assert ServerSettings.from_env({"SZRAG_MEMORY_MB": "64"}).memory_mb == 64
+    with pytest.raises(ConfigError, match="SZRAG_MEMORY_MB"):
+        ServerSettings.from_env({"SZRAG_MEMORY_MB": "lots"})

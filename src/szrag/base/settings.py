@@ -207,6 +207,7 @@ class ServerSettings:
     watch_debounce_ms: int = 400
     sse_ping_seconds: float = 15.0
     live_tools: bool | None = None  # SZRAG_TOOLS; None: the repository's setting, else on
+    memory_mb: int | None = None  # SZRAG_MEMORY_MB; None: the service file's, else the default
 
     @property
     def auth_required(self) -> bool:
@@ -239,6 +240,11 @@ class ServerSettings:
             watch=env_flag(env, "SZRAG_WATCH", True),
             live_tools=live_tools_enabled(env) if env_text(env, "SZRAG_TOOLS") else None,
             watch_debounce_ms=int(env_number(env, "SZRAG_WATCH_DEBOUNCE_MS", 400, integer=True)),
+            memory_mb=(
+                int(env_number(env, "SZRAG_MEMORY_MB", 0, integer=True))
+                if env_text(env, "SZRAG_MEMORY_MB")
+                else None
+            ),
         )
 
 

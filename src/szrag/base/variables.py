@@ -379,6 +379,13 @@ VARIABLES = (
         "milliseconds changes are gathered before the index is refreshed",
         "server.watch_debounce_ms",
     ),
+    Variable(
+        "SZRAG_MEMORY_MB",
+        "server",
+        "the service file's `memory_mb`, else 1024",
+        "megabytes of in-memory views a server over several repositories keeps; past it the"
+        " views of the repository asked least recently are dropped (its index stays open)",
+    ),
     # Slack
     Variable(
         "SLACK_SIGNING_SECRET",

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "tool": "tool_cmds",
     "use-tool": "tool_cmds",
     "serve": "serve_cmds",
+    "repos": "repos_cmds",
     "mcp": "mcp_cmds",
     "eval": "eval_cmds",
 }

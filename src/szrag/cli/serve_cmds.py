@@ -1,7 +1,9 @@
-"""``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository."""
+"""``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository, or
+for several (``--repo NAME=PATH``, ``--config szrag.toml``)."""
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +22,7 @@ from szrag.cli.common import (
 
 if TYPE_CHECKING:
     from szrag.base.settings import Settings
+    from szrag.service.repositories import ServicePlan
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -32,6 +35,19 @@ def register(group: click.Group) -> None:
 
 @click.command()
 @root_option
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Serve this repository under NAME (repeatable); questions name one or are routed.",
+)
+@click.option(
+    "--config",
+    "service_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A service file (szrag.toml) listing the repositories to serve.",
+)
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
 @click.option(
     "--port",
@@ -48,7 +64,14 @@ def register(group: click.Group) -> None:
     help="Server log verbosity.",
 )
 @handle_errors
-def serve(root: Path, host: str, port: int, log_level: str) -> None:
+def serve(
+    root: Path,
+    repos: tuple[str, ...],
+    service_file: Path | None,
+    host: str,
+    port: int,
+    log_level: str,
+) -> None:
     """Serve the page, the API (POST /api/ask, with server-sent events) and Slack /sz-ask.
 
     An address other than loopback needs SZRAG_API_TOKENS. Slack is enabled by
@@ -60,20 +83,28 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     from szrag.server import create_app
     from szrag.server.auth import check_exposure
 
+    plan = service_plan(repos, service_file)
+    if plan is not None:
+        root = plan.repositories[0].path
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
     config = config_for(root.resolve())  # the file and the environment, read once
     settings = config.server
     check_exposure(host, settings)
-    app = create_app(config=config)
+    app = create_app(config=config, plan=plan, environ=os.environ)
     with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
         report = index.last_report  # built or refreshed now: a failure is a message, not a trace
     show_report(report)
     check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
+    served = (
+        ", ".join(f"{spec.name} ({spec.path})" for spec in plan.repositories)
+        if plan is not None
+        else str(root.resolve())
+    )
     lines = [
-        f"szrag serving {root.resolve()}",
+        f"szrag serving {served}",
         f"  page:   {base}/",
         f"  API:    POST {base}/api/ask  (GET {base}/api/status, /api/commands, ...)",
         f"  model:  {model_line(app.state.answer_settings)}",
@@ -87,6 +118,26 @@ def serve(root: Path, host: str, port: int, log_level: str) -> None:
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
+
+
+def service_plan(repos: tuple[str, ...], service_file: Path | None) -> ServicePlan | None:
+    """The repositories ``--repo`` and ``--config`` name (None: the one ``--root``)."""
+    from szrag.service.repositories import plan_from_options, read_service_file
+
+    if repos and service_file is not None:
+        raise click.UsageError("give --repo NAME=PATH or --config FILE, not both")
+    if service_file is not None:
+        plan = read_service_file(service_file)
+        if not plan.repositories:
+            raise ConfigError(f"{service_file} lists no repository: `szrag repos add` adds one")
+        remote = [spec.name for spec in plan.repositories if spec.remote]
+        if remote:
+            raise ConfigError(
+                f"{service_file}: repositories from a URL ({', '.join(remote)}) are not served"
+                " yet; clone them and give their path"
+            )
+        return plan
+    return plan_from_options(repos) if repos else None
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -20,9 +20,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
-from szrag.answer.question import Admitted
+from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer
-from szrag.base.errors import ClientGone
+from szrag.base.errors import ClientGone, UnknownRepository
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
@@ -30,13 +30,15 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
+from szrag.server.repositories import ScopedAnswer, single_state
 from szrag.server.requests import (
     parse_ask,
     parse_feedback,
     parse_json_body,
+    parse_repository,
     read_body,
 )
-from szrag.server.service import error_status
+from szrag.server.service import AskService, error_status
 from szrag.server.sse import OnActivity, OnToken, answer_events
 from szrag.server.state import ServerState, server_state
 from szrag.tools import sanitise
@@ -134,13 +136,19 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     """Answer a question: streamed as events with ``Accept: text/event-stream``, else JSON."""
     body = await read_body(request, state.settings.max_body_bytes)
-    # admitted before the stream starts: a refused command is a real 403, an unknown
-    # conversation a real 404
-    admitted = await state.service.admit(parse_ask(parse_json_body(body), caller))
+    payload = parse_json_body(body)
+    question = parse_ask(payload, caller)
+    # the repository found, then the question admitted, before the stream starts: an unknown
+    # repository is a real 404, a refused command a real 403, an unknown conversation a 404
+    service, repository = await _answering(state, question, parse_repository(payload))
+    admitted = await service.admit(question)
     if wants_events(request):
-        return _stream(admitted, state)
+        return _stream(admitted, service, repository, state)
     try:
-        result = await until_disconnected(request, state.service.ask(admitted))
+        answer = await until_disconnected(request, service.ask(admitted))
+        result: Answer | ScopedAnswer = (
+            ScopedAnswer(answer, repository) if repository is not None else answer
+        )
     except ClientGone:
         # Nobody reads this; the answer was cancelled (and audited as such).
         return failure(499, "client_closed", "the client closed the connection")
@@ -158,9 +166,43 @@ async def feedback(request: Request, caller: AskCaller, state: State) -> JSONRes
     return ok(await state.service.feedback(given))
 
 
-def _stream(admitted: Admitted, state: ServerState) -> EventSourceResponse:
-    async def run(on_activity: OnActivity, on_token: OnToken) -> Answer:
-        return await state.service.ask(admitted.heard_by(on_activity, on_token))
+async def _answering(
+    state: ServerState, question: Question, repository: str | None
+) -> tuple[AskService, str | None]:
+    """The service that answers ``question`` and, in a service over several repositories,
+    the repository's name: the one named, else the one its conversation began in, else the
+    one it is routed to. A single repository answers everything; naming another is a 404."""
+    faces = state.repositories
+    if faces is None:
+        if repository is not None and repository != state.service.root.name:
+            known = state.service.root.name
+            raise UnknownRepository(f"no repository is called {repository!r} (known: {known})")
+        return state.service, None
+    if repository is not None:
+        face = await faces.face(repository)
+    elif question.conversation_id is not None:
+        face = await faces.of_conversation(question.conversation_id)
+    else:
+        face = await faces.route(question.text)
+    return face.service, face.name
+
+
+@router.get("/api/repositories")
+async def repositories(caller: ReadCaller, state: State) -> JSONResponse:
+    """The repositories this server answers about, with the state of each."""
+    _spend(state.read_limiter, caller)
+    if state.repositories is not None:
+        return ok(state.repositories.states())
+    root = state.service.root
+    return ok([single_state(root.name, state.service.index)])
+
+
+def _stream(
+    admitted: Admitted, service: AskService, repository: str | None, state: ServerState
+) -> EventSourceResponse:
+    async def run(on_activity: OnActivity, on_token: OnToken) -> Answer | ScopedAnswer:
+        answer = await service.ask(admitted.heard_by(on_activity, on_token))
+        return ScopedAnswer(answer, repository) if repository is not None else answer
 
     return EventSourceResponse(
         answer_events(run, error_payload),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -34,12 +35,15 @@ from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
 from szrag.server.middleware import HostGuard, SecurityHeaders
 from szrag.server.ratelimit import RateLimiter
+from szrag.server.repositories import RepositoryFaces
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
 from szrag.server.state import ServerState
 from szrag.service.audit import AuditLog
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host, with_parts
+from szrag.service.repositories import ServicePlan
+from szrag.service.service import Service
 from szrag.service.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.server")
@@ -66,8 +70,11 @@ def create_app(
     runtime: ProcessRuntime | None = None,
     audit: AuditLog | None = None,
     live_tools: bool | None = None,
+    plan: ServicePlan | None = None,
 ) -> FastAPI:
-    """The szrag server for the repository at ``root``.
+    """The szrag server for the repository at ``root``, or for the repositories of ``plan``
+    (``--repo NAME=PATH``, a service file: each opened when first asked about, the first at
+    start; the page, the runtime reads and Slack use the first).
 
     ``config`` is the configuration the face read once (its root is the server's); without
     one it is read here from the repository at ``root`` and ``environ`` (default: this
@@ -76,8 +83,11 @@ def create_app(
     ``audit`` and ``live_tools`` (else a given ``settings``' ``SZRAG_TOOLS``, else the
     configured). Bad settings fail here, before the server listens.
     """
+    environ = os.environ if environ is None else environ
+    if plan is not None:
+        root = plan.repositories[0].path
     if config is None:
-        config = load_config(Path(root).resolve(), os.environ if environ is None else environ)
+        config = load_config(Path(root).resolve(), environ)
     if live_tools is None and settings is not None:
         live_tools = settings.live_tools
     config = with_parts(
@@ -87,26 +97,48 @@ def create_app(
         config = config.replace(server=settings)
     root = config.root
     server_settings = config.server
+    if plan is not None and server_settings.memory_mb is not None:
+        plan = dataclasses.replace(plan, memory_mb=server_settings.memory_mb)
     host = Host.of(config, runtime=runtime, audit=audit)
     process_runtime = host.runtime
 
+    def configure(found: Config) -> Config:  # each repository's, with the parts given
+        return with_parts(
+            found, settings=answer_settings, allowlist=allowlist, live_tools=live_tools
+        )
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        index = await anyio.to_thread.run_sync(open_shared_index, root)
-        index.keep_in_memory()  # a server answers many questions: rank from memory
         process_runtime.attach()
         http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100))
-        service = AskService(host.replace(index=index), http_client=http_client)
         ask_limiter = RateLimiter(server_settings.ask_rate)
+        faces: RepositoryFaces | None = None
+        if plan is None:
+            index = await anyio.to_thread.run_sync(open_shared_index, root)
+            index.keep_in_memory()  # a server answers many questions: rank from memory
+            service = AskService(host.replace(index=index), http_client=http_client)
+            images = ImageCatalogue(index)
+        else:
+            faces = RepositoryFaces(
+                Service(plan, environ, configure=configure),
+                server_settings,
+                http_client=http_client,
+            )
+            first = await faces.face(faces.default)
+            index = faces.service.shared_index(first.name)
+            service, images = first.service, first.images
         state = ServerState(
             settings=server_settings,
             service=service,
-            images=ImageCatalogue(index),
+            images=images,
             ask_limiter=ask_limiter,
             read_limiter=RateLimiter(server_settings.read_rate),
             warming=start_warming(index),  # the shared views, before the first question
+            repositories=faces,
         )
-        if server_settings.watch:
+        if faces is not None:
+            state.watcher = faces.watcher_of(faces.default)
+        elif server_settings.watch:
             state.watcher = IndexWatcher(index, debounce_ms=server_settings.watch_debounce_ms)
             state.watcher.start()
         if server_settings.slack_signing_secret or server_settings.slack_app_token:
@@ -123,12 +155,15 @@ def create_app(
                 state.slack.close()
             if state.warming is not None:  # a thread cannot be stopped: it ends first
                 await asyncio.shield(state.warming)
-            if state.watcher is not None:
+            if faces is not None:
+                await faces.close()  # their watchers, indexes and stores
+            elif state.watcher is not None:
                 await state.watcher.stop()
             await http_client.aclose()
             process_runtime.detach()
-            host.conversations.close()  # its WAL checkpointed into the file
-            index.close()
+            if faces is None:
+                host.conversations.close()  # its WAL checkpointed into the file
+                index.close()
 
     app = FastAPI(
         title="szrag",

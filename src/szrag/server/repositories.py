@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import httpx
 
+from szrag.answer.results import Answer
 from szrag.base.errors import SzragError, UnknownConversation
+from szrag.base.public import public, public_timestamp
+from szrag.index.protocol import IndexStore
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
@@ -25,6 +28,27 @@ from szrag.service.service import Service
 from szrag.service.watch import IndexWatcher
 
 log = logging.getLogger("szrag.server")
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedAnswer:
+    """An answer of a service over several repositories, with the repository it is from."""
+
+    answer: Answer = field(metadata=public(spread=True))
+    repository: str
+
+
+def single_state(name: str, index: IndexStore) -> RepositoryState:
+    """The state of a server's one repository (``GET /api/repositories`` of ``--root``)."""
+    meta = index.meta()
+    return RepositoryState(
+        name,
+        state="ready",
+        files=index.counts()["files"],
+        indexed_at=public_timestamp(meta.get("generated_at")),
+        commit=None,
+        loaded=index.in_memory,
+    )
 
 
 @dataclass
@@ -80,6 +104,11 @@ class RepositoryFaces:
                 face.watcher.start()
             self._faces[name] = face
             return face
+
+    def watcher_of(self, name: str) -> IndexWatcher | None:
+        """The watcher of an opened repository (None when it has none, or is not open)."""
+        face = self._faces.get(name)
+        return face.watcher if face is not None else None
 
     async def route(self, question: str) -> RepositoryFace:
         """The face of the repository a question without one goes to."""

@@ -17,7 +17,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 
 from szrag.answer.question import NamedCommand, Question
-from szrag.base.errors import ClientGone, ConversationError
+from szrag.base.errors import ClientGone, ConversationError, RepositoryError
 from szrag.commands.model import Identity
 from szrag.context.plan import MAX_BUDGET
 from szrag.conversations import checked_id
@@ -25,6 +25,7 @@ from szrag.rank.retrieve import MAX_QUESTION_CHARS
 from szrag.server.auth import Caller
 from szrag.server.errors import ApiError
 from szrag.service.feedback import MAX_COMMENT_CHARS, MAX_RIGHT_FILES
+from szrag.service.repositories import checked_name
 
 API_FACE = "api"
 MAX_COMMAND_TEXT_CHARS = 4000
@@ -140,6 +141,20 @@ def parse_ask(payload: dict[str, Any], caller: Caller) -> Question:
         conversation_id=conversation_id,
         remember=True,  # every answer is kept, so it can be rated and followed up
     )
+
+
+def parse_repository(payload: dict[str, Any]) -> str | None:
+    """The repository an ask payload names (``"repository"``), or None; a value that cannot
+    name one is ApiError 400 (an unknown name is the service's 404)."""
+    value = payload.get("repository")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, "invalid_request", "repository must be a repository's name")
+    try:
+        return checked_name(value.strip())
+    except RepositoryError as error:
+        raise ApiError(400, "invalid_request", error.message) from None
 
 
 def identity_of(payload: dict[str, Any], caller: Caller) -> Identity:

@@ -15,6 +15,7 @@ from szrag.server.settings import ServerSettings
 from szrag.service.watch import IndexWatcher
 
 if TYPE_CHECKING:
+    from szrag.server.repositories import RepositoryFaces
     from szrag.server.slack import SlackFace
 
 
@@ -30,6 +31,8 @@ class ServerState:
     watcher: IndexWatcher | None = None
     slack: SlackFace | None = field(default=None)
     warming: asyncio.Task[None] | None = None  # the shared views being built at start-up
+    # a service over several repositories (``service`` and ``images`` are then its first's)
+    repositories: RepositoryFaces | None = None
 
 
 def server_state(request: Request) -> ServerState:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from szrag.base.errors import RepositoryError, UnknownRepository
+from szrag.base.public import public
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MEMORY_MB = 1024  # a small VM's share for in-memory views
@@ -60,7 +61,7 @@ class RepositorySpec:
     git URL and branch cloned into ``path``)."""
 
     name: str
-    path: Path
+    path: Path = field(metadata=public(name="folder"))  # public "path"s are files' in a repository
     url: str | None = None
     branch: str | None = None
     slack_channels: tuple[str, ...] = ()
