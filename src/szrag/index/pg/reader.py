@@ -26,10 +26,10 @@ from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
 from szrag.index.pg.schema import (
+    check_schema,
     checked_url,
     config_of,
     connect,
-    is_migrated,
     shown_url,
     unreachable,
 )
@@ -81,11 +81,7 @@ class PostgresIndex:
         self.last_report = RefreshReport()
         self.read_only = True  # written only by publishing
         with connect(url, autocommit=True) as probe:  # a clear error before any pool starts
-            if not is_migrated(probe):
-                raise IndexStoreError(
-                    f"the PostgreSQL store at {shown_url(url)} holds no szrag index yet;"
-                    f" publish one with `szrag index --store URL --repo {repository}=PATH`"
-                )
+            check_schema(probe, url, repository)
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             min_size=1,

@@ -15,10 +15,10 @@ orders as SQLite's does, whatever the database's locale.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -158,14 +158,13 @@ GENERATION_TABLES = (
 # --- URLs and connections ---------------------------------------------------------------------
 
 
+_PASSWORD = re.compile(r"(://[^/@:?#]*):[^/@?#]*@")
+_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&#]*")
+
+
 def shown_url(url: str) -> str:
-    """``url`` as messages show it: without its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}" if user else netloc))
+    """``url`` as messages show it: its password (if any) as ``***``."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1:***@", url))
 
 
 def checked_url(url: str) -> str:
@@ -177,7 +176,8 @@ def checked_url(url: str) -> str:
     try:
         conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
-        raise ConfigError(f"store {shown_url(url)}: {_first_line(error)}") from error
+        reason = _first_line(error).replace(url, shown_url(url))
+        raise ConfigError(f"store {shown_url(url)} is not a valid URL: {reason}") from error
     return url
 
 
@@ -220,7 +220,8 @@ def migrate(conn: psycopg.Connection[Any]) -> list[str]:
             if unknown:
                 raise IndexStoreError(
                     f"the PostgreSQL store records migrations this szrag does not know"
-                    f" ({', '.join(sorted(unknown))}): it was written by a newer szrag"
+                    f" ({', '.join(sorted(unknown))}): it was written by a newer szrag,"
+                    " and is left as it is"
                 )
             if name in done:
                 continue
@@ -230,13 +231,26 @@ def migrate(conn: psycopg.Connection[Any]) -> list[str]:
     return applied
 
 
-def is_migrated(conn: psycopg.Connection[Any]) -> bool:
-    """Whether ``conn``'s database holds every migration (read without writing anything)."""
+def check_schema(conn: psycopg.Connection[Any], url: str, repository: str) -> None:
+    """IndexStoreError unless ``conn``'s database holds every migration this szrag knows and
+    none it does not (read without writing anything)."""
     found = conn.execute("SELECT to_regclass('szrag_migrations')").fetchone()
-    if found is None or found[0] is None:
-        return False
-    done = {row[0] for row in conn.execute("SELECT name FROM szrag_migrations")}
-    return {name for name, _ in MIGRATIONS} <= done
+    done = (
+        {row[0] for row in conn.execute("SELECT name FROM szrag_migrations")}
+        if found is not None and found[0] is not None
+        else set()
+    )
+    known = {name for name, _ in MIGRATIONS}
+    if done - known:
+        raise IndexStoreError(
+            f"the PostgreSQL store at {shown_url(url)} was written by a newer szrag"
+            f" (migrations {', '.join(sorted(done - known))}); upgrade szrag to read it"
+        )
+    if known - done:
+        raise IndexStoreError(
+            f"the PostgreSQL store at {shown_url(url)} holds no szrag index yet; publish one"
+            f" with `szrag index --store URL --repo {repository}=PATH`"
+        )
 
 
 @contextmanager
