@@ -3,7 +3,10 @@ per repository, and clear errors for a bad URL, an unreachable server or a missi
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -232,3 +235,56 @@ def test_a_store_that_breaks_while_read_is_an_index_error(pg_url: str, repo: Pat
             conn.execute("DROP TABLE szrag_chunk_terms")
         with pytest.raises(IndexStoreError, match="could not be read"):
             retrieve("deploy webhook", index=stored)
+
+
+# a publisher that stops, its transaction open, once every row of the new generation is sent
+_STALLED_PUBLISHER = """
+import sys, time
+from pathlib import Path
+from szrag.index import load_index
+from szrag.index.pg import publish, writer
+
+copy = writer._copy_full_text
+
+def copy_then_stall(*args):
+    copy(*args)
+    print("written", flush=True)
+    time.sleep(600)
+
+writer._copy_full_text = copy_then_stall
+with load_index(Path(sys.argv[1])) as index:
+    publish(index, sys.argv[2], "repo")
+"""
+
+
+def test_a_publisher_killed_mid_write_leaves_the_previous_generation_served(
+    pg_url: str, repo: Path
+) -> None:
+    with build_index(repo) as index:
+        publish(index, pg_url, "repo")
+        expected = retrieve("deploy webhook signature", index=index)
+    (repo / "server/extra.py").write_text("def zebra_crossing():\n    return 1\n")
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", _STALLED_PUBLISHER, str(repo), pg_url],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert publisher.stdout is not None
+        assert publisher.stdout.readline().strip() == "written"
+        with PostgresIndex(pg_url, "repo") as stored:
+            assert stored.generation() == "1"  # the new rows are not visible
+            with build_index(repo) as index, pytest.raises(IndexStoreError, match="another"):
+                publish(index, pg_url, "repo", lock_wait=0.3)  # and the lock is held
+            publisher.send_signal(signal.SIGKILL)
+            publisher.wait(30)
+            assert stored.generation() == "1"
+            assert retrieve("deploy webhook signature", index=stored) == expected
+            assert not stored.has_file("server/extra.py")
+        assert _rows(pg_url, "SELECT DISTINCT generation FROM szrag_files") == [(1,)]
+        with build_index(repo) as index:  # the lock went with the killed connection
+            assert publish(index, pg_url, "repo", lock_wait=10).generation == 2
+    finally:
+        if publisher.poll() is None:
+            publisher.kill()
+            publisher.wait()
