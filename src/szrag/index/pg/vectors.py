@@ -9,6 +9,9 @@ weight gives back how often FTS5 saw it in each column, which is what its ``bm25
 A tsvector keeps at most 256 positions of a lexeme and none past 16,383; a chunk that needs
 more (a data file repeating one number, a very long window) keeps its exact counts beside
 (``counts``), and a token longer than tsvector allows is stored, and looked up, as a digest.
+A phrase (a term FTS5 splits into several tokens) is counted from the positions kept, so in
+such a chunk it may count fewer instances than FTS5 does; the bm25 ranker's terms are single
+words, one token each, and are always counted exactly.
 """
 
 from __future__ import annotations
