@@ -7,7 +7,7 @@ QUESTION ?= How does szrag decide that its index is stale?
 PORT ?= 8787
 ROOT ?= .
 
-.PHONY: install run ask test lint typecheck pytest bench docs browser clean
+.PHONY: install run ask test lint typecheck pytest bench docs browser postgres clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ bench: install
 browser:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
+# Debian's PostgreSQL server, for the PostgreSQL store's tests (root): they run a cluster of
+# their own with its initdb and pg_ctl, and libpq is what psycopg loads
+postgres:
+	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql)
 
 clean:
 	rm -rf $(VENV) .rag .pytest_cache .mypy_cache .ruff_cache

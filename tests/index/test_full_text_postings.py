@@ -168,7 +168,7 @@ def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
 
 
 def test_varints_read_as_sqlite_writes_them() -> None:
-    from szrag.index.postings import _varints
+    from szrag.index.fts5 import varints as _varints
 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(a, b)")

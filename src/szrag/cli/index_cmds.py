@@ -113,27 +113,83 @@ def _print_report(index: Index, report: RefreshReport) -> None:
 @click.option(
     "--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile."
 )
+@click.option(
+    "--store",
+    metavar="URL",
+    help="Also publish each --repo to this PostgreSQL store (postgresql://user@host/db).",
+)
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="With --store: index the repository at PATH and publish it as NAME (repeatable).",
+)
 @json_option
 @handle_errors
 def index_command(
-    root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool
+    root: Path,
+    rebuild: bool,
+    verify: bool,
+    profile: str | None,
+    store: str | None,
+    repos: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Build or refresh the index of a repository and report what changed."""
+    """Build or refresh the index of a repository and report what changed; with --store,
+    publish each --repo to PostgreSQL as a new generation, read whole or not at all."""
+    if store is None and repos:
+        raise click.UsageError("--repo names a repository to publish: give --store too")
+    if store is not None and not repos:
+        raise click.UsageError("--store publishes the repositories named by --repo NAME=PATH")
+    targets = [_named_path(item) for item in repos] if store is not None else [(None, root)]
+    published: list[dict[str, object]] = []
+    for name, path in targets:
+        index, report = _indexed(path, rebuild, verify, profile, as_json)
+        with index:
+            shown = _report_dict(index, report)
+            if store is not None and name is not None:
+                from szrag.index.pg import publish  # here: only a publish loads psycopg
+
+                done = publish(index, store, name)
+                shown.update(repository=name, store=done.location, generation=done.generation)
+            if as_json:
+                published.append(shown)
+            else:
+                _print_report(index, report)
+                if store is not None:
+                    say(
+                        f" {name} as generation {shown['generation']} to {shown['store']}",
+                        lead="published",
+                        style="bold",
+                    )
+    if as_json:
+        print_json(published if store is not None else published[0])
+
+
+def _named_path(item: str) -> tuple[str, Path]:
+    """``NAME=PATH`` as the name and the folder; UsageError when it is not one."""
+    name, separator, path = item.partition("=")
+    if not separator or not name or not path:
+        raise click.UsageError(f"--repo {item!r}: give it as NAME=PATH")
+    if not Path(path).is_dir():
+        raise click.UsageError(f"--repo {item!r}: {path} is not a directory")
+    return name, Path(path)
+
+
+def _indexed(
+    root: Path, rebuild: bool, verify: bool, profile: str | None, as_json: bool
+) -> tuple[Index, RefreshReport]:
+    """The index of ``root``, built or refreshed, and the report of what was done."""
     shown = contextlib.nullcontext() if as_json else report_shown()  # JSON carries them
     with progress_bar(not as_json) as progress, shown:
         if rebuild:
             index = build_index(root, profile=profile, progress=progress)
-            report = index.last_report
         else:  # a damaged database is set aside and rebuilt, as every command does
             index = load_index(
                 root, profile=profile, progress=progress, verify=verify, lock_wait=None
             )
-            report = index.last_report
-    with index:
-        if as_json:
-            print_json(_report_dict(index, report))
-        else:
-            _print_report(index, report)
+    return index, index.last_report
 
 
 @click.command("stats")

@@ -28,6 +28,10 @@ from szrag.rank.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, re
 @click.option(
     "--raw", is_flag=True, help="Show the text as the files hold it, secrets included (local use)."
 )
+@click.option(
+    "--store", metavar="URL", help="Read a published repository from this PostgreSQL store."
+)
+@click.option("--repo", metavar="NAME", help="With --store: the published repository to read.")
 @json_option
 @handle_errors
 def retrieve_command(
@@ -37,12 +41,23 @@ def retrieve_command(
     show_text: bool,
     ranker: str | None,
     raw: bool,
+    store: str | None,
+    repo: str | None,
     as_json: bool,
 ) -> None:
     """Show the source chunks that best match QUESTION (secrets redacted unless --raw; in a
-    test file, a fixture's low-entropy password or token is shown, marked [TEST VALUE:...])."""
-    with open_index(root) as index:
-        found = retrieve(question, limit, index=index, ranker=ranker)
+    test file, a fixture's low-entropy password or token is shown, marked [TEST VALUE:...]).
+    With --store and --repo, from a PostgreSQL store alone: no checkout is read."""
+    if (store is None) != (repo is None):
+        raise click.UsageError("--store URL and --repo NAME go together")
+    if store is not None and repo is not None:
+        from szrag.index.pg import PostgresIndex  # here: only a store's reader loads psycopg
+
+        with PostgresIndex(store, repo) as stored:
+            found = retrieve(question, limit, index=stored, ranker=ranker)
+    else:
+        with open_index(root) as index:
+            found = retrieve(question, limit, index=index, ranker=ranker)
     if as_json:  # machine output may end up anywhere: redacted as for a model
         print_json([(source if raw else source.redacted()).to_dict() for source in found])
         return

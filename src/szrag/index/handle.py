@@ -18,7 +18,14 @@ from szrag.index.search import SqliteFullText
 
 if TYPE_CHECKING:
     from szrag.index.memory import ChunkMemory, Edges
-    from szrag.index.protocol import ChunkRow, ChunkWords, FullTextSearch, NamedLine, TokenSet
+    from szrag.index.protocol import (
+        ChunkRow,
+        ChunkWords,
+        FullTextSearch,
+        IndexStore,
+        NamedLine,
+        TokenSet,
+    )
 
 T = TypeVar("T")
 DERIVED_GENERATIONS = 2
@@ -58,6 +65,20 @@ class RefreshReport:
     def changed_anything(self) -> bool:
         """True when the stored index was written."""
         return bool(self.rebuilt or self.added or self.changed or self.removed or self.touched)
+
+
+def stitched_lines(
+    index: IndexStore, path: str, first: int = 1, last: int | None = None
+) -> list[str]:
+    """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without ``last``)
+    of one file of ``index``, put together from the chunks that hold them."""
+    wanted = None if first <= 1 and last is None else [(first, last or 1 << 62)]
+    stitched: dict[int, str] = {}
+    for chunk in index.chunks(path, wanted):
+        for offset, line in enumerate(chunk.text.split("\n")):
+            stitched.setdefault(chunk.start + offset, line)
+    top = max(stitched, default=0) if last is None else min(last, max(stitched, default=0))
+    return [stitched.get(number, "") for number in range(max(first, 1), top + 1)]
 
 
 class Index:
@@ -281,13 +302,7 @@ class Index:
     def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
         """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without
         ``last``) of one file, put together from the windows that hold them."""
-        wanted = None if first <= 1 and last is None else [(first, last or 1 << 62)]
-        stitched: dict[int, str] = {}
-        for chunk in self.chunks(path, wanted):
-            for offset, line in enumerate(chunk.text.split("\n")):
-                stitched.setdefault(chunk.start + offset, line)
-        top = max(stitched, default=0) if last is None else min(last, max(stitched, default=0))
-        return [stitched.get(number, "") for number in range(max(first, 1), top + 1)]
+        return stitched_lines(self, path, first, last)
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""

@@ -15,9 +15,7 @@ while postings were read, gives None: the caller then asks SQLite.
 
 from __future__ import annotations
 
-import heapq
 import logging
-import math
 import sqlite3
 import threading
 import weakref
@@ -28,23 +26,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from szrag.base.errors import DamagedIndexError
+from szrag.index.fts5 import (
+    COLUMNS,
+    FloatArray,
+    IntArray,
+    Tokenizer,
+    average_size,
+    best_ranked,
+    bm25_ranks,
+    column_weighted,
+    varints,
+)
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
-from szrag.index.store import CHUNK_ROW_COLUMNS, TERMS_TOKENIZER, read_generation
+from szrag.index.store import CHUNK_ROW_COLUMNS, read_generation
 
 log = logging.getLogger("szrag.index")
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-K1 = 1.2  # FTS5's bm25 constants
-B = 0.75
 MAX_POSTINGS = 2_000_000  # entries kept for all terms (16 bytes each): about 32 MB
 CARRIED_TERMS = 256  # the most recently searched terms read again for the next generation
-_COLUMNS = {"path": 0, "heading": 1, "symbols": 2, "body": 3}  # chunk_terms, as created
+_COLUMNS = {name: number for number, name in enumerate(COLUMNS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +61,6 @@ class TermPostings:
     @property
     def size(self) -> int:
         return len(self.positions)
-
-
-def _varints(blob: bytes) -> list[int]:
-    """The SQLite varints of an FTS5 record (big-endian groups of seven bits)."""
-    values: list[int] = []
-    value = 0
-    for byte in blob:
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            values.append(value)
-            value = 0
-    return values
 
 
 class ChunkPostings:
@@ -89,9 +80,9 @@ class ChunkPostings:
         self.max_postings = max_postings
         try:
             row = conn.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone()
-            totals = _varints(row[0]) if row else [0]
+            totals = varints(row[0]) if row else [0]
             self.rows = totals[0]  # FTS5's averages record: the row count, then each column's
-            self.average_size = float(sum(totals[1:])) / float(self.rows) if self.rows else 0.0
+            self.average_size = average_size(self.rows, totals[1:])
             ids: list[int] = []
             sizes: list[int] = []
             for chunk_id, blob in conn.execute(
@@ -99,7 +90,7 @@ class ChunkPostings:
             ):
                 ids.append(int(chunk_id))
                 # most sizes are below 128, one byte each, and a byte string sums as numbers
-                sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob)))
+                sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(varints(blob)))
         except (TypeError, IndexError, ValueError) as error:  # a page overwritten, a NULL
             raise DamagedIndexError(
                 f"the full-text index is damaged ({error}); `szrag index --rebuild` replaces it"
@@ -116,8 +107,7 @@ class ChunkPostings:
         self._held = 0
         self._lock = threading.Lock()
         self._pending: set[str] = set()  # phrases being read in the background
-        self._tokenizing = threading.Lock()
-        self._tokenizer: sqlite3.Connection | None = None
+        self._tokenizer = Tokenizer()
 
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         """The chunks of ``ids`` that the index holds, by id."""
@@ -211,16 +201,11 @@ class ChunkPostings:
             " GROUP BY doc, col ORDER BY doc, col",
             (tokens[0],),
         )
-        chunks: list[int] = []
-        weighted: list[float] = []
+        counts: dict[int, list[int]] = {}  # chunk id -> instances in each column
         for chunk_id, column, count in rows:
-            if not chunks or chunks[-1] != chunk_id:
-                chunks.append(chunk_id)
-                weighted.append(0.0)
-            number = _COLUMNS[column]
-            weight = self.weights[number] if number < len(self.weights) else 1.0
-            for _ in range(count):  # summed instance by instance, as FTS5 sums them
-                weighted[-1] += weight
+            counts.setdefault(chunk_id, [0] * len(COLUMNS))[_COLUMNS[column]] = count
+        chunks = list(counts)
+        weighted = [column_weighted(counts[chunk_id], self.weights) for chunk_id in chunks]
         found = np.array(chunks, dtype=np.int64)
         positions = np.searchsorted(self._ids, found)
         if len(found) and (
@@ -231,19 +216,7 @@ class ChunkPostings:
 
     def _tokens(self, phrase: str) -> list[str]:
         """``phrase`` as the full-text table's tokenizer splits and stems it."""
-        with self._tokenizing:
-            if self._tokenizer is None:
-                self._tokenizer = sqlite3.connect(":memory:", check_same_thread=False)
-                self._tokenizer.execute(
-                    f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = '{TERMS_TOKENIZER}')"
-                )
-                self._tokenizer.execute(
-                    "CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, row)"
-                )
-            self._tokenizer.execute("DELETE FROM probe")
-            self._tokenizer.execute("INSERT INTO probe(text) VALUES (?)", (phrase,))
-            found = self._tokenizer.execute("SELECT term, cnt FROM probe_terms").fetchall()
-        return [term for term, count in found for _ in range(count)]
+        return self._tokenizer.tokens(phrase)
 
     # --- scoring ---------------------------------------------------------------------------
 
@@ -277,28 +250,14 @@ class ChunkPostings:
         for item in postings:
             held[item.positions] = True
         matching = np.flatnonzero(held)
-        # fts5Bm25Function: k1 * (1 - b + b * D / avgdl), then each phrase in query order
-        norm = K1 * ((1 - B) + B * self._sizes[matching] / self.average_size)
-        score = np.zeros(len(matching), dtype=np.float64)
+        phrases_found: list[tuple[int, FloatArray]] = []
         counts = np.zeros(len(self._ids), dtype=np.float64)
         for item in postings:
-            idf = math.log((self.rows - item.size + 0.5) / (item.size + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
             counts[item.positions] = item.weighted
-            frequency = counts[matching]
+            phrases_found.append((item.size, counts[matching]))
             counts[item.positions] = 0.0
-            score = score + idf * ((frequency * (K1 + 1.0)) / (frequency + norm))
-        rank = -1.0 * score
-        if len(matching) > limit:  # the limit best, ties by row as SQLite keeps them
-            keep = np.argpartition(rank, limit - 1)[:limit]
-            cut = rank[keep].max()
-            keep = np.flatnonzero(rank <= cut)
-        else:
-            keep = np.arange(len(matching))
-        chunk_ids = self._ids[matching[keep]]
-        best = heapq.nsmallest(limit, zip(rank[keep].tolist(), chunk_ids.tolist(), strict=True))
-        return [(chunk_id, value) for value, chunk_id in best]
+        rank = bm25_ranks(self.rows, self.average_size, self._sizes[matching], phrases_found)
+        return best_ranked(self._ids[matching], rank, limit)
 
 
 # Reading a phrase's postings costs about this many times what SQLite takes to score the

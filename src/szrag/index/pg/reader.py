@@ -1,0 +1,470 @@
+"""``PostgresIndex``: one published repository read from PostgreSQL, as an ``IndexStore``.
+
+Every read is of the repository's latest complete generation (the one ``szrag_repositories``
+names), inside a snapshot: ``reading()`` holds one repeatable-read, read-only transaction on a
+pooled connection of its thread for several reads, and a read outside one takes a snapshot of
+its own. No checkout is needed: texts, lines, names and edges all come from the database. The
+rows are the SQLite index's, copied, so every answer equals the SQLite store's on that tree.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from szrag.base.config import RepoConfig
+from szrag.base.errors import IndexStoreError
+from szrag.base.text import tokens
+from szrag.index import store
+from szrag.index.collect import Skip
+from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
+from szrag.index.pg.schema import (
+    check_schema,
+    checked_url,
+    config_of,
+    connect,
+    shown_url,
+    unreachable,
+)
+from szrag.index.pg.search import PostgresFullText
+from szrag.index.protocol import ChunkRow, ChunkWords, FullTextSearch, NamedLine, TokenSet
+
+T = TypeVar("T")
+POOL_SIZE = 4
+DERIVED_GENERATIONS = 2
+_FILES = "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code"
+_CHUNK_ROW = 'c.id, f.path, c.seq, c.start, c."end", f.type, c.heading'
+_SAME = (
+    "f.repository = c.repository AND f.generation = c.generation AND f.id = c.file_id"
+    " AND c.repository = %(r)s AND c.generation = %(g)s"
+)
+_SAME_NAMES = (
+    "f.repository = n.repository AND f.generation = n.generation AND f.id = n.file_id"
+    " AND n.repository = %(r)s AND n.generation = %(g)s"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRecord:
+    """What a generation's row says of it."""
+
+    generation: int
+    root: str
+    index_schema: int
+    config: RepoConfig
+    chunks: int
+    full_text_rows: int
+    column_totals: tuple[int, ...]
+
+
+class _Snapshot(threading.local):
+    conn: psycopg.Connection[Any] | None = None
+    generation: int | None = None
+
+
+class PostgresIndex:
+    """One repository's index in a PostgreSQL store."""
+
+    reads_from_any_thread = True  # a pool: each thread reads over a connection of its own
+    read_errors: tuple[type[Exception], ...] = (psycopg.Error,)
+
+    def __init__(self, url: str, repository: str, *, pool_size: int = POOL_SIZE) -> None:
+        self.url = checked_url(url)
+        self.repository = repository
+        self.last_report = RefreshReport()
+        self.read_only = True  # written only by publishing
+        with connect(url, autocommit=True) as probe:  # a clear error before any pool starts
+            check_schema(probe, url, repository)
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+            name=f"szrag-{repository}",
+        )
+        try:
+            self._pool.open(wait=True, timeout=30)
+        except psycopg.Error as error:
+            raise unreachable(url, error) from error
+        self._local = _Snapshot()
+        self._memory_enabled = False
+        self._views_lock = threading.Lock()
+        self._derived: dict[int, dict[str, object]] = {}
+        self._carried: dict[str, object] = {}
+        self._entries: tuple[int, list[FileEntry]] | None = None
+        try:
+            first = self.record()
+        except BaseException:
+            self.close()
+            raise
+        self.root = Path(first.root)
+        self.config = first.config
+
+    # --- the store's place and snapshots ------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """The store's URL (without its password) and the repository's name."""
+        return f"{shown_url(self.url)} (repository {self.repository})"
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether readers may keep in-memory views of this index."""
+        return self._memory_enabled
+
+    def keep_in_memory(self, enabled: bool = True) -> None:
+        """Let readers serve from in-memory views (rebuilt when a new generation is read)."""
+        self._memory_enabled = enabled
+
+    @contextmanager
+    def reading(self) -> Iterator[PostgresIndex]:
+        """One consistent snapshot for several reads (per thread; nests)."""
+        local = self._local
+        if local.conn is not None:
+            yield self
+            return
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            local.conn, local.generation = conn, None
+            try:
+                yield self
+            finally:
+                local.conn, local.generation = None, None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[tuple[psycopg.Connection[Any], int]]:
+        """The connection and generation of this thread's snapshot (one of its own when
+        none is open)."""
+        with self.reading():
+            local = self._local
+            assert local.conn is not None
+            if local.generation is None:
+                local.generation = self._latest(local.conn)
+            yield local.conn, local.generation
+
+    def _latest(self, conn: psycopg.Connection[Any]) -> int:
+        row = conn.execute(
+            "SELECT generation FROM szrag_repositories WHERE name = %s", (self.repository,)
+        ).fetchone()
+        if row is None:
+            raise IndexStoreError(
+                f"no repository {self.repository!r} is published in {shown_url(self.url)};"
+                f" publish it with `szrag index --store URL --repo {self.repository}=PATH`"
+            )
+        return int(row[0])
+
+    def generation(self) -> str:
+        """The generation read: it changes every time a publish commits."""
+        with self.snapshot() as (_, generation):
+            return str(generation)
+
+    def record(self) -> GenerationRecord:
+        """The current generation's row (its configuration, root and full-text totals)."""
+        with self.snapshot() as (conn, generation):
+
+            def read() -> GenerationRecord:
+                row = conn.execute(
+                    "SELECT root, index_schema, config, chunks, full_text_rows, column_totals"
+                    " FROM szrag_generations WHERE repository = %s AND generation = %s",
+                    (self.repository, generation),
+                ).fetchone()
+                if row is None:
+                    raise IndexStoreError(f"generation {generation} of {self.location} is gone")
+                if row[1] != store.SCHEMA_VERSION:
+                    raise IndexStoreError(
+                        f"{self.location} was published by a szrag of index schema {row[1]}"
+                        f" (this one reads {store.SCHEMA_VERSION}); publish it again"
+                    )
+                return GenerationRecord(
+                    generation, row[0], row[1], config_of(row[2]), row[3], row[4], tuple(row[5])
+                )
+
+            found = self.derived("pg.generation", read)
+        self.config = found.config
+        return found
+
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered until a new generation is read."""
+        with self.snapshot() as (_, generation):
+            with self._views_lock:
+                views = self._derived.setdefault(generation, {})
+                while len(self._derived) > DERIVED_GENERATIONS:
+                    self._derived.pop(min(self._derived))
+                if key in views:
+                    return cast(T, views[key])
+            value = compute()
+            with self._views_lock:
+                return cast(T, views.setdefault(key, value))
+
+    def carry(self, key: str, value: object) -> None:
+        """Keep ``value`` for the next build of a view."""
+        self._carried[key] = value
+
+    def carried(self, key: str, default: T) -> T:
+        """What the last build of a view kept with ``carry``, or ``default``."""
+        return cast(T, self._carried.get(key, default))
+
+    def _rows(self, sql: str, values: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` in this thread's snapshot; ``%(r)s`` and ``%(g)s`` are the
+        repository and the generation read."""
+        with self.snapshot() as (conn, generation):
+            bound = {"r": self.repository, "g": generation, **(values or {})}
+            return conn.execute(sql, bound).fetchall()
+
+    # --- files ---------------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        """The SQLite index's meta values, as published."""
+        rows = self._rows(
+            "SELECT key, value FROM szrag_meta WHERE repository = %(r)s AND generation = %(g)s"
+        )
+        return {key: value for key, value in rows}
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of files, chunks, images, edges and skipped files."""
+        found: dict[str, int] = {}
+        for table in ("files", "chunks", "images", "edges", "skipped"):
+            row = self._rows(
+                f"SELECT count(*) FROM szrag_{table} WHERE repository = %(r)s AND generation = %(g)s"
+            )
+            found[table] = int(row[0][0])
+        return found
+
+    def file_entries(self) -> list[FileEntry]:
+        """Every indexed file's path facts, by path (kept until the generation changes)."""
+        with self.snapshot() as (_, generation):
+            if self._entries is not None and self._entries[0] == generation:
+                return self._entries[1]
+            entries = [
+                FileEntry(file_id, path, path.lower(), kind, frozenset(tokens(path)))
+                for file_id, path, kind in self._rows(
+                    "SELECT id, path, type FROM szrag_files"
+                    " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+                )
+            ]
+            self._entries = (generation, entries)
+            return entries
+
+    def files(self) -> list[store.StoredFile]:
+        """Every indexed file with its token set and code record, by path."""
+        return [
+            store._file_from_row(row)
+            for row in self._rows(
+                f"SELECT {_FILES} FROM szrag_files"
+                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+            )
+        ]
+
+    def files_by_path(self) -> dict[str, store.StoredFile]:
+        """Every indexed file by path (a view: not to be changed by its readers)."""
+        return self.derived("files.by_path", lambda: {file.path: file for file in self.files()})
+
+    def get_file(self, path: str) -> store.StoredFile | None:
+        """One indexed file by relative path."""
+        rows = self._rows(
+            f"SELECT {_FILES} FROM szrag_files"
+            " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+            {"path": path},
+        )
+        return store._file_from_row(rows[0]) if rows else None
+
+    def has_file(self, path: str) -> bool:
+        """Whether ``path`` is indexed."""
+        if self._memory_enabled:
+            return path in self.files_by_path()
+        return bool(
+            self._rows(
+                "SELECT 1 FROM szrag_files"
+                " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+                {"path": path},
+            )
+        )
+
+    def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
+        """The distinct tokens of each of ``paths`` that is indexed."""
+        if self._memory_enabled:
+            stored = self.files_by_path()
+            return {path: stored[path].tokens for path in paths if path in stored}
+        rows = self._rows(
+            "SELECT path, tokens FROM szrag_files"
+            " WHERE repository = %(r)s AND generation = %(g)s AND path = ANY(%(paths)s)",
+            {"paths": list(paths)},
+        )
+        return {path: store.unpack(joined) for path, joined in rows}
+
+    def code_records(self) -> list[tuple[str, dict[str, Any]]]:
+        """(path, code record) of every file that has one, by path."""
+        rows = self._rows(
+            "SELECT path, code FROM szrag_files WHERE repository = %(r)s AND generation = %(g)s"
+            " AND code IS NOT NULL ORDER BY path"
+        )
+        return [(path, store.unpack_json(code)) for path, code in rows]
+
+    def image_paths(self) -> list[str]:
+        """Every collected image's relative path."""
+        return [
+            row[0]
+            for row in self._rows(
+                "SELECT path FROM szrag_images"
+                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+            )
+        ]
+
+    def skipped(self) -> list[Skip]:
+        """Files left out of the index on purpose, with the reason."""
+        return [
+            Skip(path, reason)
+            for path, reason in self._rows(
+                "SELECT path, reason FROM szrag_skipped"
+                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+            )
+        ]
+
+    def dependencies(self, path: str) -> list[str]:
+        """Files that ``path`` imports or refers to."""
+        return [
+            row[0]
+            for row in self._rows(
+                "SELECT DISTINCT target FROM szrag_edges WHERE repository = %(r)s"
+                " AND generation = %(g)s AND source = %(path)s ORDER BY target",
+                {"path": path},
+            )
+        ]
+
+    def dependants(self, path: str) -> list[str]:
+        """Files that import ``path``."""
+        return [
+            row[0]
+            for row in self._rows(
+                "SELECT DISTINCT source FROM szrag_edges WHERE repository = %(r)s"
+                " AND generation = %(g)s AND target = %(path)s AND kind = 'import'"
+                " ORDER BY source",
+                {"path": path},
+            )
+        ]
+
+    # --- chunks and names ---------------------------------------------------------------------
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """The chunks of ``ids`` that the index holds, by id."""
+        rows = self._rows(
+            f"SELECT {_CHUNK_ROW} FROM szrag_chunks c, szrag_files f"
+            f" WHERE {_SAME} AND c.id = ANY(%(ids)s)",
+            {"ids": list(ids)},
+        )
+        return {row[0]: ChunkRow(*row) for row in rows}
+
+    def _places(self, path: str) -> list[store.ChunkPlace]:
+        rows = self._rows(
+            'SELECT c.id, f.path, c.start, c."end", c.type, c.heading'
+            f" FROM szrag_chunks c, szrag_files f WHERE {_SAME} AND f.path = %(path)s"
+            " ORDER BY c.seq",
+            {"path": path},
+        )
+        return [cast(store.ChunkPlace, tuple(row)) for row in rows]
+
+    def chunks(
+        self, path: str, lines: Sequence[tuple[int, int]] | None = None
+    ) -> list[store.StoredChunk]:
+        """The chunks of one file in order, with their texts; with ``lines``, only those
+        overlapping one of these (first, last) ranges."""
+        with self.reading():
+            places = store.overlapping(self._places(path), lines)
+            texts = self.chunk_texts([place[0] for place in places])
+            return store.with_texts(places, texts)
+
+    def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
+        """The text of each chunk id that has one."""
+        rows = self._rows(
+            "SELECT id, text FROM szrag_chunk_texts"
+            " WHERE repository = %(r)s AND generation = %(g)s AND id = ANY(%(ids)s)",
+            {"ids": list(ids)},
+        )
+        return {chunk_id: store.unpack(text) for chunk_id, text in rows}
+
+    def chunk_at(self, path: str, line: int | None = None) -> ChunkRow | None:
+        """The first chunk of ``path`` holding ``line`` (without a line: its first chunk)."""
+        at = "" if line is None else ' AND c.start <= %(line)s AND c."end" >= %(line)s'
+        rows = self._rows(
+            f"SELECT {_CHUNK_ROW} FROM szrag_chunks c, szrag_files f"
+            f" WHERE {_SAME} AND f.path = %(path)s{at} ORDER BY c.seq LIMIT 1",
+            {"path": path, "line": line},
+        )
+        return ChunkRow(*rows[0]) if rows else None
+
+    def chunk_words(self, *, by_path: bool = False) -> Iterator[ChunkWords]:
+        """Every chunk with its words (with ``by_path``: by file path, then position)."""
+        order = "f.path, c.seq" if by_path else "c.id"
+        rows = self._rows(
+            'SELECT c.id, c.file_id, c.seq, c.start, c."end", c.heading, c.words'
+            f" FROM szrag_chunks c, szrag_files f WHERE {_SAME} ORDER BY {order}"
+        )
+        for chunk_id, file_id, seq, start, end, heading, packed in rows:
+            yield ChunkWords(chunk_id, file_id, seq, start, end, heading, store.unpack(packed))
+
+    def first_chunks(self, file_ids: Sequence[int]) -> list[ChunkWords]:
+        """The first chunk of each file of ``file_ids`` (its words left empty)."""
+        found: list[ChunkWords] = []
+        for batch, _ in store.in_batches(file_ids):
+            rows = self._rows(
+                'SELECT id, file_id, seq, start, "end", heading FROM szrag_chunks'
+                " WHERE repository = %(r)s AND generation = %(g)s AND seq = 0"
+                " AND file_id = ANY(%(ids)s) ORDER BY file_id",
+                {"ids": batch},
+            )
+            found.extend(
+                ChunkWords(chunk_id, file_id, seq, start, end, heading, "")
+                for chunk_id, file_id, seq, start, end, heading in rows
+            )
+        return found
+
+    def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
+        """The indexed lines ``first``-``last`` (1-based, inclusive) of one file."""
+        return stitched_lines(self, path, first, last)
+
+    def named(self, name: str, kind: str) -> list[tuple[str, int]]:
+        """(path, line) of each ``kind`` stored for the lookup key ``name``."""
+        rows = self._rows(
+            f"SELECT f.path, n.line FROM szrag_names n, szrag_files f WHERE {_SAME_NAMES}"
+            " AND n.name = %(name)s AND n.kind = %(kind)s ORDER BY f.path, n.line",
+            {"name": name, "kind": kind},
+        )
+        return [(path, line) for path, line in rows]
+
+    def named_any(self, lookups: Iterable[tuple[str, str]]) -> list[NamedLine]:
+        """Every row for any of the (name, kind) ``lookups``, by path and line."""
+        wanted = list(dict.fromkeys(lookups))  # a row matching twice is one row, as in SQLite
+        if not wanted:
+            return []
+        rows = self._rows(
+            "SELECT f.path, n.kind, n.line FROM szrag_names n, szrag_files f,"
+            " unnest(%(names)s::text[], %(kinds)s::text[]) AS w(name, kind)"
+            f" WHERE {_SAME_NAMES} AND n.name = w.name AND n.kind = w.kind"
+            " ORDER BY f.path, n.line, n.kind, n.name",
+            {"names": [name for name, _ in wanted], "kinds": [kind for _, kind in wanted]},
+        )
+        return [NamedLine(*row) for row in rows]
+
+    def full_text(self, weights: Sequence[float]) -> FullTextSearch:
+        """The full-text search over chunks with these column weights."""
+        return PostgresFullText(self, weights)
+
+    # --- closing -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the pool's connections."""
+        self._pool.close()
+
+    def __enter__(self) -> PostgresIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,183 @@
+"""The PostgreSQL store's full-text search: candidates through the GIN index, FTS5's scores.
+
+A question's terms are tokenized as the SQLite store's FTS5 table tokenizes them (the same
+tokenizer, in an in-memory SQLite table), and each becomes a lexeme, or a phrase of lexemes
+that must follow one another, of one ``tsquery``: the chunks it matches (``@@``, answered by
+the GIN index) are exactly the chunks FTS5 would match. Their tokens' counts by column come
+back with them, and ``index.fts5`` scores them with FTS5's own ``bm25`` arithmetic, so the
+scores and their order, ties included, are the SQLite store's.
+
+The tsquery is written as a literal of the lexemes themselves rather than through
+``to_tsquery``: PostgreSQL's parser and dictionaries would split and fold again the tokens
+FTS5 already made, and could then miss what FTS5 finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from szrag.index.fts5 import (
+    Tokenizer,
+    average_size,
+    best_ranked,
+    bm25_ranks,
+    column_weighted,
+)
+from szrag.index.pg.vectors import (
+    WEIGHTS,
+    column_counts,
+    lexeme,
+    phrase_counts,
+    positions_of,
+    quoted,
+)
+from szrag.index.protocol import ChunkRow
+
+if TYPE_CHECKING:
+    from szrag.index.pg.reader import PostgresIndex
+
+_TOKENIZER = Tokenizer()
+
+Phrase = tuple[str, ...]  # the lexemes of one term, in order
+
+
+def phrase_of(term: str) -> Phrase:
+    """The lexemes FTS5 would search for ``term``: one, a phrase of several, or none (a term
+    of no token, which FTS5 leaves out of the query)."""
+    return tuple(lexeme(token) for token in _TOKENIZER.tokens(term))
+
+
+def tsquery(phrases: Sequence[Phrase]) -> str:
+    """A tsquery literal matching any of ``phrases``."""
+    return " | ".join(
+        quoted(phrase[0]) if len(phrase) == 1 else "(" + " <-> ".join(map(quoted, phrase)) + ")"
+        for phrase in phrases
+    )
+
+
+class PostgresFullText:
+    """The ``FullTextSearch`` of one PostgreSQL index with these column weights."""
+
+    def __init__(self, index: PostgresIndex, weights: Sequence[float]) -> None:
+        self._index = index
+        self.weights = tuple(weights)
+
+    def chunk_count(self) -> int:
+        """How many chunks the index holds."""
+        return self._index.record().chunks
+
+    def frequency(self, term: str) -> int:
+        """How many chunks hold ``term``."""
+        phrase = phrase_of(term)
+        if not phrase:
+            return 0
+        if len(phrase) == 1:
+            return self._documents(phrase).get(phrase[0], 0)
+        return len(self._matches([phrase]))
+
+    def best(
+        self, terms: Sequence[str], limit: int, frequencies: Mapping[str, int]
+    ) -> list[tuple[int, float]]:
+        """(chunk id, bm25 rank) of the ``limit`` best chunks holding any of ``terms``, best
+        first, as FTS5's ``ORDER BY bm25(...) LIMIT`` gives them (``frequencies`` unused:
+        the store reads FTS5's own document counts)."""
+        phrases = [phrase for phrase in map(phrase_of, terms) if phrase]
+        if not phrases:
+            return []
+        found = self._matches(phrases)
+        if not found:
+            return []
+        documents = self._documents([phrase[0] for phrase in phrases if len(phrase) == 1])
+        ids = sorted(found)
+        record = self._index.record()
+        scored: list[tuple[int, Any]] = []
+        for number, phrase in enumerate(phrases):
+            hits = (
+                documents.get(phrase[0], 0)
+                if len(phrase) == 1
+                else sum(1 for chunk in found.values() if any(chunk[1][number]))
+            )
+            weighted = [column_weighted(found[chunk][1][number], self.weights) for chunk in ids]
+            scored.append((hits, np.array(weighted, dtype=np.float64)))
+        sizes = np.array([found[chunk][0] for chunk in ids], dtype=np.float64)
+        average = average_size(record.full_text_rows, record.column_totals)
+        ranks = bm25_ranks(record.full_text_rows, average, sizes, scored)
+        return best_ranked(np.array(ids, dtype=np.int64), ranks, limit)
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """The chunks of ``ids`` that the index holds, by id."""
+        return self._index.chunk_rows(ids)
+
+    def holds(self, term: str, chunk_id: int) -> bool:
+        """Whether chunk ``chunk_id`` holds ``term``."""
+        phrase = phrase_of(term)
+        return bool(phrase) and chunk_id in self._matches([phrase], chunk_id)
+
+    def warm(self) -> None:
+        """Nothing is kept in memory but the generation's record."""
+        self._index.record()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def _documents(self, lexemes: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each of ``lexemes`` (FTS5's own counts)."""
+        if not lexemes:
+            return {}
+        with self._index.snapshot() as (conn, generation):
+            rows = conn.execute(
+                "SELECT term, documents FROM szrag_vocabulary"
+                " WHERE repository = %s AND generation = %s AND term = ANY(%s)",
+                (self._index.repository, generation, list(lexemes)),
+            ).fetchall()
+        return {term: int(documents) for term, documents in rows}
+
+    def _matches(
+        self, phrases: Sequence[Phrase], chunk_id: int | None = None
+    ) -> dict[int, tuple[int, list[list[int]]]]:
+        """Each chunk holding any of ``phrases`` (only ``chunk_id``, when given): its size
+        and how often it holds each phrase in each column."""
+        lexemes = sorted({name for phrase in phrases for name in phrase})
+        only = "" if chunk_id is None else " AND t.chunk_id = %(chunk)s"
+        with self._index.snapshot() as (conn, generation):
+            rows = conn.execute(
+                "SELECT t.chunk_id, t.size, t.counts, u.lexeme, u.positions, u.weights"
+                " FROM szrag_chunk_terms t"
+                " LEFT JOIN LATERAL unnest(t.terms) u ON u.lexeme = ANY(%(lexemes)s)"
+                " WHERE t.repository = %(repository)s AND t.generation = %(generation)s"
+                f" AND t.terms @@ %(query)s::tsquery{only}",
+                {
+                    "lexemes": lexemes,
+                    "repository": self._index.repository,
+                    "generation": generation,
+                    "query": tsquery(phrases),
+                    "chunk": chunk_id,
+                },
+            ).fetchall()
+        chunks: dict[int, tuple[int, dict[str, Any] | None, dict[str, tuple[Any, Any]]]] = {}
+        for found_id, size, counts, name, positions, weights in rows:
+            held = chunks.setdefault(int(found_id), (int(size), counts, {}))[2]
+            if name is not None:
+                held[name] = (positions or [], weights or [])
+        found: dict[int, tuple[int, list[list[int]]]] = {}
+        for found_id, (size, counts, held) in chunks.items():
+            each = [_counts(phrase, counts, held) for phrase in phrases]
+            if any(any(columns) for columns in each):
+                found[found_id] = (size, each)
+        return found
+
+
+def _counts(
+    phrase: Phrase, exact: dict[str, Any] | None, held: dict[str, tuple[Any, Any]]
+) -> list[int]:
+    """How often ``phrase`` occurs in each column of one chunk: its exact counts when the
+    chunk keeps them, else from its lexemes' positions and weights."""
+    if len(phrase) == 1:
+        if exact is not None:
+            return list(exact.get(phrase[0], [0] * len(WEIGHTS)))
+        return column_counts(held[phrase[0]][1]) if phrase[0] in held else [0] * len(WEIGHTS)
+    if any(name not in held for name in phrase):
+        return [0] * len(WEIGHTS)
+    return phrase_counts([positions_of(*held[name]) for name in phrase])

@@ -1,0 +1,83 @@
+"""``szrag index --store URL --repo NAME=PATH`` publishes; ``szrag retrieve --store URL --repo
+NAME`` answers from the database alone, as the checkout's own index does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from szrag.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_publish_then_retrieve_without_the_checkout(pg_url: str, tmp_path: Path) -> None:
+    web = tmp_path / "web"
+    shutil.copytree(FIXTURES / "retrieval_repo", web)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "backup.py").write_text("def nightly_backup():\n    return 'done'\n")
+    code, out, err = run(
+        "index", "--store", pg_url, "--repo", f"web={web}", "--repo", f"jobs={jobs}", "--json"
+    )
+    assert code == 0, err
+    reports = json.loads(out)
+    assert [(item["repository"], item["generation"]) for item in reports] == [
+        ("web", 1),
+        ("jobs", 1),
+    ]
+    assert reports[0]["files"] == 10 and reports[0]["store"].endswith("(repository web)")
+    question = "how does the deploy webhook verify signatures?"
+    code, local, _ = run("retrieve", question, "--root", str(web), "--json")
+    assert code == 0 and json.loads(local)
+    shutil.rmtree(web)  # the store alone answers
+    code, stored, err = run("retrieve", question, "--store", pg_url, "--repo", "web", "--json")
+    assert code == 0, err
+    assert json.loads(stored) == json.loads(local)
+    code, out, _ = run("retrieve", "nightly backup", "--store", pg_url, "--repo", "jobs")
+    assert code == 0 and "backup.py" in out
+    # a second publish is the next generation, told in words without --json
+    code, out, _ = run("index", "--store", pg_url, "--repo", f"jobs={jobs}")
+    assert code == 0
+    assert "published jobs as generation 2 to " in out
+
+
+def test_store_and_repo_go_together(pg_url: str, tmp_path: Path) -> None:
+    code, _, err = run("index", "--store", pg_url)
+    assert code == 2 and "--repo NAME=PATH" in err
+    code, _, err = run("index", "--repo", f"web={tmp_path}")
+    assert code == 2 and "give --store too" in err
+    code, _, err = run("index", "--store", pg_url, "--repo", str(tmp_path))
+    assert code == 2 and "NAME=PATH" in err
+    code, _, err = run("retrieve", "deploy", "--store", pg_url)
+    assert code == 2 and "go together" in err
+
+
+def test_a_bad_url_or_an_unreachable_store_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def main():\n    return 1\n")
+    code, _, err = run("retrieve", "main", "--store", "mysql://db/x", "--repo", "app")
+    assert code == 2 and "is not a PostgreSQL URL" in err
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    unreachable = f"postgresql://me:secret@127.0.0.1:{port}/db"
+    code, _, err = run("retrieve", "main", "--store", unreachable, "--repo", "app")
+    assert code == 1 and "cannot be reached" in err and "secret" not in err
+    code, _, err = run("index", "--store", unreachable, "--repo", f"app={tmp_path}")
+    assert code == 1 and "cannot be reached" in err and "secret" not in err
+
+
+def test_an_unpublished_repository_is_named(pg_url: str, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def main():\n    return 1\n")
+    assert run("index", "--store", pg_url, "--repo", f"app={tmp_path}")[0] == 0
+    code, _, err = run("retrieve", "main", "--store", pg_url, "--repo", "elsewhere")
+    assert code == 1 and "no repository 'elsewhere' is published" in err

@@ -1,0 +1,266 @@
+"""The PostgreSQL store answers as the SQLite store does on the same tree: every read of the
+``IndexStore`` protocol, the bm25 ranker's chunks and scores (ties included), and retrieval."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from szrag.index import Index, build_index
+from szrag.index.pg import PostgresIndex, publish
+from szrag.index.pg.vectors import MAX_LEXEME_BYTES
+from szrag.index.protocol import IndexStore
+from szrag.rank import bm25, ranker_named
+from szrag.rank.model import Query
+from szrag.rank.retrieve import retrieve, retrieve_images
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LONG_TOKEN = "f00d" * (MAX_LEXEME_BYTES // 2)  # longer than a tsvector lexeme may be
+
+QUESTIONS = (
+    "how does the deploy webhook verify signatures?",
+    "where is verifyGithubSignature implemented",
+    "What does server/lib/systemd.js do?",
+    "security of slack requests and csrf auth",
+    "architecture design flow of the scheduler",
+    "README.md getting started",
+    "which file restarts the service? deploy",
+    "is it on",
+    "qwxz vbnm",
+    "the items controller in java and c#",
+    "how are flask routes declared",
+    "django urls patterns",
+    "fastapi route for users",
+    "which environment variables are read? DATABASE_URL",
+    "where is ItemController defined",
+    "go server handler",
+    "rust struct implementation",
+    "ruby class methods",
+    "php controller",
+    "typescript service",
+    "svelte counter component",
+    "vue item list",
+    "deploy webhook signature",
+    "the same deploy webhook signature in every copy",
+    "what calls refresh_cache?",
+    "where is restartService called",
+    "metric counter 7 7 7",
+    "café naïve straße",
+    "token " + LONG_TOKEN,
+    "imports and exports of the python package",
+    "syntax error handling",
+    "pyproject configuration of the app",
+    "login session cookie",
+    "how does the scheduler run jobs",
+    "left pad",
+    "docs security",
+)
+WEIGHTS = ((4.0, 2.0, 5.0, 1.0), (1.5, 0.3, 2.7, 0.9), (0.0, 0.0, 0.0, 1.0))
+
+
+def _tree(root: Path) -> Path:
+    """Several languages, prose, identical files (tied scores), a chunk repeating one token
+    more often than a tsvector keeps, one far longer than its positions reach, a token
+    longer than a lexeme may be, and words beyond ASCII."""
+    shutil.copytree(FIXTURES / "retrieval_repo", root)
+    shutil.copytree(FIXTURES / "languages", root / "languages")
+    shutil.copytree(FIXTURES / "python_app", root / "python_app")
+    for copy in range(4):
+        (root / f"same/copy{copy}.txt").parent.mkdir(exist_ok=True)
+        (root / f"same/copy{copy}.txt").write_text("deploy webhook signature\n" * 5)
+    (root / "data").mkdir()
+    (root / "data/metrics.csv").write_text(
+        "\n".join(",".join(["7"] * 40) + ",metric,counter" for _ in range(60)) + "\n"
+    )
+    (root / "data/long.txt").write_text(
+        "\n".join(" ".join(f"word{n} counter" for n in range(400)) for _ in range(50)) + "\n"
+    )
+    (root / "data/long_token.txt").write_text(f"token {LONG_TOKEN}\nother words\n")
+    (root / "docs/unicode.md").write_text("# Café\n\nnaïve straße café Ünïcödé 東京 deploy\n")
+    (root / "server/cache.py").write_text(
+        "def refresh_cache():\n    return restartService()\n\n"
+        "def restartService():\n    return refresh_cache()\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def stores(
+    tmp_path_factory: pytest.TempPathFactory, new_database: Callable[[], str]
+) -> Iterator[dict[str, tuple[Index, PostgresIndex]]]:
+    """Per profile: the SQLite index of the tree and the same published to PostgreSQL."""
+    url = new_database()
+    opened: dict[str, tuple[Index, PostgresIndex]] = {}
+    try:
+        for profile in ("default", "slackzilla"):
+            root = _tree(tmp_path_factory.mktemp(profile) / "repo")
+            index = build_index(root, profile=profile)
+            publish(index, url, f"repo-{profile}")
+            opened[profile] = (index, PostgresIndex(url, f"repo-{profile}"))
+        yield opened
+    finally:
+        for index, stored in opened.values():
+            index.close()
+            stored.close()
+
+
+def _typed(store: IndexStore) -> IndexStore:
+    return store  # mypy holds that PostgresIndex is an IndexStore
+
+
+@pytest.mark.parametrize("profile", ["default", "slackzilla"])
+@pytest.mark.parametrize("in_memory", [False, True])
+def test_retrieval_is_the_same_from_either_store(
+    stores: dict[str, tuple[Index, PostgresIndex]], profile: str, in_memory: bool
+) -> None:
+    sqlite, stored = stores[profile]
+    sqlite.keep_in_memory(in_memory)
+    stored.keep_in_memory(in_memory)
+    try:
+        for question in QUESTIONS:
+            for ranker in ("bm25", "spec"):
+                expected = retrieve(question, 12, index=sqlite, ranker=ranker)
+                found = retrieve(question, 12, index=_typed(stored), ranker=ranker)
+                assert [s.to_dict() for s in found] == [s.to_dict() for s in expected], (
+                    question,
+                    ranker,
+                )
+            assert retrieve_images(question, index=stored) == retrieve_images(
+                question, index=sqlite
+            )
+    finally:
+        sqlite.keep_in_memory(False)
+        stored.keep_in_memory(False)
+
+
+def test_the_bm25_rankers_chunks_and_scores_are_the_same(
+    stores: dict[str, tuple[Index, PostgresIndex]],
+) -> None:
+    sqlite, stored = stores["default"]
+    ranker = ranker_named("bm25")
+    for question in QUESTIONS:
+        query = Query.parse(question, sqlite.config.extensions)
+        assert ranker.rank(stored, query, 20, fill=True) == ranker.rank(
+            sqlite, query, 20, fill=True
+        ), question
+
+
+def test_full_text_scores_equal_fts5s_to_the_last_bit(
+    stores: dict[str, tuple[Index, PostgresIndex]],
+) -> None:
+    sqlite, stored = stores["default"]
+    ties = 0
+    for weights in WEIGHTS:
+        expected_search, search = sqlite.full_text(weights), stored.full_text(weights)
+        assert search.chunk_count() == expected_search.chunk_count()
+        for question in QUESTIONS:
+            terms = bm25.terms_of(expected_search, question)
+            assert bm25.terms_of(search, question) == terms
+            if not terms.present:
+                continue
+            for limit in (3, 400):
+                expected = expected_search.best(terms.present, limit, terms.frequencies)
+                assert search.best(terms.present, limit, terms.frequencies) == expected
+                scores = [score for _, score in expected]
+                ties += len(scores) - len(set(scores))
+            for chunk_id, _ in expected_search.best(terms.present, 10, terms.frequencies):
+                for term in terms.all:
+                    assert search.holds(term, chunk_id) == expected_search.holds(term, chunk_id)
+    assert ties  # the identical files tie, and keep FTS5's order
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        ["refresh_cache"],  # a phrase of two tokens
+        ["verify-github", "deploy"],
+        ["--", "deploy"],  # a term of no token, left out as FTS5 leaves it
+        ["deploy", "deploy"],  # a phrase twice counts twice
+        ["deploying", "deployed"],  # one stem, two phrases
+        ["7"],  # more instances in a chunk than a tsvector keeps
+        ["counter", "word399"],  # past the last position a tsvector keeps
+        [LONG_TOKEN],
+        ["東京", "café"],
+        ["qwxz"],
+    ],
+)
+def test_phrases_and_odd_terms_score_as_fts5(
+    stores: dict[str, tuple[Index, PostgresIndex]], terms: list[str]
+) -> None:
+    sqlite, stored = stores["default"]
+    for weights in WEIGHTS:
+        expected_search, search = sqlite.full_text(weights), stored.full_text(weights)
+        expected = expected_search.best(terms, 50, {})
+        assert search.best(terms, 50, {}) == expected, weights
+        for term in terms:
+            assert search.frequency(term) == expected_search.frequency(term), term
+    if terms != ["qwxz"] and terms != ["--", "deploy"]:
+        assert expected
+
+
+def test_every_read_of_the_store_is_the_same(
+    stores: dict[str, tuple[Index, PostgresIndex]],
+) -> None:
+    sqlite, stored = stores["default"]
+    assert stored.meta() == sqlite.meta()
+    assert stored.counts() == sqlite.counts()
+    assert stored.config == sqlite.config
+    assert stored.file_entries() == sqlite.file_entries()
+    assert stored.files() == sqlite.files()
+    assert stored.files_by_path() == sqlite.files_by_path()
+    assert stored.code_records() == sqlite.code_records()
+    assert stored.image_paths() == sqlite.image_paths()
+    assert stored.skipped() == sqlite.skipped()
+    assert list(stored.chunk_words()) == list(sqlite.chunk_words())
+    assert list(stored.chunk_words(by_path=True)) == list(sqlite.chunk_words(by_path=True))
+    entries = sqlite.file_entries()
+    ids = [entry.id for entry in entries]
+    assert stored.first_chunks(ids[::-1]) == sqlite.first_chunks(ids[::-1])
+    chunk_ids = [words.id for words in sqlite.chunk_words()]
+    assert stored.chunk_texts(chunk_ids) == sqlite.chunk_texts(chunk_ids)
+    assert stored.chunk_rows(chunk_ids) == sqlite.full_text((1.0,)).chunk_rows(chunk_ids)
+    paths = [entry.path for entry in entries] + ["no/such/file.py"]
+    assert stored.file_tokens(paths) == sqlite.file_tokens(paths)
+    for path in paths:
+        assert stored.get_file(path) == sqlite.get_file(path)
+        assert stored.has_file(path) == sqlite.has_file(path)
+        assert stored.chunks(path) == sqlite.chunks(path)
+        assert stored.chunks(path, [(3, 9), (70, 75)]) == sqlite.chunks(path, [(3, 9), (70, 75)])
+        assert stored.lines(path) == sqlite.lines(path)
+        assert stored.lines(path, 5, 64) == sqlite.lines(path, 5, 64)
+        assert stored.chunk_at(path) == sqlite.chunk_at(path)
+        assert stored.chunk_at(path, 61) == sqlite.chunk_at(path, 61)
+        assert stored.dependencies(path) == sqlite.dependencies(path)
+        assert stored.dependants(path) == sqlite.dependants(path)
+    names = sqlite.conn.execute("SELECT DISTINCT name, kind FROM names").fetchall()
+    assert names
+    for name, kind in names:
+        assert stored.named(name, kind) == sqlite.named(name, kind), (name, kind)
+    lookups = [(name, kind) for name, kind in names[:40]] + [("nothing", "call")]
+    assert sorted(stored.named_any(lookups)) == sorted(sqlite.named_any(lookups))
+    assert stored.named_any([]) == []
+    assert stored.reads_from_any_thread and not stored.in_memory
+    assert stored.location.endswith("(repository repo-default)")
+
+
+def test_the_tree_needs_the_counts_a_tsvector_cannot_hold(
+    stores: dict[str, tuple[Index, PostgresIndex]],
+) -> None:
+    _, stored = stores["default"]
+    with stored.snapshot() as (conn, generation):
+        key = (stored.repository, generation)
+        kept = conn.execute(
+            "SELECT count(*) FROM szrag_chunk_terms"
+            " WHERE repository = %s AND generation = %s AND counts IS NOT NULL",
+            key,
+        ).fetchone()
+        digests = conn.execute(
+            "SELECT count(*) FROM szrag_vocabulary"
+            " WHERE repository = %s AND generation = %s AND term LIKE '~%%'",
+            key,
+        ).fetchone()
+    assert kept is not None and kept[0] >= 2  # the repeated number, the long window
+    assert digests is not None and digests[0] == 1  # the long token
