@@ -124,6 +124,13 @@ class PostgresIndex:
         """Let readers serve from in-memory views (rebuilt when a new generation is read)."""
         self._memory_enabled = enabled
 
+    def drop_views(self) -> None:
+        """Forget every view kept in memory; they are built again on next use."""
+        with self._views_lock:
+            self._derived.clear()
+            self._carried.clear()
+        self._entries = None
+
     @contextmanager
     def reading(self) -> Iterator[PostgresIndex]:
         """One consistent snapshot for several reads (per thread; nests)."""
