@@ -201,11 +201,23 @@ class ChunkPostings:
             " GROUP BY doc, col ORDER BY doc, col",
             (tokens[0],),
         )
-        counts: dict[int, list[int]] = {}  # chunk id -> instances in each column
-        for chunk_id, column, count in rows:
-            counts.setdefault(chunk_id, [0] * len(COLUMNS))[_COLUMNS[column]] = count
-        chunks = list(counts)
-        weighted = [column_weighted(counts[chunk_id], self.weights) for chunk_id in chunks]
+        chunks: list[int] = []
+        columns: list[list[int]] = []  # instances in each column, per chunk
+        width = len(COLUMNS)
+        for chunk_id, column, count in rows:  # by chunk, then column
+            if not chunks or chunks[-1] != chunk_id:
+                chunks.append(chunk_id)
+                columns.append([0] * width)
+            columns[-1][_COLUMNS[column]] = count
+        # most chunks share a handful of count patterns: each pattern is summed once
+        known: dict[tuple[int, ...], float] = {}
+        weighted: list[float] = []
+        for counts in columns:
+            key = tuple(counts)
+            value = known.get(key)
+            if value is None:
+                value = known[key] = column_weighted(key, self.weights)
+            weighted.append(value)
         found = np.array(chunks, dtype=np.int64)
         positions = np.searchsorted(self._ids, found)
         if len(found) and (

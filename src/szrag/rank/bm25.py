@@ -174,12 +174,9 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
     if not terms.present:
         return {}
     rows = best_chunks(search, terms)
-    chunks = {
-        chunk_id: chunk_of_row(row)
-        for chunk_id, row in search.chunk_rows([row[0] for row in rows]).items()
-    }
+    chunks = search.chunk_rows([row[0] for row in rows])
     scores: dict[str, list[float]] = {}
-    best: dict[str, RankedChunk] = {}
+    best: dict[str, ChunkRow] = {}  # made ranked chunks only for the files found
     for chunk_id, bm25_rank in rows:
         chunk = chunks.get(chunk_id)
         if chunk is None:
@@ -187,7 +184,7 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
         best.setdefault(chunk.path, chunk)
         scores.setdefault(chunk.path, []).append(-bm25_rank)
     found = {
-        path: Candidate(best[path], 0.0, tuple(sorted(values, reverse=True)))
+        path: Candidate(chunk_of_row(best[path]), 0.0, tuple(sorted(values, reverse=True)))
         for path, values in scores.items()
     }
     for candidate in found.values():
