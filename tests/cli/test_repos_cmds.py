@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -69,3 +70,41 @@ def test_serve_reads_repositories_from_options_or_a_service_file(tmp_path: Path)
     service_file.write_text('[[repositories]]\nname = "r"\nurl = "file:///x.git"\n', "utf-8")
     with pytest.raises(ConfigError, match="not served yet"):
         service_plan((), service_file)
+
+
+def test_ask_answers_from_the_repository_named_or_the_one_the_question_is_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    common = {
+        "src/config.py": "def load_settings(path):\n    return parse_toml(path.read_text())\n",
+        "src/logging.py": "def setup_logging(level):\n    return basic_config(level=level)\n",
+    }
+    topics = {
+        "mailer": {"src/welcome.py": "def send_welcome_email(user):\n    return smtp(user)\n"},
+        "billing": {"src/invoice.py": "def render_invoice(order):\n    return vat(order)\n"},
+    }
+    runner = CliRunner()
+    for name, files in topics.items():
+        for relative, text in {**common, **files}.items():
+            path = tmp_path / name / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert runner.invoke(main, ["repos", "add", name, name]).exit_code == 0
+
+    def ask(*args: str) -> Any:
+        result = runner.invoke(main, ["ask", "--no-ai", "--json", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    named = ask("--repo", "billing", "how", "is", "the", "invoice", "rendered")
+    assert named["repository"] == "billing"
+    assert named["sources"][0]["path"] == "src/invoice.py"
+    routed = ask("--config", "szrag.toml", "which", "function", "sends", "the", "welcome", "email")
+    assert routed["repository"] == "mailer"
+
+    unknown = runner.invoke(main, ["ask", "--no-ai", "--repo", "mobile", "anything"])
+    assert unknown.exit_code != 0 and "known: mailer, billing" in unknown.output
+    (tmp_path / "szrag.toml").unlink()
+    missing = runner.invoke(main, ["ask", "--no-ai", "--repo", "billing", "anything"])
+    assert missing.exit_code != 0 and "no service file" in missing.output

@@ -188,3 +188,11 @@ class DebugReport:
 
     def to_dict(self) -> dict[str, Any]:
         return public_dict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedAnswer:
+    """An answer of a service over several repositories, with the repository it is from."""
+
+    answer: Answer = field(metadata=public(spread=True))
+    repository: str

@@ -15,8 +15,9 @@ import click
 from rich.console import Console
 
 from szrag.answer.question import Question
-from szrag.answer.results import Answer, Outcome
+from szrag.answer.results import Answer, Outcome, ScopedAnswer
 from szrag.base.activity import Activity
+from szrag.base.errors import ConfigError
 from szrag.base.settings import Settings
 from szrag.cli.common import (
     console,
@@ -259,9 +260,29 @@ def _escape(text: str) -> str:
 @click.argument("question", nargs=-1, required=True)
 @answer_options
 @root_option
+@click.option(
+    "--repo",
+    "repository",
+    metavar="NAME",
+    help="Ask repository NAME of the service file (see --config).",
+)
+@click.option(
+    "--config",
+    "service_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A service file (szrag.toml): with no --repo, the question goes to the repository it"
+    " is most likely about.",
+)
 @json_option
 @handle_errors
-def ask(question: tuple[str, ...], choices: AnswerChoices, root: Path, as_json: bool) -> None:
+def ask(
+    question: tuple[str, ...],
+    choices: AnswerChoices,
+    root: Path,
+    repository: str | None,
+    service_file: Path | None,
+    as_json: bool,
+) -> None:
     """Answer QUESTION about the repository, streaming the model's answer.
 
     Without AI_API_KEY the answer comes from retrieval alone; set AI_API_KEY (and AI_URL,
@@ -270,10 +291,16 @@ def ask(question: tuple[str, ...], choices: AnswerChoices, root: Path, as_json: 
     that --continue follows up.
     """
     view = AnswerView(console, err_console, verbose=choices.verbose)
+    text = " ".join(question)
+    scope = None
+    if repository is not None or service_file is not None:
+        scope, root = repository_of(text, repository, service_file)
+        if not as_json:
+            err_console.print(f"[dim]repository {scope}[/]", highlight=False)
     with open_index(root) as index:
         host = choices.host(root, index)
         asked = choices.question(
-            " ".join(question),
+            text,
             conversation_for(host, choices.continue_last, choices.conversation),
         ).heard_by(
             on_activity=view.on_activity if choices.verbose or not as_json else None,
@@ -281,11 +308,36 @@ def ask(question: tuple[str, ...], choices: AnswerChoices, root: Path, as_json: 
         )
         result = answer_question(asked, host)
     if as_json:
-        print_json(result)
+        print_json(ScopedAnswer(result, scope) if scope is not None else result)
     else:
         view.finish(result)
     if result.error is not None:
         raise SystemExit(1)
+
+
+def repository_of(
+    question: str, repository: str | None, service_file: Path | None
+) -> tuple[str, Path]:
+    """The repository of a service file a question is asked of, and its folder: the one
+    named, else the one the question is most likely about."""
+    from szrag.service.repositories import SERVICE_FILE, read_service_file
+    from szrag.service.service import Service
+
+    chosen = service_file or Path(SERVICE_FILE)
+    if not chosen.is_file():
+        raise ConfigError(f"no service file at {chosen}: give --config FILE (szrag repos add)")
+    plan = read_service_file(chosen)
+    if repository is not None:
+        spec = plan.named(repository)
+    else:
+        service = Service(plan, os.environ)
+        try:
+            spec = plan.named(service.route(question).repository)
+        finally:
+            service.close()
+    if spec.remote and not spec.path.is_dir():
+        raise ConfigError(f"repository {spec.name} is cloned from {spec.url}, not cloned yet")
+    return spec.name, spec.path
 
 
 @click.command("debug")

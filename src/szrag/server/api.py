@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted, Question
-from szrag.answer.results import Answer
+from szrag.answer.results import Answer, ScopedAnswer
 from szrag.base.errors import ClientGone, UnknownRepository
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
@@ -30,7 +30,7 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.repositories import ScopedAnswer, single_state
+from szrag.server.repositories import single_state
 from szrag.server.requests import (
     parse_ask,
     parse_feedback,

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import anyio
 import httpx
 
-from szrag.answer.results import Answer
 from szrag.base.errors import SzragError, UnknownConversation
-from szrag.base.public import public, public_timestamp
+from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
@@ -28,14 +27,6 @@ from szrag.service.service import Service
 from szrag.service.watch import IndexWatcher
 
 log = logging.getLogger("szrag.server")
-
-
-@dataclass(frozen=True, slots=True)
-class ScopedAnswer:
-    """An answer of a service over several repositories, with the repository it is from."""
-
-    answer: Answer = field(metadata=public(spread=True))
-    repository: str
 
 
 def single_state(name: str, index: IndexStore) -> RepositoryState:
