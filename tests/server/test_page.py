@@ -318,7 +318,13 @@ def test_a_question_streams_the_answer_sources_images_and_activities(
     snippet = browser.find("#thread .turn:last-child .sources li pre")
     assert not snippet.text  # collapsed until opened
     browser.find("#thread .turn:last-child .sources li summary").click()
-    assert "pass the rate limiter" in browser.find("#thread .turn:last-child .sources li pre").text
+    # opened, the excerpt may be drawn again: read it once it is there
+    browser.wait(
+        lambda: (
+            "pass the rate limiter" in browser.find("#thread .turn:last-child .sources li pre").text
+        ),
+        what="the opened excerpt",
+    )
 
     browser.find("#thread .turn:last-child .activity-section summary").click()
     rows = browser.find_all("#thread .turn:last-child .activities li")
