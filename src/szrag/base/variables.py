@@ -53,12 +53,12 @@ class Key:
 
 
 PARTS = (
-    Part("settings", "model provider", "`settings`", "`Settings.from_env` (`settings.py`)"),
+    Part("settings", "model provider", "`settings`", "`Settings.from_env` (`base/settings.py`)"),
     Part(
         "live_tools",
         "live tools",
         "`live_tools`",
-        "`live_tools_enabled` (`settings.py`)",
+        "`live_tools_enabled` (`base/settings.py`)",
     ),
     Part("plan", "context", "`plan`", "`ContextPlan.of` (`context/plan.py`)"),
     Part(
@@ -68,7 +68,7 @@ PARTS = (
         "`ConversationLimits.of` (`conversations/model.py`)",
     ),
     Part("allowlist", "commands", "`allowlist`", "`Allowlist.from_env` (`commands/allowlist.py`)"),
-    Part("audit", "audit log", "`audit_log`", "`audit_path` (`audit.py`)"),
+    Part("audit", "audit log", "`audit_log`", "`audit_path` (`service/audit.py`)"),
     Part(
         "process",
         "szrag's process",
@@ -81,7 +81,9 @@ PARTS = (
         "`runtime`",
         "`RuntimeSources.of` (`runtime/sources.py`)",
     ),
-    Part("server", "server and Slack", "`server`", "`ServerSettings.from_env` (`settings.py`)"),
+    Part(
+        "server", "server and Slack", "`server`", "`ServerSettings.from_env` (`base/settings.py`)"
+    ),
     Part("cli", "command line", "(none)", "the console, `cli/common.py` (Rich reads it too)"),
 )
 PARTS_BY_KEY = {part.key: part for part in PARTS}
