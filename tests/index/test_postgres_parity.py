@@ -210,6 +210,9 @@ def test_every_read_of_the_store_is_the_same(
     sqlite, stored = stores["default"]
     assert stored.meta() == sqlite.meta()
     assert stored.counts() == sqlite.counts()
+    terms = ["webhook", "signature", "verify", "nothingatall"]
+    assert stored.term_counts(terms) == sqlite.term_counts(terms)
+    assert sqlite.term_counts(terms)[1]["webhook"] > 0
     assert stored.config == sqlite.config
     assert stored.file_entries() == sqlite.file_entries()
     assert stored.files() == sqlite.files()

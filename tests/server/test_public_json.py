@@ -120,7 +120,7 @@ NOT_RUN_HERE = {
     "feedback give": "needs an answer id: test_conversation_and_feedback_json_follow_them",
     "eval": "needs a case file; its JSON is checked in tests/test_evaluate.py",
     "doctor": "needs a provider; its JSON is checked in tests/llm/test_doctor.py",
-    "repos list": "reads a service file, not --root: tests/cli/test_repos_cmds.py",
+    "repos list": "reads a service file, not --root: test_a_service_of_repositories_follows_them",
 }
 
 
@@ -253,6 +253,45 @@ def test_api_routes_and_sse_events_follow_the_public_conventions(
             found += problems(data, web_repo, f"SSE {name}")
         refused = client.post("/api/ask", json={"question": ""})
         found += problems(refused.json(), web_repo, "an error")
+    assert found == [], "\n".join(found)
+
+
+def test_a_service_of_repositories_follows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from szrag.commands import Allowlist
+    from szrag.server import ServerSettings, create_app
+    from szrag.server.testing import serve_asgi
+    from szrag.service.repositories import read_service_file
+
+    common = {"src/config.py": "def load_settings(path):\n    return parse(path)\n"}
+    topics = {
+        "mailer": {"src/welcome.py": "def send_welcome_email(user):\n    return smtp(user)\n"},
+        "billing": {"src/invoice.py": "def render_invoice(order):\n    return vat(order)\n"},
+    }
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for name, files in topics.items():
+        for relative, text in {**common, **files}.items():
+            (tmp_path / name / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / relative).write_text(text, encoding="utf-8")
+        assert runner.invoke(main, ["repos", "add", name, name]).exit_code == 0
+    listed = runner.invoke(main, ["repos", "list", "--json"])
+    found = list(problems(json.loads(listed.stdout), tmp_path, "repos list"))
+    app = create_app(
+        plan=read_service_file(tmp_path / "szrag.toml"),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        found += problems(client.get("/api/repositories").json(), tmp_path, "repositories")
+        answered = client.post(
+            "/api/ask", json={"question": "welcome email sender", "withAi": False}
+        ).json()
+        assert answered["data"]["repository"] == "mailer"
+        found += problems(answered, tmp_path / "mailer", "POST /api/ask, routed")
     assert found == [], "\n".join(found)
 
 

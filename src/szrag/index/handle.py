@@ -279,6 +279,13 @@ class Index:
         """Every names row for any of the (name, kind) ``lookups``, by path and line."""
         return store.named_any(self.conn, list(lookups))
 
+    def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many chunks the index holds, and how many hold each of ``terms`` (SQLite's
+        full-text table asked, whatever views are kept)."""
+        with self.reading():
+            chunks = store.chunk_count(self.conn)
+            return chunks, {term: store.term_frequency(self.conn, term) for term in terms}
+
     def full_text(self, weights: Sequence[float]) -> FullTextSearch:
         """The full-text search over chunks with these column weights."""
         return SqliteFullText(self, weights)

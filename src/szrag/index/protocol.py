@@ -235,6 +235,11 @@ class IndexStore(Protocol):
         """Every row for any of the (name, kind) ``lookups``, by path and line."""
         ...
 
+    def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many chunks the index holds, and how many hold each of ``terms``, read from
+        the store without building any view (a service judging many repositories)."""
+        ...
+
     def full_text(self, weights: Sequence[float]) -> FullTextSearch:
         """The full-text search over chunks with these column weights."""
         ...

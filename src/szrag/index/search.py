@@ -34,18 +34,14 @@ class SqliteFullText:
 
     def chunk_count(self) -> int:
         """How many chunks the index holds."""
-        return int(self._index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return store.chunk_count(self._index.conn)
 
     def frequency(self, term: str) -> int:
         """How many chunks hold ``term`` (from memory when its postings were read)."""
         known = self._memory.frequency(term) if self._memory is not None else None
         if known is not None:
             return known
-        return int(
-            self._index.conn.execute(
-                "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
-            ).fetchone()[0]
-        )
+        return store.term_frequency(self._index.conn, term)
 
     def best(
         self, terms: Sequence[str], limit: int, frequencies: Mapping[str, int]

@@ -628,6 +628,20 @@ def named_any(conn: sqlite3.Connection, lookups: Sequence[tuple[str, str]]) -> l
     return [NamedLine(*row) for row in rows]
 
 
+def chunk_count(conn: sqlite3.Connection) -> int:
+    """How many chunks the index holds."""
+    return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def term_frequency(conn: sqlite3.Connection, term: str) -> int:
+    """How many chunks the full-text table says hold ``term``."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?", (f'"{term}"',)
+        ).fetchone()[0]
+    )
+
+
 def file_paths(conn: sqlite3.Connection) -> list[str]:
     """Every indexed file's path."""
     return [row[0] for row in conn.execute("SELECT path FROM files")]

@@ -19,6 +19,7 @@ import httpx
 from szrag.base.errors import SzragError, UnknownConversation
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
+from szrag.runtime.git import read_git_head
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
@@ -37,7 +38,7 @@ def single_state(name: str, index: IndexStore) -> RepositoryState:
         state="ready",
         files=index.counts()["files"],
         indexed_at=public_timestamp(meta.get("generated_at")),
-        commit=None,
+        commit=head.commit if (head := read_git_head(index.root)) is not None else None,
         loaded=index.in_memory,
     )
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from szrag.base.errors import RepositoryError, SzragError
 from szrag.base.public import public_timestamp
 from szrag.index.shared import SharedIndex, open_shared_index
-from szrag.rank.bm25 import FIELD_WEIGHTS
 from szrag.rank.retrieve import Source, retrieve
 from szrag.rank.words import query_terms
 from szrag.runtime.git import read_git_head
@@ -140,7 +139,12 @@ class Service:
             return opened.host
 
     def shared_index(self, name: str) -> SharedIndex:
-        """The open index of repository ``name`` (opened by ``host``)."""
+        """The open index of repository ``name`` (opened by ``host`` if it is not)."""
+        return self._opened_index(name)
+
+    def _opened_index(self, name: str) -> SharedIndex:
+        """The index of ``name`` for routing: opened if it is not, but not counted as asked
+        (routing reads counts, so it keeps no repository's views alive)."""
         with self._lock:
             opened = self._opened.get(name)
         if opened is None:
@@ -219,14 +223,12 @@ class Service:
         counts: list[tuple[str, int, int, dict[str, int]]] = []
         for order, name in enumerate(self.names()):
             try:
-                host = self.host(name)
+                index = self._opened_index(name)
             except SzragError as error:  # one broken repository does not stop the others
                 log.warning("repository %s left out of routing: %s", name, error.message)
                 continue
-            assert host.index is not None
-            search = host.index.full_text(FIELD_WEIGHTS)
-            frequency = {term: search.frequency(term) for term in terms}
-            counts.append((name, order, search.chunk_count(), frequency))
+            chunks, frequency = index.term_counts(terms)
+            counts.append((name, order, chunks, frequency))
         if not counts:
             raise RepositoryError("no repository of the service can be searched now")
         chunks = sum(item[2] for item in counts) or 1

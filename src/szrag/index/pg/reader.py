@@ -460,6 +460,12 @@ class PostgresIndex:
         )
         return [NamedLine(*row) for row in rows]
 
+    def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many chunks the generation holds, and how many hold each of ``terms``."""
+        search = PostgresFullText(self, (1.0, 1.0, 1.0, 1.0))  # counts do not weigh columns
+        with self.reading():
+            return search.chunk_count(), {term: search.frequency(term) for term in terms}
+
     def full_text(self, weights: Sequence[float]) -> FullTextSearch:
         """The full-text search over chunks with these column weights."""
         return PostgresFullText(self, weights)
