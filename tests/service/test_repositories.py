@@ -231,3 +231,20 @@ def test_the_memory_budget_is_configured_by_the_environment() -> None:
     assert ServerSettings.from_env({"SZRAG_MEMORY_MB": "64"}).memory_mb == 64
     with pytest.raises(ConfigError, match="SZRAG_MEMORY_MB"):
         ServerSettings.from_env({"SZRAG_MEMORY_MB": "lots"})
+
+
+def test_a_repository_whose_folder_appears_later_is_read_with_the_services_environment(
+    three: dict[str, Path], tmp_path: Path
+) -> None:
+    later = tmp_path / "later"
+    plan = ServicePlan(
+        (RepositorySpec("mailer", three["mailer"]), RepositorySpec("later", later.resolve()))
+    )
+    service = Service(plan, {"SZRAG_CONTEXT_BUDGET": "700"})
+    try:
+        assert "later" not in service.configs  # no folder yet: read when first opened
+        make_repo(later, {"src/app.py": "def run():\n    return 1\n"})
+        assert service.host("later").plan().budget == 700
+        assert service.host("mailer").plan().budget == 700
+    finally:
+        service.close()

@@ -113,9 +113,13 @@ class RepositoryFaces:
         names = self.service.opened() + [
             name for name in self.names() if name not in self.service.opened()
         ]
-        for name in names:
-            face = await self.face(name)
-            conversations = face.service.host.conversations
+        for name in names:  # each store asked; a face is made for the one that keeps it
+            try:
+                host = await anyio.to_thread.run_sync(self.service.host, name)
+            except SzragError as error:
+                log.warning("conversations of %s not searched: %s", name, error.message)
+                continue
+            conversations = host.conversations
             try:
                 await anyio.to_thread.run_sync(conversations.get, conversation_id)
             except UnknownConversation:
@@ -123,7 +127,7 @@ class RepositoryFaces:
             except SzragError as error:  # one unreadable store does not hide the others
                 log.warning("conversations of %s not searched: %s", name, error.message)
                 continue
-            return face
+            return await self.face(name)
         raise UnknownConversation(f"no repository keeps the conversation {conversation_id}")
 
     def states(self) -> list[RepositoryState]:

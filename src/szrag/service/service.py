@@ -80,11 +80,12 @@ class Service:
             raise RepositoryError("a service needs at least one repository")
         self.plan = plan
         # read once, each repository's file with the one environment: a bad value fails here
-        self.configs: dict[str, Config] = {}
-        for spec in plan.repositories:
-            config = load_config(spec.path, environ) if spec.path.is_dir() else None
-            if config is not None:
-                self.configs[spec.name] = configure(config) if configure else config
+        # (a folder that appears later, a clone say, is read when it is first opened)
+        self._environ = environ
+        self._configure = configure
+        self.configs: dict[str, Config] = {
+            spec.name: self._config_of(spec) for spec in plan.repositories if spec.path.is_dir()
+        }
         self.states = {
             spec.name: RepositoryState(spec.name, channels=spec.slack_channels)
             for spec in plan.repositories
@@ -170,7 +171,7 @@ class Service:
             if not spec.path.is_dir():
                 state.state, state.error = "failed", f"{spec.path} is not a folder"
                 raise RepositoryError(f"repository {spec.name!r}: {spec.path} is not a folder")
-            config = self.configs[spec.name] = load_config(spec.path, {})
+            config = self.configs[spec.name] = self._config_of(spec)
         state.state = "indexing"
         try:
             index = self._opener(spec.path)
@@ -188,6 +189,10 @@ class Service:
         head = read_git_head(spec.path)
         state.commit = head.commit if head is not None else None
         return opened
+
+    def _config_of(self, spec: RepositorySpec) -> Config:
+        config = load_config(spec.path, self._environ)
+        return self._configure(config) if self._configure else config
 
     def _touch(self, name: str, opened: Opened) -> None:
         """Mark ``name`` as just asked (under the lock): its views kept, the least recently
