@@ -9,9 +9,11 @@ from click.testing import CliRunner
 
 from szrag.base.errors import ConfigError
 from szrag.cli import main
+from szrag.rank.retrieve import Source
 from szrag.service.evaluate import (
     EvalCase,
     evaluate,
+    first_files,
     holds_hunk,
     hunk_lines,
     line_rank,
@@ -147,3 +149,16 @@ def test_hunk_evidence_needs_half_of_a_hunks_telling_lines(tmp_path: Path) -> No
     ]
     assert holds_hunk(hunks, "FILE: m.py\n    expected = sign(body)\ndef verify(signature, body):")
     assert not holds_hunk(hunks, "expected = sign(body)\n}")  # one of three, and "}" proves nothing
+
+
+def test_the_context_packs_every_unit_of_the_first_files_as_an_answer_does() -> None:
+    def source(path: str, start: int) -> Source:
+        return Source(path, start, start + 9, "python", None, "x = 1", 5)
+
+    sources = [source("a.py", 1), source("a.py", 40), source("b.py", 1), source("c.py", 1)]
+    sources += [source("b.py", 30), source("d.py", 1)]
+    chosen = first_files(sources, 2)
+    assert [(item.path, item.start) for item in chosen] == [
+        ("a.py", 1), ("a.py", 40), ("b.py", 1), ("b.py", 30)
+    ]  # fmt: skip
+    assert first_files(sources, 8) == sources

@@ -14,6 +14,7 @@ from szrag.context.pack import (
     ContextChunk,
     chunk_priority,
     context_chunks,
+    evidence_chunks,
     format_source,
     pack_chunks,
     pack_repository_context,
@@ -313,7 +314,8 @@ def test_evidence_packing_puts_sources_and_named_symbols_first() -> None:
         sources, evidence_context(), counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
     )
     kinds = [chunk.kind for chunk in packed.chunks]
-    assert kinds == ["source", "source", "symbol", "structure", "code", "related"]
+    # the first file's named symbols come with its source, before the second file's
+    assert kinds == ["source", "symbol", "source", "structure", "code", "related"]
     assert packed.text.startswith("FILE: server/users.js")
     assert "SYMBOLS: listUsers in server/users.js\nSOURCE (9-12):" in packed.text
     # a dependency is one line: its path and the names that tie it to the file it came from
@@ -321,11 +323,41 @@ def test_evidence_packing_puts_sources_and_named_symbols_first() -> None:
     assert "connect (41-80)" not in packed.text
 
 
+def unit(path: str, start: int, text: str) -> Source:
+    return Source(path, start, start + 9, "python", None, text, 10)
+
+
+def test_a_found_files_units_are_weighed_by_the_files_rank_and_their_own() -> None:
+    # 1 / (file rank * unit rank): the first file's second unit before the third file's
+    # first, the first file's third (a further unit) after it; what fits is taken in order
+    sources = [unit("a.py", 1, "a" * 40), unit("a.py", 20, "b" * 40)]
+    sources += [unit("b.py", 1, "c" * 40), unit("c.py", 1, "d" * 40)]
+    context = CodebaseContext(more_sources=(unit("a.py", 40, "e" * 40),))
+    order = [
+        chunk.key for chunk in evidence_chunks(sources, context) if chunk.key.startswith("source:")
+    ]
+    assert order == [
+        "source:a.py:1-10", "source:a.py:20-29", "source:b.py:1-10", "source:c.py:1-10",
+        "source:a.py:40-49",
+    ]  # fmt: skip
+    room = sum(len(format_source(item)) for item in sources[:3])
+    packed = pack_repository_context(
+        sources, context, counter=CHARS, packing=EVIDENCE_PACKING, budget=room
+    )
+    taken = [chunk.key for chunk in packed.chunks if chunk.status == INCLUDED]
+    assert taken == ["source:a.py:1-10", "source:a.py:20-29", "source:b.py:1-10"]
+
+
 def test_structure_never_displaces_a_retrieved_source() -> None:
     sources = [source("server/users.js", 40, "a" * 200), source("server/app.js", 30, "b" * 200)]
+    named = [c for c in evidence_chunks(sources, evidence_context()) if c.kind == "symbol"]
     bodies = sum(len(format_source(item)) for item in sources)
     packed = pack_repository_context(
-        sources, evidence_context(), counter=CHARS, packing=EVIDENCE_PACKING, budget=bodies
+        sources,
+        evidence_context(),
+        counter=CHARS,
+        packing=EVIDENCE_PACKING,
+        budget=bodies + len(named[0].text),  # the first file's named symbols go with it
     )
     status = {chunk.key: chunk.status for chunk in packed.chunks}
     assert status["source:server/users.js:1-3"] == INCLUDED

@@ -7,6 +7,7 @@ fit the remaining budget, never truncated, and a key seen once is not taken agai
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -202,59 +203,92 @@ def context_chunks(
     return chunks
 
 
+# Evidence-first weights. The r-th file found is the answer's file less often the lower it
+# ranks, and its j-th unit holds the change less often than its first: a unit is worth
+# 1 / (r * j), so the second unit of the first file goes before the first unit of the third.
+STRUCTURE_WEIGHT = 0.2  # the structural summary: with the first units of the first five files
+CODE_WEIGHT = 0.1  # a direct file's structure listing, over its file's rank
+RELATED_WEIGHT = 0.01  # a line per dependency or dependant: what is left
+
+
 def evidence_chunks(
     sources: Sequence[Source], context: CodebaseContext | None
 ) -> list[ContextChunk]:
-    """The evidence-first candidates, best first: retrieved sources in rank order, then the
-    source of the symbols the question names, the structural summary, the found files' next
-    best units, each direct file's structure, and one line per dependency or dependant (its path and the names that tie it
-    to the file it was reached from). The score is the place in that order."""
-    ordered: list[ContextChunk] = [source_chunk(source) for source in sources]
+    """The evidence-first candidates, best first: each unit of a found file (the retrieved
+    sources, then the found files' next best units) weighted by its file's rank and its
+    own within the file (``1 / (r * j)``); the source of the symbols the question names
+    with its file's first unit; then the structural summary, each direct file's structure
+    and one line per dependency or dependant (its path and the names that tie it to the
+    file it was reached from). The score is the place in that order."""
+    ranks: dict[str, int] = {}
+    units: Counter[str] = Counter()
+
+    def unit_weight(path: str) -> float:
+        rank = ranks.setdefault(path, len(ranks) + 1)
+        units[path] += 1
+        return 1.0 / (rank * units[path])
+
+    weighted: list[tuple[float, ContextChunk]] = [
+        (unit_weight(source.path), source_chunk(source)) for source in sources
+    ]
     if context is not None:
-        ordered.extend(
-            ContextChunk(
-                key=f"symbol:{entry.path}",
-                kind="symbol",
-                score=0,
-                text=f"SYMBOLS: {', '.join(entry.symbols)} in {entry.path}\n{entry.symbol_source}",
-                path=entry.path,
-                carries_source=True,
+        unranked = len(ranks) + 1  # a named symbol's file that retrieval did not return
+        weighted.extend(
+            (
+                1.0 / ranks.get(entry.path, unranked),
+                ContextChunk(
+                    key=f"symbol:{entry.path}",
+                    kind="symbol",
+                    score=0,
+                    text=f"SYMBOLS: {', '.join(entry.symbols)} in {entry.path}\n{entry.symbol_source}",
+                    path=entry.path,
+                    carries_source=True,
+                ),
             )
             for entry in context.code
             if entry.symbol_source
         )
         summary = structure_chunk(context)
         if summary is not None:
-            ordered.append(summary)
-        ordered.extend(more_chunk(source) for source in context.more_sources)
-        ordered.extend(
-            ContextChunk(
-                key=f"code:{entry.path}",
-                kind="code",
-                score=0,
-                text=f"CODE: {entry.path}\n{entry.structure}",
-                path=entry.path,
+            weighted.append((STRUCTURE_WEIGHT, summary))
+        weighted.extend(
+            (unit_weight(source.path), more_chunk(source)) for source in context.more_sources
+        )
+        weighted.extend(
+            (
+                CODE_WEIGHT / ranks.get(entry.path, unranked),
+                ContextChunk(
+                    key=f"code:{entry.path}",
+                    kind="code",
+                    score=0,
+                    text=f"CODE: {entry.path}\n{entry.structure}",
+                    path=entry.path,
+                ),
             )
             for entry in context.code
             if entry.relation == DIRECT and entry.structure
         )
-        ordered.extend(
-            ContextChunk(
-                key=f"related:{entry.path}",
-                kind="related",
-                score=0,
-                text=related_line(entry),
-                path=entry.path,
+        weighted.extend(
+            (
+                RELATED_WEIGHT,
+                ContextChunk(
+                    key=f"related:{entry.path}",
+                    kind="related",
+                    score=0,
+                    text=related_line(entry),
+                    path=entry.path,
+                ),
             )
             for entry in context.code
             if entry.relation != DIRECT
         )
+    ordered = sorted(weighted, key=lambda item: -item[0])  # stable: equal weights keep order
     count = len(ordered)
     return [
         ContextChunk(
             chunk.key, chunk.kind, count - place, chunk.text, chunk.path, chunk.carries_source
         )
-        for place, chunk in enumerate(ordered)
+        for place, (_, chunk) in enumerate(ordered)
     ]
 
 

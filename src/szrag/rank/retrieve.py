@@ -261,7 +261,7 @@ def source_notes(index: IndexStore, sources: Sequence[Source]) -> list[str]:
 
 
 MORE_FILES = DEFAULT_LIMIT  # the files found whose further units a context may take
-MORE_LINES = 200  # lines per file beyond those returned; the token budget decides the rest
+MORE_LINES = 400  # lines per file beyond those returned; the token budget decides the rest
 
 
 def more_sources(

@@ -49,7 +49,7 @@ from szrag.base.text import code_terms
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.plan import ContextPlan
 from szrag.index import Index, load_index, refresh_index
-from szrag.rank.retrieve import DEFAULT_LIMIT, retrieve
+from szrag.rank.retrieve import DEFAULT_LIMIT, Source, retrieve
 
 # "history": questions from repositories' history (eval/prepare_history.py); "feedback": questions
 # people asked, with the files their feedback says answer them (szrag feedback export)
@@ -585,8 +585,9 @@ def evaluate_rankers(
 ) -> list[EvalReport]:
     """Run every case through each ranker (None: the profile's) in one pass; one report each.
 
-    With ``context``, every ranker's sources are also packed (the first ``DEFAULT_LIMIT``
-    of them, as an answer would use) and the evidence recall recorded.
+    With ``context``, every ranker's sources are also packed (those of the first
+    ``DEFAULT_LIMIT`` files, every unit of each, as an answer would use) and the evidence
+    recall recorded.
     """
     for name in rankers:
         if name is not None and name not in EVAL_RANKERS:
@@ -653,7 +654,7 @@ def _run_case(
         result = replace(result, line_rank=line_rank(case, spans), lines_judged=True)
     if not context or ranker == BASELINE or not case.files:
         return result
-    chosen = sources[:DEFAULT_LIMIT]
+    chosen = first_files(sources, DEFAULT_LIMIT)
     expanded = build_codebase_context(case.question, index, chosen)
     plan = ContextPlan.of(index.config, {}, budget=budget)
     packed = pack_repository_context(
@@ -666,6 +667,20 @@ def _run_case(
         context_tokens=packed.tokens,
         hunk_evidence=holds_hunk(hunk_lines(case), packed.text) if case.hunks else None,
     )
+
+
+def first_files(sources: Sequence[Source], files: int) -> list[Source]:
+    """The sources of the first ``files`` files among ``sources``: what an answer packs when it
+    retrieves that many (each file with all its units, not the first sources counted alone)."""
+    kept: set[str] = set()
+    chosen = []
+    for source in sources:
+        if source.path not in kept:
+            if len(kept) == files:
+                continue
+            kept.add(source.path)
+        chosen.append(source)
+    return chosen
 
 
 def _report(ranker: str, k: int, results: list[CaseResult]) -> EvalReport:
