@@ -210,6 +210,17 @@ class PostgresConversations:
             ).fetchone()
         return None if row is None else str(row["repository"])
 
+    def repository_of_answer(self, answer_id: str) -> str | None:
+        """The repository of the conversation the kept answer ``answer_id`` belongs to."""
+        chosen = checked_id(answer_id, "answer")
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT c.repository FROM szrag_conversations c JOIN szrag_turns t"
+                " ON t.conversation_id = c.id WHERE t.answer_id = %s",
+                (chosen,),
+            ).fetchone()
+        return None if row is None else str(row["repository"])
+
     def audit_sink(self) -> AuditSink:
         """The audit log's table, ``szrag_audit``, in the same database."""
         return PostgresAudit(self)

@@ -73,6 +73,10 @@ class ConversationMemory(Protocol):
         """The repository a kept conversation is about (whoever asks), None when none is kept."""
         ...
 
+    def repository_of_answer(self, answer_id: str) -> str | None:
+        """The repository of the conversation a kept answer belongs to, None when none is kept."""
+        ...
+
     def start(
         self,
         conversation_id: str | None = None,

@@ -181,6 +181,17 @@ class ConversationStore:
             ).fetchone()
         return None if row is None else str(row["repository"])
 
+    def repository_of_answer(self, answer_id: str) -> str | None:
+        """The repository of the conversation the kept answer ``answer_id`` belongs to."""
+        chosen = checked_id(answer_id, "answer")
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT repository FROM conversations JOIN turns"
+                " ON turns.conversation_id = conversations.id WHERE answer_id = ?",
+                (chosen,),
+            ).fetchone()
+        return None if row is None else str(row["repository"])
+
     def audit_sink(self) -> AuditSink | None:
         """None: a SQLite store leaves the audit log to a file of its own."""
         return None

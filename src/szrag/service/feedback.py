@@ -18,8 +18,9 @@ dataset ``feedback`` (class ``feedback``):
 * a ``down`` without right files says what was wrong but not what was right: it gives no case
   and is counted as left out.
 
-A case carries the commit it was answered at as ``commit``; with ``pin`` it is also the
-case's ``revision``, which ``szrag eval`` checks out (forcibly, cleaning untracked files) in the
+A case carries the repository of the service it was about as ``repository`` (none for a
+server of one repository) and the commit it was answered at as ``commit``; with ``pin`` the
+commit is also the case's ``revision``, which ``szrag eval`` checks out (forcibly, cleaning untracked files) in the
 case's root before asking: pin only for a root that is a disposable clone.
 """
 
@@ -149,7 +150,7 @@ def feedback_cases(
         if not files:
             left_out += 1
             continue
-        key = (item.question.strip(), files, item.commit if pin else None)
+        key = (item.repository, item.question.strip(), files, item.commit if pin else None)
         chosen.pop(key, None)  # the latest feedback stands, in its own place
         chosen[key] = item
     cases: list[dict[str, Any]] = []
@@ -171,6 +172,8 @@ def feedback_cases(
         }
         if root is not None:
             case["root"] = root
+        if item.repository:
+            case["repository"] = item.repository
         if item.commit:
             case["commit"] = item.commit
             if pin:

@@ -41,7 +41,8 @@ from szrag.base.public import public
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MEMORY_MB = 1024  # a small VM's share for in-memory views
 SERVICE_FILE = "szrag.toml"
-CLONES = ".szrag/repositories"  # beside the service file: where remote repositories are cloned
+HOME = ".szrag"  # beside the service file: the service's own data (conversations, audit log)
+CLONES = f"{HOME}/repositories"  # where remote repositories are cloned
 _KEYS = frozenset({"name", "path", "url", "branch", "slack_channels"})
 
 
@@ -94,6 +95,17 @@ class ServicePlan:
     def names(self) -> list[str]:
         """The repositories' names, in order."""
         return [spec.name for spec in self.repositories]
+
+    @property
+    def home(self) -> Path:
+        """Where the service keeps its own data, its conversations and audit log: ``.szrag``
+        beside the service file; for ``--repo`` options (no file), the first repository's
+        ``.rag/service``."""
+        if self.file is not None:
+            return self.file.parent / HOME
+        if not self.repositories:
+            raise RepositoryError("a service needs at least one repository")
+        return self.repositories[0].path / ".rag" / "service"
 
     def named(self, name: str) -> RepositorySpec:
         """The repository called ``name``; UnknownRepository listing the known ones."""
