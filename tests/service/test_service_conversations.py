@@ -143,3 +143,14 @@ async def test_one_repository_keeps_its_own_store_and_untagged_audit_lines(
         assert "repository" not in line and line["event"] == "ask"
     finally:
         host.conversations.close()
+
+
+def test_the_watcher_ignores_what_a_service_writes_beside_its_file(tmp_path: Path) -> None:
+    from watchfiles import Change
+
+    from szrag.service.watch import RepositoryFilter
+
+    allowed = RepositoryFilter()
+    assert allowed(Change.modified, str(tmp_path / "src" / "main.py"))
+    for written in (".szrag/audit.log", ".szrag/conversations.db-wal", ".rag/index.db"):
+        assert not allowed(Change.modified, str(tmp_path / written))
