@@ -257,3 +257,32 @@ def test_concurrent_appends_are_neither_lost_nor_mixed(open_store: OpenStore, cl
     for number in range(writers):  # each writer's turns in the order it kept them
         own = [turn.question for turn in kept if turn.question.startswith(f"writer {number} ")]
         assert own == [f"writer {number} turn {seq}" for seq in range(per_writer)]
+
+
+def test_one_thread_started_at_once_by_two_connections_is_one_conversation(
+    open_store: OpenStore, clock: Clock
+) -> None:
+    """A Slack event redelivered to two replicas: both keep their turn in one conversation."""
+    stores = [open_store(), open_store()]
+    barrier = threading.Barrier(2)
+    kept: list[Turn] = []
+    errors: list[BaseException] = []
+
+    def first_answer(number: int) -> None:
+        barrier.wait()
+        try:
+            turn = a_turn("slack:T01:C01:1712.0001", f"replica {number}", at=clock.now)
+            kept.append(stores[number].start_with(turn, face="slack", owner="slack"))
+        except BaseException as error:  # reported below, not lost in the thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=first_answer, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    turns = stores[0].turns("slack:T01:C01:1712.0001")
+    assert sorted(turn.question for turn in turns) == ["replica 0", "replica 1"]
+    assert stores[1].latest("slack", owner="slack") == stores[0].get("slack:T01:C01:1712.0001")
