@@ -449,8 +449,8 @@ class PostgresConversations:
         cutoff = now - self.limits.max_age_seconds
         mine = self._repository
         conn.execute(
-            "DELETE FROM szrag_turns WHERE asked_at < %s AND conversation_id IN"
-            " (SELECT id FROM szrag_conversations WHERE repository = %s)",
+            "DELETE FROM szrag_turns t WHERE t.asked_at < %s AND EXISTS (SELECT 1 FROM"
+            " szrag_conversations c WHERE c.id = t.conversation_id AND c.repository = %s)",
             (cutoff, mine),
         )
         conn.execute(

@@ -330,9 +330,11 @@ class ConversationStore:
         """The turns of a conversation that are kept, oldest first (none for an unknown id)."""
         with self._reading() as conn:
             rows = conn.execute(
-                "SELECT * FROM (SELECT rowid AS seq, * FROM turns WHERE conversation_id = ?"
-                " AND asked_at >= ? AND conversation_id IN (SELECT id FROM conversations"
-                " WHERE repository = ?) ORDER BY rowid DESC LIMIT ?) ORDER BY seq",
+                "SELECT * FROM (SELECT turns.rowid AS seq, turns.* FROM turns"
+                " JOIN conversations ON conversations.id = turns.conversation_id"
+                " WHERE turns.conversation_id = ? AND asked_at >= ?"
+                " AND conversations.repository = ? ORDER BY turns.rowid DESC LIMIT ?)"
+                " ORDER BY seq",
                 (
                     checked_id(conversation_id),
                     self._cutoff(),
@@ -406,9 +408,10 @@ class ConversationStore:
     def _prune(self, conn: sqlite3.Connection, now: float) -> None:
         cutoff = now - self.limits.max_age_seconds
         mine = self._repository
-        conn.execute(
-            "DELETE FROM turns WHERE asked_at < ? AND conversation_id IN"
-            " (SELECT id FROM conversations WHERE repository = ?)",
+        conn.execute(  # only the expired turns are looked at (by turns_asked), then each one's
+            # conversation: never every conversation of the repository at each write
+            "DELETE FROM turns WHERE asked_at < ? AND EXISTS (SELECT 1 FROM conversations"
+            " WHERE conversations.id = turns.conversation_id AND repository = ?)",
             (cutoff, mine),
         )
         conn.execute(
