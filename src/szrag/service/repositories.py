@@ -91,6 +91,9 @@ class ServicePlan:
     memory_mb: int = DEFAULT_MEMORY_MB
     file: Path | None = None  # the service file read, if any
     data: Path | None = None  # where remote repositories are cloned
+    # where the service keeps conversations, feedback (and, in PostgreSQL, the audit log): a
+    # path or a postgresql:// URL, which may hold a password (None: ``home``'s conversations.db)
+    conversations: str | Path | None = field(default=None, repr=False, metadata=public(hidden=True))
 
     def names(self) -> list[str]:
         """The repositories' names, in order."""

@@ -10,9 +10,9 @@ repositories pass the budget (``memory_mb``) drops the views of the one asked le
 repository is routed to the repository most likely to have produced its words (``route``).
 
 The service keeps one conversation store and one audit log for all its repositories
-(``conversations.db`` and ``audit.log`` in its data folder, ``ServicePlan.home``, unless a
-store is given: ``open_conversation_store(URL)`` for replicas sharing PostgreSQL, whose audit
-log is then a table of that database). Each repository's host sees them through a view
+(``conversations.db`` and ``audit.log`` in its data folder, ``ServicePlan.home``; or where
+``ServicePlan.conversations`` says, or a store given: a ``postgresql://`` URL for replicas
+sharing one database, whose audit log is then a table of that database). Each repository's host sees them through a view
 tagged with its name, so each conversation, feedback and audit line records its repository,
 and ``repository_of`` finds the repository of a conversation with one lookup.
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from szrag.base.errors import RepositoryError, SzragError
 from szrag.base.public import public_timestamp
-from szrag.conversations import ConversationMemory, ConversationStore
+from szrag.conversations import ConversationMemory, open_conversation_store
 from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.rank.retrieve import Source, retrieve
 from szrag.rank.words import query_terms
@@ -91,8 +91,8 @@ class Service:
             raise RepositoryError("a service needs at least one repository")
         self.plan = plan
         # one store and one log for every repository (closed with the service)
-        self.conversations: ConversationMemory = conversations or ConversationStore(
-            plan.home / "conversations.db"
+        self.conversations: ConversationMemory = conversations or open_conversation_store(
+            plan.conversations or plan.home / "conversations.db"
         )
         self.audit = audit or AuditLog.beside(
             self.conversations, service_audit_path(plan.home, environ)
