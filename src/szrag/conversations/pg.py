@@ -156,7 +156,7 @@ class PostgresConversations:
         repository: str = "",
         pool_size: int = POOL_SIZE,
     ) -> None:
-        self.url = checked_url(url)
+        self._url = checked_url(url)  # never shown: it may hold a password
         self.limits = limits or ConversationLimits()
         self.clock = clock
         self._repository = repository
@@ -177,6 +177,7 @@ class PostgresConversations:
         try:
             self._pool.open(wait=True, timeout=30)
         except psycopg.Error as error:
+            self._pool.close()
             raise self._unusable(error) from error
 
     # --- the store and its views ----------------------------------------------------------
@@ -184,7 +185,7 @@ class PostgresConversations:
     @property
     def location(self) -> str:
         """The database, its password hidden."""
-        return shown_url(self.url)
+        return shown_url(self._url)
 
     @property
     def repository(self) -> str:
@@ -491,8 +492,8 @@ class PostgresConversations:
     def _unusable(self, error: Exception) -> ConversationStoreError:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         return ConversationStoreError(
-            f"the conversation store at {shown_url(self.url)} cannot be used:"
-            f" {first.replace(self.url, shown_url(self.url))}"
+            f"the conversation store at {shown_url(self._url)} cannot be used:"
+            f" {first.replace(self._url, shown_url(self._url))}"
         )
 
 
