@@ -152,3 +152,29 @@ def test_read_skips_damaged_lines(tmp_path: Path) -> None:
     audit.record("command", identity=ADA, outcome="ok", duration_ms=1, source="t", command="b")
     assert [record["command"] for record in audit.read()] == ["a", "b"]
     assert [record["command"] for record in audit.read(limit=1)] == ["b"]
+
+
+def test_a_services_one_log_names_each_lines_repository(tmp_path: Path) -> None:
+    from szrag.service.audit import service_audit_path
+
+    home = tmp_path / ".szrag"
+    assert service_audit_path(home, {}) == home / "audit.log"
+    elsewhere = tmp_path / "all.log"
+    assert service_audit_path(home, {"SZRAG_AUDIT_LOG": str(elsewhere)}) == elsewhere
+    assert service_audit_path(home, {"SZRAG_AUDIT_LOG": "off"}) is None
+
+    shared = AuditLog(home / "audit.log")
+    web, api = shared.for_repository("web"), shared.for_repository("api")
+    web.record_ask(ADA, "where is the router?", outcome="ok", duration_ms=1.0)
+    api.record_ask(ADA, "where is the handler?", outcome="ok", duration_ms=2.0)
+    shared.record_ask(ADA, "and no repository?", outcome="ok", duration_ms=3.0)
+
+    assert web.path == api.path == shared.path == home / "audit.log"
+    lines = [json.loads(line) for line in shared.path.read_text().splitlines()]
+    assert [line.get("repository") for line in lines] == ["web", "api", None]
+    assert [line["question"] for line in api.read()] == [
+        "where is the router?",
+        "where is the handler?",
+        "and no repository?",
+    ]
+    assert stat.S_IMODE(shared.path.stat().st_mode) == 0o600

@@ -218,6 +218,41 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM migrations").fetchone() == (SCHEMA_VERSION,)
 
 
+def test_a_store_of_the_first_schema_keeps_working_once_migrated(tmp_path: Path) -> None:
+    """A ``.rag/conversations.db`` written before conversations named their repository."""
+    path = store_path(tmp_path)
+    path.parent.mkdir()
+    name, script = MIGRATIONS[0]
+    with sqlite3.connect(path) as conn:
+        conn.executescript(script)
+        conn.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+        conn.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+        conn.execute("INSERT INTO conversations VALUES ('slack:T:C:1', 'slack', 'slack', 1, 2)")
+        conn.execute(
+            "INSERT INTO turns VALUES ('a1', 'slack:T:C:1', 2, 'how?', 'so.', 'answered',"
+            " '[[\"server/webhook.js\", 1, 25]]', NULL)"
+        )
+        conn.execute(
+            "INSERT INTO feedback VALUES ('a1', 'ann', 'slack:T:C:1', 'up', '[]', NULL, 'how?',"
+            " '[]', '[\"server/webhook.js\"]', NULL, 3)"
+        )
+    conn.close()
+    store = ConversationStore(path, clock=lambda: 10.0)
+
+    assert store.get("slack:T:C:1").repository == ""
+    assert store.repository_of("slack:T:C:1") == "" == store.repository_of_answer("a1")
+    assert [turn.sources for turn in store.turns("slack:T:C:1")] == [
+        (ShownSource("server/webhook.js", 1, 25),)
+    ]
+    assert [(item.answer_id, item.repository) for item in store.feedback()] == [("a1", "")]
+    store.append(a_turn("slack:T:C:1", at=10.0))
+    assert len(store.turns("slack:T:C:1")) == 2
+    with sqlite3.connect(path) as conn:
+        applied = [row[0] for row in conn.execute("SELECT name FROM migrations ORDER BY name")]
+    conn.close()
+    assert applied == [name for name, _ in MIGRATIONS] and SCHEMA_VERSION == 2
+
+
 def test_a_database_of_a_newer_version_is_refused_unchanged(tmp_path: Path) -> None:
     store = ConversationStore(tmp_path / "c.db")
     store.start()

@@ -246,3 +246,46 @@ def test_export_to_standard_output_names_the_root_in_full(retrieval_repo: Path) 
     assert code == 0 and "1 case(s)" in err
     assert case["root"] == retrieval_repo.resolve().as_posix()
     assert case["files"] == list(dict.fromkeys(source["path"] for source in answer["sources"]))
+
+
+async def test_a_service_files_feedback_is_listed_and_exported_with_its_repository(
+    tmp_path: Path,
+) -> None:
+    from szrag.answer import Question
+    from szrag.service.feedback import give_feedback
+    from szrag.service.repositories import read_service_file
+    from szrag.service.service import Service
+
+    for name, text in (("mailer", "def send_welcome_email(user): ..."), ("web", "x = 1")):
+        (tmp_path / name / "src").mkdir(parents=True)
+        (tmp_path / name / "src" / "main.py").write_text(text + "\n", encoding="utf-8")
+    service_file = tmp_path / "szrag.toml"
+    service_file.write_text(
+        '[[repositories]]\nname = "mailer"\npath = "mailer"\n\n'
+        '[[repositories]]\nname = "web"\npath = "web"\n',
+        encoding="utf-8",
+    )
+    service = Service(read_service_file(service_file), {})
+    try:
+        host = service.host("web")
+        answer = await host.ask(Question("where is x set?", with_ai=False, remember=True))
+        assert answer.answer_id is not None
+        give_feedback(host, answer.answer_id, "up", right_files=["src/main.py"])
+    finally:
+        service.close()
+
+    code, out, _ = run("feedback", "list", "--config", str(service_file), "--json")
+    assert code == 0
+    assert [(item["repository"], item["rightFiles"]) for item in json.loads(out)] == [
+        ("web", ["src/main.py"])
+    ]
+    cases_file = tmp_path / "eval" / "cases.jsonl"
+    code, _, err = run(
+        "feedback", "export", "--config", str(service_file), "--out", str(cases_file)
+    )
+    assert code == 0 and "1 case(s)" in err
+    (case,) = [json.loads(line) for line in cases_file.read_text().splitlines()]
+    assert (case["repository"], case["root"], case["files"]) == ("web", "../web", ["src/main.py"])
+    # the repository's own store (szrag feedback --root) holds none of the service's
+    code, out, _ = run("feedback", "list", "--root", str(tmp_path / "web"), "--json")
+    assert code == 0 and json.loads(out) == []

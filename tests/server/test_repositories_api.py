@@ -107,3 +107,19 @@ def test_a_follow_up_continues_in_the_repository_it_began_in(service_url: str) -
         assert follow.status_code == 200
         assert follow.json()["data"]["repository"] == "billing"
         assert follow.json()["data"]["conversationId"] == conversation
+
+
+def test_feedback_goes_to_the_repository_its_answer_was_about(service_url: str) -> None:
+    with httpx.Client(base_url=service_url, timeout=30) as client:
+        # billing is not the first repository: the server's default would not know its answer
+        answer = ask(client, question="how is the invoice rendered?", repository="billing")
+        answer_id = answer.json()["data"]["answerId"]
+        given = client.post(
+            "/api/feedback",
+            json={"answerId": answer_id, "rating": "up", "rightFiles": ["src/invoice.py"]},
+        )
+        assert given.status_code == 200
+        assert given.json()["data"]["rightFiles"] == ["src/invoice.py"]
+        assert given.json()["data"]["repository"] == "billing"
+        unknown = client.post("/api/feedback", json={"answerId": "0" * 16, "rating": "up"})
+        assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_answer"

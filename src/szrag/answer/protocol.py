@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from szrag.base.settings import Settings
 from szrag.commands import CommandRegistry, CommandRunner
 from szrag.context.plan import ContextPlan
-from szrag.conversations import ConversationStore
+from szrag.conversations import ConversationMemory
 from szrag.index.protocol import IndexStore
 from szrag.runtime import BlockingRuntime, Runtime
 from szrag.tools import ToolAdapter
@@ -43,7 +43,7 @@ class AnswerHost(Protocol):
     def live(self) -> Runtime | BlockingRuntime | None: ...
 
     @property
-    def conversations(self) -> ConversationStore: ...
+    def conversations(self) -> ConversationMemory: ...
 
     @property
     def http_client(self) -> httpx.AsyncClient | None: ...

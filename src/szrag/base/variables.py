@@ -254,7 +254,9 @@ VARIABLES = (
         "SZRAG_AUDIT_LOG",
         "audit",
         "`<root>/.rag/audit.log`",
-        "the audit log's file, or `off` (also `none`, `false`, `0`, `-`) for none",
+        "the audit log's file (a service of several repositories: its one log, default"
+        " `audit.log` in its data folder; beside a PostgreSQL conversation store, its table),"
+        " or `off` (also `none`, `false`, `0`, `-`) for none",
     ),
     # szrag's own process
     Variable(

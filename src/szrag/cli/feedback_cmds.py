@@ -2,13 +2,18 @@
 
 ``szrag feedback ID up|down [--right-file PATH ...] [--comment TEXT]`` is the short form of
 ``szrag feedback give ...``; ``szrag feedback list`` shows the feedback kept and
-``szrag feedback export [--out FILE] [--pin]`` writes the cases ``szrag eval`` reads.
+``szrag feedback export [--out FILE] [--pin]`` writes the cases ``szrag eval`` reads. With
+``--config FILE`` both read the feedback a service of several repositories keeps.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,9 +28,40 @@ from szrag.cli.common import (
     print_json,
     root_option,
 )
-from szrag.service.feedback import export_feedback, give_feedback, list_feedback
+from szrag.service.feedback import (
+    FeedbackCases,
+    export_feedback,
+    export_service_feedback,
+    give_feedback,
+    list_feedback,
+    service_feedback,
+)
+
+if TYPE_CHECKING:
+    from szrag.conversations import Feedback
+    from szrag.service.service import Service
 
 QUESTION_CHARS = 60
+
+service_option = click.option(
+    "--config",
+    "service_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A service file (szrag.toml): the feedback its server keeps for every repository.",
+)
+
+
+@contextlib.contextmanager
+def opened_service(service_file: Path) -> Iterator[Service]:
+    """The service of ``service_file`` (no repository's index is opened), closed after."""
+    from szrag.service.repositories import read_service_file
+    from szrag.service.service import Service
+
+    service = Service(read_service_file(service_file), os.environ)
+    try:
+        yield service
+    finally:
+        service.close()
 
 
 class FeedbackGroup(click.Group):
@@ -84,11 +120,17 @@ def give(
 
 @feedback.command("list")
 @root_option
+@service_option
 @json_option
 @handle_errors
-def list_command(root: Path, as_json: bool) -> None:
-    """The feedback kept for this repository, oldest first."""
-    kept = list_feedback(host_for(root))
+def list_command(root: Path, service_file: Path | None, as_json: bool) -> None:
+    """The feedback kept for this repository (or each of a service's), oldest first."""
+    kept: list[Feedback]
+    if service_file is not None:
+        with opened_service(service_file) as service:
+            kept = service_feedback(service)
+    else:
+        kept = list_feedback(host_for(root))
     if as_json:
         print_json(kept)
         return
@@ -97,8 +139,9 @@ def list_command(root: Path, as_json: bool) -> None:
         return
     for item in kept:  # one line each: whole ids to copy, lines to grep
         expects = ", ".join(item.expected_files) or "nothing (no right file named)"
+        scope = f"{item.repository}  " if item.repository else ""
         console.print(
-            f"{_given(item.given_at)}  {item.rating.value:<4}  {item.answer_id}  "
+            f"{_given(item.given_at)}  {item.rating.value:<4}  {scope}{item.answer_id}  "
             f"{_short(item.question)}  -> {expects}",
             highlight=False,
             markup=False,
@@ -118,11 +161,17 @@ def list_command(root: Path, as_json: bool) -> None:
     " out in the root, discarding changes: use a clone).",
 )
 @root_option
+@service_option
 @handle_errors
-def export(out: Path | None, pin: bool, root: Path) -> None:
+def export(out: Path | None, pin: bool, root: Path, service_file: Path | None) -> None:
     """Write the feedback as evaluation cases (JSON lines) that `szrag eval` reads: a rating
     with right files expects them, an up without expects the files the answer cited."""
-    cases = export_feedback(host_for(root), out=out, pin=pin)
+    cases: FeedbackCases
+    if service_file is not None:
+        with opened_service(service_file) as service:
+            cases = export_service_feedback(service, out=out, pin=pin)
+    else:
+        cases = export_feedback(host_for(root), out=out, pin=pin)
     text = cases.jsonl()
     if out is None:
         sys.stdout.write(text)

@@ -108,6 +108,8 @@ class Conversation:
     owner: str | None = field(metadata=public(hidden=True))
     started_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
     updated_at: float = field(metadata=_TIMESTAMP)
+    # the repository of a service it is about; empty where the store holds one repository
+    repository: str = field(default="", metadata=public(omit_empty=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,8 @@ class Feedback:
     given_at: float = field(metadata=_TIMESTAMP)  # epoch seconds
     # the identity that gave it (one feedback per answer and identity)
     given_by: str = field(metadata=public(hidden=True))
+    # the repository of a service the answer was about; empty where the store holds one
+    repository: str = field(default="", metadata=public(omit_empty=True))
 
     @property
     def expected_files(self) -> tuple[str, ...]:

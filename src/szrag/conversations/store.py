@@ -18,11 +18,18 @@ an SQLite error. Writes prune as they go: turns older than the age bound, all bu
 ``turns`` of the conversation written to, and the conversations used least recently beyond
 ``conversations``. Feedback is kept until removed by hand: it is the
 benchmark's source. The file is created readable by its owner only.
+
+A service's store holds the conversations of all its repositories, each tagged with its
+repository (``for_repository``: a view sharing the connection, that repository's rows only,
+pruned by its limits); a repository's own store tags none (the empty name), so an older file
+keeps working once migration ``0002`` has added the columns.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import json
 import os
 import sqlite3
@@ -48,6 +55,7 @@ from szrag.conversations.model import (
     checked_id,
     new_id,
 )
+from szrag.conversations.protocol import AuditSink
 
 APPLICATION = "szrag-conversations"
 DIRECTORY = ".rag"
@@ -95,6 +103,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0002_repository_of_each_conversation",
+        """
+        ALTER TABLE conversations ADD COLUMN repository TEXT NOT NULL DEFAULT '';
+        CREATE INDEX conversations_repository ON conversations(repository, updated_at);
+        ALTER TABLE feedback ADD COLUMN repository TEXT NOT NULL DEFAULT '';
+        CREATE INDEX feedback_repository ON feedback(repository, given_at);
+        """,
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -105,9 +122,11 @@ def store_path(root: Path | str) -> Path:
 
 
 class ConversationStore:
-    """Conversations, their last turns and the feedback on answers of one repository.
+    """Conversations, their last turns and the feedback on answers, in one SQLite file.
 
-    ``clock`` (epoch seconds) is the store's notion of now: every age is judged by it."""
+    ``clock`` (epoch seconds) is the store's notion of now: every age is judged by it;
+    ``repository``: the repository whose rows this store reads and writes ("": one
+    repository's own file)."""
 
     def __init__(
         self,
@@ -115,13 +134,12 @@ class ConversationStore:
         limits: ConversationLimits | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        repository: str = "",
     ) -> None:
-        self.path = Path(path)
         self.limits = limits or ConversationLimits()
         self.clock = clock
-        self._use = threading.Lock()  # the kept connection: one operation at a time
-        self._conn: sqlite3.Connection | None = None
-        self._file: tuple[int, int] | None = None  # the (device, inode) it reads
+        self._repository = repository
+        self._database = _Database(Path(path))
 
     @classmethod
     def for_root(
@@ -129,6 +147,54 @@ class ConversationStore:
     ) -> ConversationStore:
         """The store of the repository at ``root`` (``.rag/conversations.db``)."""
         return cls(store_path(root), limits)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._database.path
+
+    @property
+    def location(self) -> str:
+        """The database file, as messages name it."""
+        return str(self._database.path)
+
+    @property
+    def repository(self) -> str:
+        """The repository whose conversations this store reads and writes."""
+        return self._repository
+
+    def for_repository(
+        self, repository: str, limits: ConversationLimits | None = None
+    ) -> ConversationStore:
+        """This store as ``repository`` sees it (one connection for all), pruned by ``limits``."""
+        view = copy.copy(self)
+        view._repository = repository
+        view.limits = limits or self.limits
+        return view
+
+    def repository_of(self, conversation_id: str) -> str | None:
+        """The repository the conversation of ``conversation_id`` is about, if it is kept."""
+        chosen = checked_id(conversation_id)
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT repository FROM conversations WHERE id = ?", (chosen,)
+            ).fetchone()
+        return None if row is None else str(row["repository"])
+
+    def repository_of_answer(self, answer_id: str) -> str | None:
+        """The repository of the conversation the kept answer ``answer_id`` belongs to."""
+        chosen = checked_id(answer_id, "answer")
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT repository FROM conversations JOIN turns"
+                " ON turns.conversation_id = conversations.id WHERE answer_id = ?",
+                (chosen,),
+            ).fetchone()
+        return None if row is None else str(row["repository"])
+
+    def audit_sink(self) -> AuditSink | None:
+        """None: a SQLite store leaves the audit log to a file of its own."""
+        return None
 
     # --- conversations -------------------------------------------------------------------
 
@@ -164,11 +230,20 @@ class ConversationStore:
         now: float | None = None,
     ) -> Conversation:
         now = self.clock() if now is None else now
+        # another repository's conversation that is no longer kept gives its id up
         conn.execute(
-            "INSERT OR IGNORE INTO conversations (id, face, owner, started_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (chosen, face, owner, now, now),
+            "DELETE FROM conversations WHERE id = ? AND repository != ? AND updated_at < ?",
+            (chosen, self._repository, now - self.limits.max_age_seconds),
         )
+        conn.execute(
+            "INSERT OR IGNORE INTO conversations"
+            " (id, face, owner, started_at, updated_at, repository) VALUES (?, ?, ?, ?, ?, ?)",
+            (chosen, face, owner, now, now, self._repository),
+        )
+        found = conn.execute("SELECT repository FROM conversations WHERE id = ?", (chosen,))
+        taken_by = found.fetchone()["repository"]
+        if taken_by != self._repository:
+            raise ConversationError(_taken(chosen, taken_by))
         # starting counts as using: an expired thread starts afresh (its old turns go)
         conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
         self._prune(conn, now)
@@ -181,8 +256,8 @@ class ConversationStore:
         chosen = checked_id(conversation_id)
         with self._reading() as conn:
             row = conn.execute(
-                "SELECT * FROM conversations WHERE id = ? AND updated_at >= ?",
-                (chosen, self._cutoff()),
+                "SELECT * FROM conversations WHERE id = ? AND repository = ? AND updated_at >= ?",
+                (chosen, self._repository, self._cutoff()),
             ).fetchone()
         if row is None or (owner is not None and row["owner"] not in (None, owner)):
             raise UnknownConversation(
@@ -195,9 +270,9 @@ class ConversationStore:
         """The conversation of ``face`` (``cli``) used last, when one is still kept."""
         with self._reading() as conn:
             rows = conn.execute(
-                "SELECT * FROM conversations WHERE face = ? AND updated_at >= ?"
-                " ORDER BY updated_at DESC, rowid DESC",
-                (face, self._cutoff()),
+                "SELECT * FROM conversations WHERE face = ? AND repository = ?"
+                " AND updated_at >= ? ORDER BY updated_at DESC, rowid DESC",
+                (face, self._repository, self._cutoff()),
             ).fetchall()
         for row in rows:
             if owner is None or row["owner"] in (None, owner):
@@ -214,8 +289,8 @@ class ConversationStore:
 
     def _append(self, conn: sqlite3.Connection, turn: Turn) -> Turn:
         found = conn.execute(
-            "SELECT 1 FROM conversations WHERE id = ? AND updated_at >= ?",
-            (turn.conversation_id, self._cutoff()),
+            "SELECT 1 FROM conversations WHERE id = ? AND repository = ? AND updated_at >= ?",
+            (turn.conversation_id, self._repository, self._cutoff()),
         ).fetchone()
         if found is None:
             raise UnknownConversation(
@@ -255,9 +330,17 @@ class ConversationStore:
         """The turns of a conversation that are kept, oldest first (none for an unknown id)."""
         with self._reading() as conn:
             rows = conn.execute(
-                "SELECT * FROM (SELECT rowid AS seq, * FROM turns WHERE conversation_id = ?"
-                " AND asked_at >= ? ORDER BY rowid DESC LIMIT ?) ORDER BY seq",
-                (checked_id(conversation_id), self._cutoff(), self.limits.turns),
+                "SELECT * FROM (SELECT turns.rowid AS seq, turns.* FROM turns"
+                " JOIN conversations ON conversations.id = turns.conversation_id"
+                " WHERE turns.conversation_id = ? AND asked_at >= ?"
+                " AND conversations.repository = ? ORDER BY turns.rowid DESC LIMIT ?)"
+                " ORDER BY seq",
+                (
+                    checked_id(conversation_id),
+                    self._cutoff(),
+                    self._repository,
+                    self.limits.turns,
+                ),
             ).fetchall()
         return tuple(_turn(row) for row in rows)
 
@@ -269,8 +352,8 @@ class ConversationStore:
             row = conn.execute(
                 "SELECT turns.*, conversations.owner AS owner FROM turns JOIN conversations"
                 " ON conversations.id = turns.conversation_id"
-                " WHERE answer_id = ? AND asked_at >= ?",
-                (chosen, self._cutoff()),
+                " WHERE answer_id = ? AND asked_at >= ? AND conversations.repository = ?",
+                (chosen, self._cutoff(), self._repository),
             ).fetchone()
         if row is None or (owner is not None and row["owner"] not in (None, owner)):
             raise UnknownAnswer(
@@ -283,12 +366,14 @@ class ConversationStore:
     # --- feedback --------------------------------------------------------------------------
 
     def add_feedback(self, feedback: Feedback) -> Feedback:
-        """Keep ``feedback``; it replaces what the same identity said of the same answer."""
+        """Keep ``feedback``, tagged with this store's repository; it replaces what the same
+        identity said of the same answer."""
+        feedback = dataclasses.replace(feedback, repository=self._repository)
         with self._writing() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO feedback (answer_id, given_by, conversation_id, rating,"
-                " right_files, comment, question, sources, cited_files, commit_id, given_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " right_files, comment, question, sources, cited_files, commit_id, given_at,"
+                " repository) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     feedback.answer_id,
                     feedback.given_by,
@@ -301,14 +386,18 @@ class ConversationStore:
                     json.dumps(list(feedback.cited_files)),
                     feedback.commit,
                     feedback.given_at,
+                    feedback.repository,
                 ),
             )
         return feedback
 
     def feedback(self) -> list[Feedback]:
-        """Every feedback kept, oldest first."""
+        """Every feedback kept on this repository's answers, oldest first."""
         with self._reading() as conn:
-            rows = conn.execute("SELECT * FROM feedback ORDER BY given_at, rowid").fetchall()
+            rows = conn.execute(
+                "SELECT * FROM feedback WHERE repository = ? ORDER BY given_at, rowid",
+                (self._repository,),
+            ).fetchall()
         return [_feedback(row) for row in rows]
 
     # --- the database ----------------------------------------------------------------------
@@ -318,22 +407,30 @@ class ConversationStore:
 
     def _prune(self, conn: sqlite3.Connection, now: float) -> None:
         cutoff = now - self.limits.max_age_seconds
-        conn.execute("DELETE FROM turns WHERE asked_at < ?", (cutoff,))
-        conn.execute("DELETE FROM conversations WHERE updated_at < ?", (cutoff,))
+        mine = self._repository
+        conn.execute(  # only the expired turns are looked at (by turns_asked), then each one's
+            # conversation: never every conversation of the repository at each write
+            "DELETE FROM turns WHERE asked_at < ? AND EXISTS (SELECT 1 FROM conversations"
+            " WHERE conversations.id = turns.conversation_id AND repository = ?)",
+            (cutoff, mine),
+        )
+        conn.execute(
+            "DELETE FROM conversations WHERE updated_at < ? AND repository = ?", (cutoff, mine)
+        )
         conn.execute(
             "DELETE FROM conversations WHERE id IN (SELECT id FROM conversations"
-            " ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
-            (self.limits.conversations,),
+            " WHERE repository = ? ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            (mine, self.limits.conversations),
         )
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
+        with self._database.connection() as conn:
             yield conn
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as conn:
+        with self._database.connection() as conn:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
@@ -344,8 +441,22 @@ class ConversationStore:
             else:
                 conn.commit()
 
+    def close(self) -> None:
+        """Close the kept connection (the next operation opens one again)."""
+        self._database.close()
+
+
+class _Database:
+    """The file of a store and the one connection its views share, one operation at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._use = threading.Lock()  # the kept connection: one operation at a time
+        self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # the (device, inode) it reads
+
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
+    def connection(self) -> Iterator[sqlite3.Connection]:
         with self._use:
             try:
                 conn = self._kept()
@@ -412,6 +523,12 @@ class ConversationStore:
             conn.close()
             raise
         return conn
+
+
+def _taken(conversation_id: str, repository: str) -> str:
+    """What to say of a conversation id that another repository's conversation holds."""
+    whose = f"repository {repository}" if repository else "the service's one repository"
+    return f"conversation {conversation_id} is about {whose}: continue it there"
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -497,6 +614,7 @@ def _conversation(row: Any) -> Conversation:
         owner=row["owner"],
         started_at=row["started_at"],
         updated_at=row["updated_at"],
+        repository=row["repository"],
     )
 
 
@@ -526,4 +644,5 @@ def _feedback(row: Any) -> Feedback:
         commit=row["commit_id"],
         given_at=row["given_at"],
         given_by=row["given_by"],
+        repository=row["repository"],
     )

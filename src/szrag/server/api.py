@@ -163,7 +163,10 @@ async def feedback(request: Request, caller: AskCaller, state: State) -> JSONRes
     """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?}``."""
     body = await read_body(request, state.settings.max_body_bytes)
     given = parse_feedback(parse_json_body(body), caller)
-    return ok(await state.service.feedback(given))
+    service = state.service
+    if state.repositories is not None:  # the repository the answer was about keeps it
+        service = (await state.repositories.of_answer(given.answer_id)).service
+    return ok(await service.feedback(given))
 
 
 async def _answering(

@@ -120,7 +120,7 @@ def create_app(
             images = ImageCatalogue(index)
         else:
             faces = RepositoryFaces(
-                Service(plan, environ, configure=configure),
+                Service(plan, environ, configure=configure, audit=audit),
                 server_settings,
                 http_client=http_client,
             )

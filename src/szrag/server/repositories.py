@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import anyio
 import httpx
 
-from szrag.base.errors import SzragError, UnknownConversation
+from szrag.base.errors import UnknownAnswer, UnknownConversation
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
 from szrag.runtime.git import read_git_head
@@ -108,27 +108,22 @@ class RepositoryFaces:
         return await self.face(routed.repository)
 
     async def of_conversation(self, conversation_id: str) -> RepositoryFace:
-        """The face of the repository whose store keeps this conversation (looked up in
-        those opened so far, then in the others); UnknownConversation when none does."""
-        names = self.service.opened() + [
-            name for name in self.names() if name not in self.service.opened()
-        ]
-        for name in names:  # each store asked; a face is made for the one that keeps it
-            try:
-                host = await anyio.to_thread.run_sync(self.service.host, name)
-            except SzragError as error:
-                log.warning("conversations of %s not searched: %s", name, error.message)
-                continue
-            conversations = host.conversations
-            try:
-                await anyio.to_thread.run_sync(conversations.get, conversation_id)
-            except UnknownConversation:
-                continue
-            except SzragError as error:  # one unreadable store does not hide the others
-                log.warning("conversations of %s not searched: %s", name, error.message)
-                continue
-            return await self.face(name)
-        raise UnknownConversation(f"no repository keeps the conversation {conversation_id}")
+        """The face of the repository the conversation is about (one lookup in the service's
+        store); UnknownConversation when it keeps none of that id."""
+        name = await anyio.to_thread.run_sync(self.service.repository_of, conversation_id)
+        if name is None:
+            raise UnknownConversation(f"no repository keeps the conversation {conversation_id}")
+        return await self.face(name)
+
+    async def of_answer(self, answer_id: str) -> RepositoryFace:
+        """The face of the repository a kept answer is about (feedback goes there);
+        UnknownAnswer when the service keeps no answer of that id."""
+        name = await anyio.to_thread.run_sync(self.service.repository_of_answer, answer_id)
+        if name is None:
+            raise UnknownAnswer(
+                f"no answer {answer_id}: it was never given here, or it is no longer kept"
+            )
+        return await self.face(name)
 
     def states(self) -> list[RepositoryState]:
         """What each repository's state is now, in the order configured."""

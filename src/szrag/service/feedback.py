@@ -18,8 +18,9 @@ dataset ``feedback`` (class ``feedback``):
 * a ``down`` without right files says what was wrong but not what was right: it gives no case
   and is counted as left out.
 
-A case carries the commit it was answered at as ``commit``; with ``pin`` it is also the
-case's ``revision``, which ``szrag eval`` checks out (forcibly, cleaning untracked files) in the
+A case carries the repository of the service it was about as ``repository`` (none for a
+server of one repository) and the commit it was answered at as ``commit``; with ``pin`` the
+commit is also the case's ``revision``, which ``szrag eval`` checks out (forcibly, cleaning untracked files) in the
 case's root before asking: pin only for a root that is a disposable clone.
 """
 
@@ -36,6 +37,7 @@ from szrag.base.errors import FeedbackError, PathError
 from szrag.commands.model import Identity
 from szrag.conversations import Feedback, Rating, Turn
 from szrag.service.host import Host
+from szrag.service.service import Service
 from szrag.structure.queries import indexed_path
 
 MAX_COMMENT_CHARS = 2000
@@ -149,7 +151,7 @@ def feedback_cases(
         if not files:
             left_out += 1
             continue
-        key = (item.question.strip(), files, item.commit if pin else None)
+        key = (item.repository, item.question.strip(), files, item.commit if pin else None)
         chosen.pop(key, None)  # the latest feedback stands, in its own place
         chosen[key] = item
     cases: list[dict[str, Any]] = []
@@ -171,6 +173,8 @@ def feedback_cases(
         }
         if root is not None:
             case["root"] = root
+        if item.repository:
+            case["repository"] = item.repository
         if item.commit:
             case["commit"] = item.commit
             if pin:
@@ -182,9 +186,34 @@ def feedback_cases(
 def export_feedback(host: Host, *, out: Path | None = None, pin: bool = False) -> FeedbackCases:
     """The cases of every feedback on ``host``'s repository, their ``root`` relative to the
     folder of ``out`` (the case file to be written) or absolute without one."""
-    root = host.root.resolve()
+    return feedback_cases(list_feedback(host), root=_case_root(host.root, out), pin=pin)
+
+
+def service_feedback(service: Service) -> list[Feedback]:
+    """Every feedback ``service``'s store keeps, repository by repository in the order
+    configured, each repository's oldest first (no index is opened)."""
+    store = service.conversations
+    return [item for name in service.names() for item in store.for_repository(name).feedback()]
+
+
+def export_service_feedback(
+    service: Service, *, out: Path | None = None, pin: bool = False
+) -> FeedbackCases:
+    """The cases of every feedback ``service`` keeps, each with its ``repository`` and that
+    repository's folder as its ``root`` (relative to the folder of ``out`` when given)."""
+    cases: list[dict[str, Any]] = []
+    left_out = 0
+    for name in service.names():
+        kept = service.conversations.for_repository(name).feedback()
+        made = feedback_cases(kept, root=_case_root(service.spec(name).path, out), pin=pin)
+        cases.extend(made.cases)
+        left_out += made.left_out
+    return FeedbackCases(tuple(cases), left_out)
+
+
+def _case_root(root: Path, out: Path | None) -> str:
+    """``root`` as a case names it: relative to the case file's folder, or absolute."""
+    resolved = root.resolve()
     if out is None:
-        where = root.as_posix()
-    else:
-        where = Path(os.path.relpath(root, out.resolve().parent)).as_posix()
-    return feedback_cases(list_feedback(host), root=where, pin=pin)
+        return resolved.as_posix()
+    return Path(os.path.relpath(resolved, out.resolve().parent)).as_posix()

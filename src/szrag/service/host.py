@@ -42,7 +42,7 @@ from szrag.base.settings import Settings
 from szrag.commands import Allowlist, CommandRegistry, CommandRunner, Identity, default_registry
 from szrag.commands.policy import CommandPolicy
 from szrag.context.plan import ContextPlan
-from szrag.conversations import ConversationStore
+from szrag.conversations import ConversationMemory, ConversationStore
 from szrag.index import Index, load_index
 from szrag.runtime import BlockingRuntime, ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime
@@ -74,12 +74,12 @@ class Host:
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
     live: Runtime | BlockingRuntime | None = None
     # conversations, their turns and feedback (default: the repository's, with the
-    # configured bounds)
-    conversation_store: ConversationStore | None = None
+    # configured bounds; a service's store as this repository sees it)
+    conversation_store: ConversationMemory | None = None
     # the client model requests go through (a server's, kept open); None: one per answer
     http_client: httpx.AsyncClient | None = field(default=None, compare=False, repr=False)
     _adapter: ToolAdapter = field(init=False, repr=False, compare=False)
-    _conversations: ConversationStore = field(init=False, repr=False, compare=False)
+    _conversations: ConversationMemory = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         live = self.live if self.live is not None else self.runtime
@@ -100,15 +100,18 @@ class Host:
         audit: AuditLog | None = None,
         runtime: ProcessRuntime | None = None,
         index: Index | None = None,
-        conversations: ConversationStore | None = None,
+        conversations: ConversationMemory | None = None,
     ) -> Host:
         """The host ``config`` describes, its parts wired once; each part given wins (the
-        conversation store is opened when first used)."""
+        conversation store is opened when first used). Given a store that keeps the audit
+        log (PostgreSQL's) and no audit log, the asks are audited there unless the
+        configuration turns auditing off."""
         root = config.root
         runtime = runtime or ProcessRuntime(
             root, log_file=config.log_file, deployment=config.deployment
         )
-        audit = audit or AuditLog(config.audit_log)
+        store = conversations or ConversationStore.for_root(root, config.conversations)
+        audit = audit or AuditLog.beside(store, config.audit_log)
         policy = CommandPolicy(registry or default_registry(), config.allowlist)
         runner = CommandRunner(
             policy,
@@ -126,8 +129,7 @@ class Host:
             runner=runner,
             index=index,
             live=live,
-            conversation_store=conversations
-            or ConversationStore.for_root(root, config.conversations),
+            conversation_store=store,
         )
 
     @classmethod
@@ -143,7 +145,7 @@ class Host:
         runtime: ProcessRuntime | None = None,
         live_tools: bool | None = None,
         index: Index | None = None,
-        conversations: ConversationStore | None = None,
+        conversations: ConversationMemory | None = None,
     ) -> Host:
         """The host of the repository at ``root`` as ``environ`` describes it (no mapping: the
         defaults, as if no variable were set): :func:`load_config` once (with ``index``'s
@@ -187,7 +189,7 @@ class Host:
         return self.config.live_tools
 
     @property
-    def conversations(self) -> ConversationStore:
+    def conversations(self) -> ConversationMemory:
         """Conversations, their kept turns and the feedback on answers."""
         return self._conversations
 

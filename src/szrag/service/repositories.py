@@ -41,7 +41,8 @@ from szrag.base.public import public
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MEMORY_MB = 1024  # a small VM's share for in-memory views
 SERVICE_FILE = "szrag.toml"
-CLONES = ".szrag/repositories"  # beside the service file: where remote repositories are cloned
+HOME = ".szrag"  # beside the service file: the service's own data (conversations, audit log)
+CLONES = f"{HOME}/repositories"  # where remote repositories are cloned
 _KEYS = frozenset({"name", "path", "url", "branch", "slack_channels"})
 
 
@@ -90,10 +91,24 @@ class ServicePlan:
     memory_mb: int = DEFAULT_MEMORY_MB
     file: Path | None = None  # the service file read, if any
     data: Path | None = None  # where remote repositories are cloned
+    # where the service keeps conversations, feedback (and, in PostgreSQL, the audit log): a
+    # path or a postgresql:// URL, which may hold a password (None: ``home``'s conversations.db)
+    conversations: str | Path | None = field(default=None, repr=False, metadata=public(hidden=True))
 
     def names(self) -> list[str]:
         """The repositories' names, in order."""
         return [spec.name for spec in self.repositories]
+
+    @property
+    def home(self) -> Path:
+        """Where the service keeps its own data, its conversations and audit log: ``.szrag``
+        beside the service file; for ``--repo`` options (no file), the first repository's
+        ``.rag/service``."""
+        if self.file is not None:
+            return self.file.parent / HOME
+        if not self.repositories:
+            raise RepositoryError("a service needs at least one repository")
+        return self.repositories[0].path / ".rag" / "service"
 
     def named(self, name: str) -> RepositorySpec:
         """The repository called ``name``; UnknownRepository listing the known ones."""

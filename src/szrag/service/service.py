@@ -8,6 +8,13 @@ first asked about, estimates what its views hold, and when the estimates of all 
 repositories pass the budget (``memory_mb``) drops the views of the one asked least recently
 (its index stays open; the next question about it builds them again). A question without a
 repository is routed to the repository most likely to have produced its words (``route``).
+
+The service keeps one conversation store and one audit log for all its repositories
+(``conversations.db`` and ``audit.log`` in its data folder, ``ServicePlan.home``; or where
+``ServicePlan.conversations`` says, or a store given: a ``postgresql://`` URL for replicas
+sharing one database, whose audit log is then a table of that database). Each repository's host sees them through a view
+tagged with its name, so each conversation, feedback and audit line records its repository,
+and ``repository_of`` finds the repository of a conversation with one lookup.
 """
 
 from __future__ import annotations
@@ -23,10 +30,12 @@ from pathlib import Path
 
 from szrag.base.errors import RepositoryError, SzragError
 from szrag.base.public import public_timestamp
+from szrag.conversations import ConversationMemory, open_conversation_store
 from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.rank.retrieve import Source, retrieve
 from szrag.rank.words import query_terms
 from szrag.runtime.git import read_git_head
+from szrag.service.audit import AuditLog, service_audit_path
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host
 from szrag.service.repositories import RepositorySpec, RepositoryState, ServicePlan
@@ -75,10 +84,19 @@ class Service:
         *,
         configure: Callable[[Config], Config] | None = None,
         opener: Callable[[Path], SharedIndex] = open_shared_index,
+        conversations: ConversationMemory | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         if not plan.repositories:
             raise RepositoryError("a service needs at least one repository")
         self.plan = plan
+        # one store and one log for every repository (closed with the service)
+        self.conversations: ConversationMemory = conversations or open_conversation_store(
+            plan.conversations or plan.home / "conversations.db"
+        )
+        self.audit = audit or AuditLog.beside(
+            self.conversations, service_audit_path(plan.home, environ)
+        )
         # read once, each repository's file with the one environment: a bad value fails here
         # (a folder that appears later, a clone say, is read when it is first opened)
         self._environ = environ
@@ -182,7 +200,13 @@ class Service:
             state.state, state.error = "failed", str(error)
             raise RepositoryError(f"repository {spec.name!r}: {error}") from error
         index.keep_in_memory()
-        opened = Opened(index, Host.of(config, index=index))
+        host = Host.of(
+            config,
+            index=index,
+            conversations=self.conversations.for_repository(spec.name, config.conversations),
+            audit=self.audit.for_repository(spec.name),
+        )
+        opened = Opened(index, host)
         meta = index.meta()
         state.state, state.error, state.files = "ready", None, opened.files
         state.indexed_at = public_timestamp(meta.get("generated_at"))
@@ -213,6 +237,17 @@ class Service:
         for other, state in self.states.items():
             kept = self._opened.get(other)
             state.loaded = bool(kept and kept.views)
+
+    def repository_of(self, conversation_id: str) -> str | None:
+        """The repository of the service a kept conversation is about (one lookup in the
+        service's store), None when none is kept or its repository left the service."""
+        found = self.conversations.repository_of(conversation_id)
+        return found if found in self.names() else None
+
+    def repository_of_answer(self, answer_id: str) -> str | None:
+        """The repository of the service a kept answer is about (one lookup), else None."""
+        found = self.conversations.repository_of_answer(answer_id)
+        return found if found in self.names() else None
 
     # --- questions without a repository --------------------------------------------------
 
@@ -265,3 +300,4 @@ class Service:
         for item in opened:
             item.host.conversations.close()
             item.index.close()
+        self.conversations.close()

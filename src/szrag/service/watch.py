@@ -37,6 +37,7 @@ from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
 from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
+from szrag.service.repositories import HOME as SERVICE_HOME
 from szrag.structure.queries import records_by_path
 
 log = logging.getLogger("szrag.service.watch")
@@ -146,9 +147,11 @@ class WatchState:
 
 
 class RepositoryFilter(DefaultFilter):
-    """watchfiles' usual ignores plus the index directory."""
+    """watchfiles' usual ignores plus the index directory and a service's data folder (a
+    service file inside a repository it serves: its conversations and audit log are written
+    at every ask, and would refresh the index each time)."""
 
-    ignore_dirs = (*DefaultFilter.ignore_dirs, INDEX_DIRECTORY)
+    ignore_dirs = (*DefaultFilter.ignore_dirs, INDEX_DIRECTORY, SERVICE_HOME)
 
 
 def describe_failure(error: BaseException) -> str:
