@@ -30,7 +30,7 @@ from szrag.base.settings import Settings
 from szrag.commands import Allowlist
 from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
-from szrag.server import api, page, slack
+from szrag.server import api, page, slack, webhooks
 from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
 from szrag.server.middleware import HostGuard, SecurityHeaders
@@ -85,7 +85,7 @@ def create_app(
     """
     environ = os.environ if environ is None else environ
     if plan is not None:
-        root = plan.repositories[0].path
+        root = plan.configured_root()
     if config is None:
         config = load_config(Path(root).resolve(), environ)
     if live_tools is None and settings is not None:
@@ -124,7 +124,14 @@ def create_app(
                 server_settings,
                 http_client=http_client,
             )
-            first = await faces.face(faces.default)
+            faces.start()  # clones made and fetched in the background
+            try:
+                first = await faces.face(await faces.choose_default())
+            except BaseException:
+                await faces.close()
+                await http_client.aclose()
+                process_runtime.detach()
+                raise
             index = faces.service.shared_index(first.name)
             service, images = first.service, first.images
         state = ServerState(
@@ -185,6 +192,7 @@ def create_app(
             max_age=600,
         )
     app.include_router(api.router)
+    app.include_router(webhooks.router)
     app.include_router(slack.router)
     app.include_router(page.router)  # last: its image route matches any image-like path
     return app
