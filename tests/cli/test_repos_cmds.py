@@ -138,6 +138,10 @@ def test_a_url_is_added_with_its_branch_and_webhook_variable_and_listed_without_
     assert rows[0]["url"] == "https://example.com/web.git"
     assert rows[0]["webhookSecretEnv"] == "WEB_HOOK"
 
+    asked = runner.invoke(main, ["ask", "--no-ai", "--repo", "web", "anything"])
+    assert asked.exit_code != 0 and "web is not cloned yet" in asked.output
+    assert "tok3n" not in asked.output and "https://example.com/web.git" in asked.output
+
     (tmp_path / "api").mkdir()
     local = runner.invoke(main, ["repos", "add", "api", "api", "--webhook-secret-env", "X"])
     assert local.exit_code != 0 and "belong to a repository given by URL" in local.output

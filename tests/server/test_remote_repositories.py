@@ -289,3 +289,25 @@ def test_a_folder_that_vanishes_is_a_failed_state_while_the_others_answer(
         routed = client.post("/api/ask", json={"question": "welcome e-mail", "withAi": False})
         assert routed.status_code == 200 and routed.json()["data"]["repository"] == "billing"
         assert listed(client)["billing"]["state"] == "ready"
+
+
+def test_webhook_requests_spend_from_the_read_budget_before_their_body_is_read(
+    tmp_path: Path,
+) -> None:
+    from szrag.base.settings import RateLimit
+
+    write_files(tmp_path / "billing", BILLING)
+    (tmp_path / "szrag.toml").write_text(
+        '[[repositories]]\nname = "billing"\npath = "billing"\n', encoding="utf-8"
+    )
+    app = create_app(
+        plan=read_service_file(tmp_path / "szrag.toml"),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False, read_rate=RateLimit(1, 2)),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        answers = [client.post("/api/repositories/x/webhook", json={}) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [404, 404, 429]
+    assert answers[2].headers["Retry-After"]

@@ -15,7 +15,8 @@ configured has no webhook: one 404 ``no_webhook`` for all three, which lists no 
 A verified request is answered at once: a push to the served branch 202 (``accepted``: the
 fetch and the incremental refresh run in the background, see ``service/remotes.py``), any
 other event (GitHub's ``ping``) or a push to another branch 200 with ``accepted`` false and
-the reason. The body is JSON (GitHub's form encoding, ``payload=...``, is read too).
+the reason. The body is JSON (GitHub's form encoding, ``payload=...``, is read too). Each
+address spends from the read budget (``SZRAG_READ_RATE_LIMIT``) before its body is read.
 """
 
 from __future__ import annotations
@@ -110,6 +111,16 @@ def pushed_branch(payload: Mapping[str, Any]) -> str | None:
 @router.post("/api/repositories/{name}/webhook")
 async def webhook(name: str, request: Request, state: State) -> JSONResponse:
     """Fetch repository ``name`` now, for a verified push to its branch (see the module)."""
+    client = request.client.host if request.client else "unknown"
+    decision = state.read_limiter.take(f"webhook:{client}")  # the read budget, per address
+    if not decision.allowed:
+        wait = decision.retry_after_header
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many requests: try again in {wait} s",
+            headers={"Retry-After": wait},
+        )
     faces = state.repositories
     keeper = faces.keepers.get(name) if faces is not None else None
     secret = faces.service.webhook_secret(name) if faces is not None and keeper else None

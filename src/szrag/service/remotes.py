@@ -151,7 +151,7 @@ class RemoteKeeper:
             await self._synced_once()
             return
         self.branch = checkout.branch
-        self.service.note_fetched(self.name, checkout.commit, time.time())
+        self.service.note_fetched(self.name, time.time())
         if served or await self._open():
             state.error = None
             if checkout.moved and not checkout.cloned:  # an index opened meanwhile, too

@@ -265,10 +265,10 @@ class Service:
             opened.files = opened.index.counts()["files"]
             _note_index(self.states[name], opened.index, self.spec(name).path)
 
-    def note_fetched(self, name: str, commit: str, at: float) -> None:
-        """Record a fetch of repository ``name``: its commit and when (epoch seconds)."""
-        state = self.states[name]
-        state.commit, state.fetched_at = commit, utc_timestamp(at)
+    def note_fetched(self, name: str, at: float) -> None:
+        """Record when repository ``name`` was last fetched (epoch seconds); its ``commit``
+        follows once the index holds it (``note_refreshed``)."""
+        self.states[name].fetched_at = utc_timestamp(at)
 
     def _config_of(self, spec: RepositorySpec) -> Config:
         config = load_config(spec.path, self._environ)
