@@ -311,3 +311,21 @@ def test_webhook_requests_spend_from_the_read_budget_before_their_body_is_read(
         answers = [client.post("/api/repositories/x/webhook", json={}) for _ in range(3)]
     assert [answer.status_code for answer in answers] == [404, 404, 429]
     assert answers[2].headers["Retry-After"]
+
+
+def test_a_service_of_remotes_alone_starts_once_one_is_cloned(
+    serve: Serve, git_remote: MakeRemote, tmp_path: Path
+) -> None:
+    remote = git_remote("mailer", MAILER)
+    missing = (tmp_path / "remotes" / "gone.git").as_uri()
+    base = serve(
+        f'[[repositories]]\nname = "broken"\nurl = "{missing}"\n'
+        f'[[repositories]]\nname = "mailer"\nurl = "{remote.url}"\n'
+    )
+
+    with httpx.Client(base_url=base, timeout=30) as client:
+        states = listed(client)  # the server answers once the first good clone is ready
+        assert states["broken"]["state"] == "failed" and states["mailer"]["state"] == "ready"
+        assert client.get("/healthz").status_code == 200
+        routed = client.post("/api/ask", json={"question": "welcome e-mail", "withAi": False})
+        assert routed.json()["data"]["repository"] == "mailer"

@@ -106,7 +106,11 @@ class RepositoryFaces:
             return self.default
         failures = []
         for name in self.names():
-            state = await self.keepers[name].settled()
+            keeper = self.keepers.get(name)
+            if keeper is None:  # a folder that was there when the plan was read
+                failures.append(f"{name}: its folder is gone")
+                continue
+            state = await keeper.settled()
             if state.state == "ready":
                 self.default = name
                 return name
