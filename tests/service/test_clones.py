@@ -3,7 +3,10 @@ repositories, fetched and moved to the pushed commit, failures clear and free of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import http.server
+import socket
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +121,53 @@ def test_a_folder_in_the_way_that_is_no_clone_is_refused_not_replaced(
         sync(spec_of(remote.url, folder), ENVIRON)
 
     assert (folder / "notes.txt").read_text() == "mine" and not is_clone(folder)
+
+
+@pytest.fixture
+def refusing_server() -> Iterator[str]:
+    """A loopback HTTP server that asks every request for credentials (401, Basic)."""
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/team/app.git"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bad_credentials_fail_at_once_instead_of_prompting(
+    refusing_server: str, tmp_path: Path
+) -> None:
+    url = refusing_server.replace("http://", "http://deploy:wrong-token@")
+
+    with pytest.raises(RepositoryError) as raised:
+        sync(spec_of(url, tmp_path / "app"), ENVIRON, timeout=30)
+
+    assert "git clone of " + refusing_server in raised.value.message
+    assert "Authentication failed" in raised.value.message
+    assert "wrong-token" not in raised.value.message and "deploy" not in raised.value.message
+    assert not (tmp_path / "app").exists()
+
+
+def test_a_remote_that_never_answers_is_given_up_after_the_timeout(tmp_path: Path) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/app.git"
+
+        with pytest.raises(RepositoryError, match=r"git clone of .* did not finish in 1 s"):
+            sync(spec_of(url, tmp_path / "app"), ENVIRON, timeout=1)
+
+    assert not (tmp_path / "app").exists()
