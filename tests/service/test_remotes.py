@@ -82,11 +82,21 @@ async def test_an_existing_clone_is_fetched_and_a_failed_fetch_keeps_it_served(
         assert state.state == "ready" and state.commit == pushed and state.files == 3
         assert keeper.branch == "main" and keeper.syncs == 1
 
+        again = remote.push({"src/refund.py": "def refund_by_transfer(customer):\n    return 2\n"})
+        keeper.trigger()
+        with anyio.fail_after(30):
+            assert await keeper.wait_for_sync(30)
+        watcher = keeper.watcher()
+        assert watcher is not None and watcher.state.last_changed == 1  # incremental
+        assert state.commit == again and state.error is None
+        index = service.shared_index("mailer")
+        assert "refund_by_transfer" in "".join(index.lines("src/refund.py"))
+
         shutil.rmtree(remote.bare)  # the remote is gone: no network, say
         keeper.trigger()
         with anyio.fail_after(30):
             assert await keeper.wait_for_sync(30)
-        assert state.state == "ready" and state.commit == pushed  # still served
+        assert state.state == "ready" and state.commit == again  # still served
         assert state.error is not None and "git fetch of file://" in state.error
         assert service.host("mailer").index is not None
     finally:
