@@ -265,6 +265,8 @@ def test_a_webhook_secret_named_but_not_set_stops_the_server_with_a_clear_error(
 
     with pytest.raises(ConfigError, match="webhook_secret_env names MAILER_HOOK, which is not set"):
         Service(plan, {"SZRAG_AUDIT_LOG": "off"})
+    with pytest.raises(ConfigError, match="MAILER_HOOK, which is not set"):
+        create_app(plan=plan, environ={"SZRAG_AUDIT_LOG": "off", "MAILER_HOOK": " "})
 
 
 def test_a_folder_that_vanishes_is_a_failed_state_while_the_others_answer(

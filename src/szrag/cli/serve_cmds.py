@@ -83,8 +83,11 @@ def serve(
     from szrag.index import load_index
     from szrag.server import create_app
     from szrag.server.auth import check_exposure
+    from szrag.service.service import webhook_secrets
 
     plan = service_plan(repos, service_file)
+    if plan is not None:
+        webhook_secrets(plan, os.environ)  # a secret named but not set: before any clone
     if plan is not None and plan.first_present() is None:
         clone_first(plan)  # the page and the runtime reads need one repository at start
     present = plan.first_present() if plan is not None else None

@@ -43,7 +43,7 @@ from szrag.service.audit import AuditLog
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host, with_parts
 from szrag.service.repositories import ServicePlan
-from szrag.service.service import Service
+from szrag.service.service import Service, webhook_secrets
 from szrag.service.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.server")
@@ -99,6 +99,8 @@ def create_app(
     server_settings = config.server
     if plan is not None and server_settings.memory_mb is not None:
         plan = dataclasses.replace(plan, memory_mb=server_settings.memory_mb)
+    if plan is not None:
+        webhook_secrets(plan, environ)  # a secret named but not set fails before listening
     host = Host.of(config, runtime=runtime, audit=audit)
     process_runtime = host.runtime
 

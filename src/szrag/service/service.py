@@ -98,11 +98,7 @@ class Service:
             spec.name: RepositoryState(spec.name, channels=spec.slack_channels, url=spec.shown_url)
             for spec in plan.repositories
         }
-        self._secrets = {
-            spec.name: _secret_of(spec, environ)
-            for spec in plan.repositories
-            if spec.webhook_secret_env is not None
-        }
+        self._secrets = webhook_secrets(plan, environ)
         self._gone: set[str] = set()  # local repositories whose folder has vanished
         self._opener = opener
         self._opened: OrderedDict[str, Opened] = OrderedDict()  # least recently asked first
@@ -352,6 +348,16 @@ def _note_index(state: RepositoryState, index: SharedIndex, root: Path) -> None:
     state.indexed_at = public_timestamp(index.meta().get("generated_at"))
     head = read_git_head(root)
     state.commit = head.commit if head is not None else None
+
+
+def webhook_secrets(plan: ServicePlan, environ: Mapping[str, str]) -> dict[str, str]:
+    """Each repository's webhook secret by name, read from ``environ`` (the variables its
+    ``webhook_secret_env`` names); ConfigError for a variable named but not set."""
+    return {
+        spec.name: _secret_of(spec, environ)
+        for spec in plan.repositories
+        if spec.webhook_secret_env is not None
+    }
 
 
 def _secret_of(spec: RepositorySpec, environ: Mapping[str, str]) -> str:
