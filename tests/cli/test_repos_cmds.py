@@ -185,3 +185,21 @@ def test_ask_answers_from_the_repository_named_or_the_one_the_question_is_about(
     (tmp_path / "szrag.toml").unlink()
     missing = runner.invoke(main, ["ask", "--no-ai", "--repo", "billing", "anything"])
     assert missing.exit_code != 0 and "no service file" in missing.output
+
+
+def test_repos_add_keeps_the_fetch_interval_and_each_webhook_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "szrag.toml").write_text(
+        'memory_mb = 512\nfetch_interval = 0.5\n[[repositories]]\nname = "web"\n'
+        'url = "file:///srv/web.git"\nwebhook_secret_env = "WEB_HOOK"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "api").mkdir()
+
+    assert CliRunner().invoke(main, ["repos", "add", "api", "api"]).exit_code == 0
+
+    plan = read_service_file(tmp_path / "szrag.toml")
+    assert plan.memory_mb == 512 and plan.fetch_interval == 0.5
+    assert plan.named("web").webhook_secret_env == "WEB_HOOK" and plan.names() == ["web", "api"]
