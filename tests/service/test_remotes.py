@@ -88,6 +88,7 @@ async def test_an_existing_clone_is_fetched_and_a_failed_fetch_keeps_it_served(
             assert await keeper.wait_for_sync(30)
         watcher = keeper.watcher()
         assert watcher is not None and watcher.state.last_changed == 1  # incremental
+        assert watcher.state.mode == "fetch" and watcher.state.refreshes == 2
         assert state.commit == again and state.error is None
         index = service.shared_index("mailer")
         assert "refund_by_transfer" in "".join(index.lines("src/refund.py"))

@@ -25,6 +25,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import anyio
 
@@ -105,6 +106,8 @@ class RemoteKeeper:
         if self._watcher is None and self.name in self.service.opened():
             index = self.service.shared_index(self.name)
             self._watcher = IndexWatcher(index, debounce_ms=self._debounce_ms)
+            # refreshed after each fetch that moves it (``/api/status``: ``mode`` ``fetch``)
+            self._watcher.state = replace(self._watcher.state, mode="fetch")
         return self._watcher
 
     async def stop(self) -> None:
