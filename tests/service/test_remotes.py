@@ -103,3 +103,31 @@ async def test_an_existing_clone_is_fetched_and_a_failed_fetch_keeps_it_served(
     finally:
         await keeper.stop()
         service.close()
+
+
+async def test_a_fault_while_syncing_is_a_failed_state_and_the_next_sync_still_runs(
+    git_remote: MakeRemote, tmp_path: Path
+) -> None:
+    remote = git_remote("mailer", FILES)
+    service = service_of(remote.url, tmp_path / "data")
+    calls: list[int] = []
+
+    def faulty_once(spec: RepositorySpec, environ: Any, *, timeout: float) -> Checkout:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("a fault of ours")
+        return sync(spec, environ, timeout=timeout)
+
+    keeper = RemoteKeeper(service, "mailer", interval=0, syncer=faulty_once)
+    try:
+        keeper.start()
+        with anyio.fail_after(30):
+            state = await keeper.settled()
+        assert state.state == "failed" and state.error == "keeping it current failed: ValueError"
+        keeper.trigger()
+        with anyio.fail_after(30):
+            assert await keeper.wait_for_sync(30)
+        assert state.state == "ready" and state.error is None and state.files == 2
+    finally:
+        await keeper.stop()
+        service.close()

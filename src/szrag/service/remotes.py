@@ -123,7 +123,14 @@ class RemoteKeeper:
 
     async def _run(self) -> None:
         while True:
-            await self.sync()
+            try:
+                await self.sync()
+            except Exception as error:  # a fault of ours: kept in the state, synced again later
+                log.error("keeping %s current failed", self.name, exc_info=error)
+                if self.state.state != "ready":
+                    self.state.state = "failed"
+                self.state.error = f"keeping it current failed: {type(error).__name__}"
+                await self._synced_once()
             self._settled.set()
             if self.interval > 0:
                 with anyio.move_on_after(self.interval):
