@@ -171,3 +171,13 @@ def test_a_remote_that_never_answers_is_given_up_after_the_timeout(tmp_path: Pat
             sync(spec_of(url, tmp_path / "app"), ENVIRON, timeout=1)
 
     assert not (tmp_path / "app").exists()
+
+
+def test_a_data_folder_that_cannot_be_made_is_a_clear_error(
+    git_remote: MakeRemote, tmp_path: Path
+) -> None:
+    remote = git_remote("app", FILES)
+    (tmp_path / "data").write_text("a file where the data folder belongs")
+
+    with pytest.raises(RepositoryError, match=r"cannot clone into .*data/app"):
+        sync(spec_of(remote.url, tmp_path / "data" / "app"), ENVIRON)

@@ -90,7 +90,6 @@ def serve(
         webhook_secrets(plan, os.environ)  # a secret named but not set: before any clone
     if plan is not None and plan.first_present() is None:
         clone_first(plan)  # the page and the runtime reads need one repository at start
-    present = plan.first_present() if plan is not None else None
     if plan is not None:
         root = plan.configured_root()
     if not root.is_dir():
@@ -99,10 +98,9 @@ def serve(
     settings = config.server
     check_exposure(host, settings)
     app = create_app(config=config, plan=plan, environ=os.environ)
-    if plan is None or present is not None:
-        with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
-            report = index.last_report  # built or refreshed now: a failure is a message
-        show_report(report)
+    with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
+        report = index.last_report  # built or refreshed now: a failure is a message, not a trace
+    show_report(report)
     check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"

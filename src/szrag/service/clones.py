@@ -83,7 +83,12 @@ def sync(
             f"repository {spec.name!r}: {spec.path} is in the way of its clone and is no clone;"
             " move it away"
         )
-    return _clone(spec, spec.url, env, timeout)
+    try:
+        return _clone(spec, spec.url, env, timeout)
+    except OSError as error:  # the data folder cannot be made or written
+        raise RepositoryError(
+            f"repository {spec.name!r}: cannot clone into {spec.path} ({error.strerror or error})"
+        ) from error
 
 
 def _clone(spec: RepositorySpec, url: str, env: dict[str, str], timeout: float) -> Checkout:
