@@ -275,3 +275,63 @@ def pg_url(postgres_cluster: Cluster) -> Iterator[str]:
     url = postgres_cluster.create_database()
     yield url
     postgres_cluster.drop_database(url)
+
+
+# --- git remotes: bare repositories on disk, pushed to from a work tree, cloned over file:// ---
+
+
+@dataclass
+class GitRemote:
+    """A bare repository (``bare``, reached at ``url``) and the work tree that pushes to it."""
+
+    bare: Path
+    work: Path
+
+    @property
+    def url(self) -> str:
+        return self.bare.as_uri()
+
+    def git(self, *arguments: str, cwd: Path | None = None) -> str:
+        completed = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments],
+            cwd=cwd or self.work,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return completed.stdout.strip()
+
+    def push(self, files: dict[str, str], *, branch: str = "main", message: str = "change") -> str:
+        """Commit ``files`` (relative path: text) on ``branch`` and push it; the new commit."""
+        current = self.git("symbolic-ref", "--short", "HEAD")
+        if current != branch:
+            self.git("checkout", "-q", "-B", branch)
+        for relative, text in files.items():
+            path = self.work / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        self.git("push", "-q", "origin", branch)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def git_remote(tmp_path: Path) -> Callable[[str, dict[str, str]], GitRemote]:
+    """Makes ``<tmp>/remotes/<name>.git`` with a first commit of ``files`` on ``main``; the
+    remote's ``push`` commits more and pushes them, as someone working elsewhere would."""
+
+    def make(name: str, files: dict[str, str]) -> GitRemote:
+        bare = tmp_path / "remotes" / f"{name}.git"
+        work = tmp_path / "pushers" / name
+        bare.parent.mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True)
+        init = ["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)]
+        subprocess.run(init, check=True)
+        remote = GitRemote(bare, work)
+        remote.git("init", "-q", "--initial-branch=main")
+        remote.git("remote", "add", "origin", remote.url)
+        remote.push(files, message="first")
+        return remote
+
+    return make

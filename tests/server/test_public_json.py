@@ -5,7 +5,9 @@ with ``Z``) and one meaning of ``path`` (a file of the repository)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -257,7 +259,7 @@ def test_api_routes_and_sse_events_follow_the_public_conventions(
 
 
 def test_a_service_of_repositories_follows_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_remote: Callable[..., Any]
 ) -> None:
     from szrag.commands import Allowlist
     from szrag.server import ServerSettings, create_app
@@ -276,11 +278,14 @@ def test_a_service_of_repositories_follows_them(
             (tmp_path / name / relative).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name / relative).write_text(text, encoding="utf-8")
         assert runner.invoke(main, ["repos", "add", name, name]).exit_code == 0
+    outbox = git_remote("outbox", {"src/queue.py": "def enqueue(message):\n    return 1\n"})
+    added = ["repos", "add", "outbox", outbox.url, "--webhook-secret-env", "OUTBOX_HOOK"]
+    assert runner.invoke(main, added).exit_code == 0
     listed = runner.invoke(main, ["repos", "list", "--json"])
     found = list(problems(json.loads(listed.stdout), tmp_path, "repos list"))
     app = create_app(
         plan=read_service_file(tmp_path / "szrag.toml"),
-        environ={"SZRAG_AUDIT_LOG": "off"},
+        environ={"SZRAG_AUDIT_LOG": "off", "OUTBOX_HOOK": "hook", "PATH": os.environ["PATH"]},
         settings=ServerSettings(watch=False),
         allowlist=Allowlist(),
         live_tools=False,
@@ -292,6 +297,20 @@ def test_a_service_of_repositories_follows_them(
         ).json()
         assert answered["data"]["repository"] == "mailer"
         found += problems(answered, tmp_path / "mailer", "POST /api/ask, routed")
+        deadline = time.monotonic() + 30
+        while client.get("/api/repositories").json()["data"][2]["state"] != "ready":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        found += problems(client.get("/api/repositories").json(), tmp_path, "cloned")
+        hook = client.post(
+            "/api/repositories/outbox/webhook",
+            json={"ref": "refs/heads/main"},
+            headers={"X-Gitlab-Token": "hook"},
+        )
+        assert hook.status_code == 202
+        found += problems(hook.json(), tmp_path, "webhook")
+        refused = client.post("/api/repositories/outbox/webhook", json={})
+        found += problems(refused.json(), tmp_path, "webhook refused")
     assert found == [], "\n".join(found)
 
 

@@ -7,7 +7,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import httpx
@@ -125,3 +127,75 @@ def test_serve_says_which_model_answers_and_reports_a_damaged_index_once(
 
     assert "model:  qwen2.5-coder at http://127.0.0.1:9/v1/chat/completions" in configured
     assert "corrupt" not in configured
+
+
+def test_serve_clones_a_service_of_remote_repositories_and_answers_from_them(
+    tmp_path: Path, git_remote: Callable[..., Any]
+) -> None:
+    good = git_remote("mailer", {"src/welcome.py": "def send_welcome_email(user):\n    pass\n"})
+    missing = (tmp_path / "remotes" / "gone.git").as_uri()
+    service_file = tmp_path / "szrag.toml"
+    service_file.write_text(
+        f'[[repositories]]\nname = "broken"\nurl = "{missing}"\n'
+        f'[[repositories]]\nname = "mailer"\nurl = "{good.url}"\n',
+        encoding="utf-8",
+    )
+    port = free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AI_", "OPENAI_", "SZRAG_", "SLACK_"))
+    }
+    env.update(PYTHONUNBUFFERED="1", SZRAG_WATCH="0")
+    command = [sys.executable, "-m", "szrag", "serve", "--config", str(service_file)]
+    server = subprocess.Popen(
+        [*command, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    states: dict[str, Any] = {}
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/api/repositories", timeout=1)
+            except httpx.HTTPError:
+                time.sleep(0.1)
+                continue
+            states = {item["name"]: item for item in answer.json()["data"]}
+            if states["broken"]["state"] == "failed":
+                break
+            time.sleep(0.1)
+        asked = httpx.post(
+            f"http://127.0.0.1:{port}/api/ask",
+            json={"question": "welcome email", "repository": "mailer", "withAi": False},
+            timeout=30,
+        )
+    finally:
+        server.terminate()
+        output, _ = server.communicate(timeout=30)
+
+    assert states["mailer"]["state"] == "ready", output
+    assert "does not appear to be a git repository" in states["broken"]["error"]
+    assert asked.json()["data"]["sources"][0]["path"] == "src/welcome.py"
+    assert f"mailer ({good.url})" in output and "clones:" in output
+    assert (tmp_path / ".szrag/repositories/mailer/src/welcome.py").is_file()
+
+
+def test_serve_says_clearly_when_no_remote_repository_can_be_cloned(tmp_path: Path) -> None:
+    missing = (tmp_path / "gone.git").as_uri()
+    service_file = tmp_path / "szrag.toml"
+    service_file.write_text(f'[[repositories]]\nname = "a"\nurl = "{missing}"\n', "utf-8")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "szrag", "serve", "--config", str(service_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 1
+    assert "no repository of the service can be served: repository 'a'" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

@@ -27,7 +27,8 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     │   ├── FeedbackError           bad_feedback       400  a rating, right file or comment refused
     │   └── ConversationStoreError  conversations_unavailable 503  the store cannot be read or written
     ├── RepositoryError             repository_error   400  a service's repository list is unusable
-    │   └── UnknownRepository       unknown_repository 404  no repository of the service has this name
+    │   ├── UnknownRepository       unknown_repository 404  no repository of the service has this name
+    │   └── RepositoryUnavailable   repository_unavailable 503  being cloned, its clone failed, its folder gone
     ├── ToolError                   tool_error         400  unknown tool, bad arguments
     ├── ProviderError               provider           502  the model provider failed
     │   ├── ProviderAuthError       auth                    401 / 403: the key
@@ -240,6 +241,15 @@ class UnknownRepository(RepositoryError):
 
     code = "unknown_repository"
     http_status = 404
+
+
+class RepositoryUnavailable(RepositoryError):
+    """A repository of the service cannot answer now: it is still being cloned, its clone
+    failed, or its folder is gone (the others still answer)."""
+
+    code = "repository_unavailable"
+    http_status = 503
+    exit_code = 1
 
 
 # --- tools and the model provider ------------------------------------------------------------

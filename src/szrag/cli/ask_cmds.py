@@ -336,7 +336,10 @@ def repository_of(
         finally:
             service.close()
     if spec.remote and not spec.path.is_dir():
-        raise ConfigError(f"repository {spec.name} is cloned from {spec.url}, not cloned yet")
+        raise ConfigError(
+            f"repository {spec.name} is not cloned yet: `szrag serve --config` clones"
+            f" {spec.shown_url} into {spec.path}"
+        )
     return spec.name, spec.path
 
 

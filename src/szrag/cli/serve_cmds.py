@@ -1,5 +1,6 @@
 """``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository, or
-for several (``--repo NAME=PATH``, ``--config szrag.toml``)."""
+for several (``--repo NAME=PATH``, ``--config szrag.toml``: repositories from a URL are cloned
+once the server runs, while the others answer)."""
 
 from __future__ import annotations
 
@@ -82,10 +83,15 @@ def serve(
     from szrag.index import load_index
     from szrag.server import create_app
     from szrag.server.auth import check_exposure
+    from szrag.service.service import webhook_secrets
 
     plan = service_plan(repos, service_file)
     if plan is not None:
-        root = plan.repositories[0].path
+        webhook_secrets(plan, os.environ)  # a secret named but not set: before any clone
+    if plan is not None and plan.first_present() is None:
+        clone_first(plan)  # the page and the runtime reads need one repository at start
+    if plan is not None:
+        root = plan.configured_root()
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
     config = config_for(root.resolve())  # the file and the environment, read once
@@ -99,7 +105,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     served = (
-        ", ".join(f"{spec.name} ({spec.path})" for spec in plan.repositories)
+        ", ".join(f"{spec.name} ({spec.shown_url or spec.path})" for spec in plan.repositories)
         if plan is not None
         else str(root.resolve())
     )
@@ -109,6 +115,12 @@ def serve(
         f"  API:    POST {base}/api/ask  (GET {base}/api/status, /api/commands, ...)",
         f"  model:  {model_line(app.state.answer_settings)}",
     ]
+    if plan is not None and any(spec.remote for spec in plan.repositories):
+        every = f"every {plan.fetch_interval:g} s" if plan.fetch_interval else "on webhooks only"
+        lines.append(f"  clones: {plan.data}, fetched {every}")
+        for spec in plan.repositories:
+            if spec.webhook_secret_env:
+                lines.append(f"  webhook: POST {base}/api/repositories/{spec.name}/webhook")
     if settings.slack_signing_secret:
         lines.append(f"  Slack:  request URL {base}/slack/events")
     if settings.slack_app_token:
@@ -130,14 +142,26 @@ def service_plan(repos: tuple[str, ...], service_file: Path | None) -> ServicePl
         plan = read_service_file(service_file)
         if not plan.repositories:
             raise ConfigError(f"{service_file} lists no repository: `szrag repos add` adds one")
-        remote = [spec.name for spec in plan.repositories if spec.remote]
-        if remote:
-            raise ConfigError(
-                f"{service_file}: repositories from a URL ({', '.join(remote)}) are not served"
-                " yet; clone them and give their path"
-            )
         return plan
     return plan_from_options(repos) if repos else None
+
+
+def clone_first(plan: ServicePlan) -> None:
+    """Clone the plan's repositories in order until one succeeds (the server clones the
+    rest in the background); RepositoryError naming each failure when none does."""
+    from szrag.base.errors import RepositoryError
+    from szrag.service.clones import sync
+
+    failures = []
+    for spec in plan.repositories:
+        with console.status(f"Cloning {spec.name} from {spec.shown_url}..."):
+            try:
+                sync(spec, os.environ)
+            except RepositoryError as error:
+                failures.append(error.message)
+                continue
+        return
+    raise RepositoryError("no repository of the service can be served: " + "; ".join(failures))
 
 
 def check_port_free(host: str, port: int) -> None:

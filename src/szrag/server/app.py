@@ -30,7 +30,7 @@ from szrag.base.settings import Settings
 from szrag.commands import Allowlist
 from szrag.index.shared import open_shared_index
 from szrag.runtime import ProcessRuntime
-from szrag.server import api, page, slack
+from szrag.server import api, page, slack, webhooks
 from szrag.server.errors import ApiError
 from szrag.server.images import ImageCatalogue
 from szrag.server.middleware import HostGuard, SecurityHeaders
@@ -43,7 +43,7 @@ from szrag.service.audit import AuditLog
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host, with_parts
 from szrag.service.repositories import ServicePlan
-from szrag.service.service import Service
+from szrag.service.service import Service, webhook_secrets
 from szrag.service.watch import IndexWatcher, start_warming
 
 log = logging.getLogger("szrag.server")
@@ -85,7 +85,7 @@ def create_app(
     """
     environ = os.environ if environ is None else environ
     if plan is not None:
-        root = plan.repositories[0].path
+        root = plan.configured_root()
     if config is None:
         config = load_config(Path(root).resolve(), environ)
     if live_tools is None and settings is not None:
@@ -99,6 +99,8 @@ def create_app(
     server_settings = config.server
     if plan is not None and server_settings.memory_mb is not None:
         plan = dataclasses.replace(plan, memory_mb=server_settings.memory_mb)
+    if plan is not None:
+        webhook_secrets(plan, environ)  # a secret named but not set fails before listening
     host = Host.of(config, runtime=runtime, audit=audit)
     process_runtime = host.runtime
 
@@ -124,7 +126,14 @@ def create_app(
                 server_settings,
                 http_client=http_client,
             )
-            first = await faces.face(faces.default)
+            faces.start()  # clones made and fetched in the background
+            try:
+                first = await faces.face(await faces.choose_default())
+            except BaseException:
+                await faces.close()
+                await http_client.aclose()
+                process_runtime.detach()
+                raise
             index = faces.service.shared_index(first.name)
             service, images = first.service, first.images
         state = ServerState(
@@ -185,6 +194,7 @@ def create_app(
             max_age=600,
         )
     app.include_router(api.router)
+    app.include_router(webhooks.router)
     app.include_router(slack.router)
     app.include_router(page.router)  # last: its image route matches any image-like path
     return app

@@ -5,6 +5,13 @@ A question names its repository (``"repository"`` in ``POST /api/ask``) or is ro
 repository whose best source scores highest; a follow-up in a conversation goes to the
 repository the conversation began in. An unknown name is a 404 ``unknown_repository`` before
 anything runs.
+
+A repository cloned from a URL has a :class:`~szrag.service.remotes.RemoteKeeper`, started
+with the server (``start``): it clones in the background while the others answer, fetches on
+the service's interval and on a verified push webhook (``server/webhooks.py``), and its
+refresher is the face's watcher (no file watching: only a sync changes a clone). The
+repository the page, the runtime reads and Slack use (``default``) is the first whose code
+is on disk at start, else the first whose clone succeeds.
 """
 
 from __future__ import annotations
@@ -16,13 +23,14 @@ from dataclasses import dataclass
 import anyio
 import httpx
 
-from szrag.base.errors import UnknownAnswer, UnknownConversation
+from szrag.base.errors import RepositoryError, UnknownAnswer, UnknownConversation
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
 from szrag.runtime.git import read_git_head
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
 from szrag.server.settings import ServerSettings
+from szrag.service.remotes import RemoteKeeper
 from szrag.service.repositories import RepositoryState
 from szrag.service.service import Service
 from szrag.service.watch import IndexWatcher
@@ -68,15 +76,46 @@ class RepositoryFaces:
         self.http_client = http_client
         self._faces: dict[str, RepositoryFace] = {}
         self._lock = asyncio.Lock()
+        self.keepers = {
+            spec.name: RemoteKeeper(
+                service,
+                spec.name,
+                interval=service.plan.fetch_interval,
+                debounce_ms=settings.watch_debounce_ms,
+            )
+            for spec in service.plan.repositories
+            if spec.remote
+        }
+        first = service.plan.first_present()
+        self.default = first.name if first is not None else self.names()[0]
 
     def names(self) -> list[str]:
         """The repositories' names, in the order configured."""
         return self.service.names()
 
-    @property
-    def default(self) -> str:
-        """The repository the runtime reads and the page start with: the first one."""
-        return self.names()[0]
+    def start(self) -> None:
+        """Start keeping the cloned repositories current (in the running event loop)."""
+        for keeper in self.keepers.values():
+            keeper.start()
+
+    async def choose_default(self) -> str:
+        """The repository the page, the runtime reads and Slack use: the first whose code is
+        on disk, else the first whose clone succeeds (waited for); RepositoryError naming
+        each failure when no repository can be served."""
+        if self.service.plan.first_present() is not None:
+            return self.default
+        failures = []
+        for name in self.names():
+            keeper = self.keepers.get(name)
+            if keeper is None:  # a folder that was there when the plan was read
+                failures.append(f"{name}: its folder is gone")
+                continue
+            state = await keeper.settled()
+            if state.state == "ready":
+                self.default = name
+                return name
+            failures.append(f"{name}: {state.error}")
+        raise RepositoryError("no repository of the service can be served: " + "; ".join(failures))
 
     async def face(self, name: str) -> RepositoryFace:
         """The face of repository ``name`` (UnknownRepository when there is none); its index
@@ -91,7 +130,10 @@ class RepositoryFaces:
             face = RepositoryFace(
                 name, AskService(host, http_client=self.http_client), ImageCatalogue(index)
             )
-            if self.settings.watch:
+            keeper = self.keepers.get(name)
+            if keeper is not None:  # refreshed after each fetch that moves it, not watched
+                face.watcher = keeper.watcher()
+            elif self.settings.watch:
                 face.watcher = IndexWatcher(index, debounce_ms=self.settings.watch_debounce_ms)
                 face.watcher.start()
             self._faces[name] = face
@@ -126,13 +168,17 @@ class RepositoryFaces:
         return await self.face(name)
 
     def states(self) -> list[RepositoryState]:
-        """What each repository's state is now, in the order configured."""
+        """What each repository's state is now, in the order configured (a local folder
+        that has vanished is ``failed`` saying so)."""
+        self.service.check_folders()
         return [self.service.states[name] for name in self.names()]
 
     async def close(self) -> None:
-        """Stop the watchers, then close every repository's index and store."""
+        """Stop the keepers and watchers, then close every repository's index and store."""
+        for keeper in self.keepers.values():
+            await keeper.stop()  # its refresher too
         for face in list(self._faces.values()):
-            if face.watcher is not None:
+            if face.watcher is not None and face.name not in self.keepers:
                 await face.watcher.stop()
         self._faces.clear()
         await anyio.to_thread.run_sync(self.service.close)

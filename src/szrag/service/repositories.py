@@ -9,6 +9,7 @@ scope their questions by::
 and the service file lists them with what belongs to each::
 
     memory_mb = 1024                  # the views of all repositories kept in memory, at most
+    fetch_interval = 300              # seconds between fetches of each cloned repository (0: off)
 
     [[repositories]]
     name = "api"
@@ -18,18 +19,23 @@ and the service file lists them with what belongs to each::
     [[repositories]]
     name = "web"
     url = "https://github.com/example/web.git"   # cloned into the service's data folder
-    branch = "main"
+    branch = "main"                   # default: the remote's default branch
+    webhook_secret_env = "WEB_WEBHOOK_SECRET"    # the variable holding its push webhook's secret
 
 A name is a word of letters, digits, ``.``, ``_`` and ``-`` (no slash: it is a path segment of
 links and an ``in:NAME`` word of a Slack message); two repositories with one name, a path
 that is no folder or a repository with neither path nor URL are refused with a message that
-names the entry.
+names the entry. A URL's credentials (``https://user:token@host/...``) are never shown:
+:func:`shown_url` is the URL with its user information removed, in listings, states and
+errors. The webhook secret itself is never in the file, only the name of the environment
+variable that holds it, read by the service from the environment it is given.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +49,32 @@ DEFAULT_MEMORY_MB = 1024  # a small VM's share for in-memory views
 SERVICE_FILE = "szrag.toml"
 HOME = ".szrag"  # beside the service file: the service's own data (conversations, audit log)
 CLONES = f"{HOME}/repositories"  # where remote repositories are cloned
-_KEYS = frozenset({"name", "path", "url", "branch", "slack_channels"})
+DEFAULT_FETCH_INTERVAL = 300.0  # seconds: a push shows within five minutes without a webhook
+_KEYS = frozenset({"name", "path", "url", "branch", "slack_channels", "webhook_secret_env"})
+_TOP_KEYS = frozenset({"memory_mb", "fetch_interval", "repositories"})
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit to show and log: without its user information (``user:token@``) when it
+    is a URL with a scheme; an scp-like ``git@host:path`` names no secret and is kept."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub(r"\1", url)
+    if parts.scheme and "@" in parts.netloc:
+        return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return url
+
+
+def _shown(url: object) -> object:
+    return shown_url(url) if isinstance(url, str) else url
+
+
+def without_credentials(text: str) -> str:
+    """``text`` (git's error output, say) with every URL's user information removed."""
+    return _USERINFO.sub(r"\1", text)
 
 
 def checked_name(name: str, *, where: str = "repository") -> str:
@@ -63,14 +94,20 @@ class RepositorySpec:
 
     name: str
     path: Path = field(metadata=public(name="folder"))  # public "path"s are files' in a repository
-    url: str | None = None
+    url: str | None = field(default=None, metadata=public(convert=_shown))
     branch: str | None = None
     slack_channels: tuple[str, ...] = ()
+    webhook_secret_env: str | None = None  # the environment variable holding the secret
 
     @property
     def remote(self) -> bool:
         """Whether the code is cloned from ``url`` rather than read where it lies."""
         return self.url is not None
+
+    @property
+    def shown_url(self) -> str | None:
+        """The URL without credentials (see :func:`shown_url`)."""
+        return shown_url(self.url) if self.url is not None else None
 
     @classmethod
     def parse(cls, option: str, *, base: Path | None = None) -> RepositorySpec:
@@ -85,7 +122,8 @@ class RepositorySpec:
 
 @dataclass(frozen=True, slots=True)
 class ServicePlan:
-    """A service's repositories, in the order given, and its memory budget."""
+    """A service's repositories, in the order given, its memory budget and how often its
+    cloned repositories are fetched."""
 
     repositories: tuple[RepositorySpec, ...]
     memory_mb: int = DEFAULT_MEMORY_MB
@@ -94,6 +132,7 @@ class ServicePlan:
     # where the service keeps conversations, feedback (and, in PostgreSQL, the audit log): a
     # path or a postgresql:// URL, which may hold a password (None: ``home``'s conversations.db)
     conversations: str | Path | None = field(default=None, repr=False, metadata=public(hidden=True))
+    fetch_interval: float = DEFAULT_FETCH_INTERVAL  # seconds; 0: fetched on webhooks alone
 
     def names(self) -> list[str]:
         """The repositories' names, in order."""
@@ -117,6 +156,19 @@ class ServicePlan:
                 return spec
         known = ", ".join(self.names()) or "none"
         raise UnknownRepository(f"no repository is called {name!r} (known: {known})")
+
+    def first_present(self) -> RepositorySpec | None:
+        """The first repository whose code is on disk now: a folder, or a clone made before
+        (None when every repository is still to be cloned)."""
+        return next((spec for spec in self.repositories if spec.path.is_dir()), None)
+
+    def configured_root(self) -> Path:
+        """Whose repository file configures a server of this plan: the first repository on
+        disk, else (every one still to be cloned) the service file's folder."""
+        first = self.first_present()
+        if first is not None:
+            return first.path
+        return self.file.parent if self.file is not None else self.repositories[0].path
 
     def for_channel(self, channel: str) -> RepositorySpec | None:
         """The repository a Slack channel is about, if one names it."""
@@ -156,6 +208,9 @@ def read_service_file(path: Path) -> ServicePlan:
         raise RepositoryError(f"{path}: not valid TOML ({error})") from error
     base = path.resolve().parent
     data_folder = base / CLONES
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise RepositoryError(f"{path}: unknown key(s) {', '.join(unknown)}")
     entries = data.get("repositories", [])
     if not isinstance(entries, list) or not all(isinstance(item, dict) for item in entries):
         raise RepositoryError(f"{path}: [[repositories]] must be tables")
@@ -165,7 +220,12 @@ def read_service_file(path: Path) -> ServicePlan:
     memory = data.get("memory_mb", DEFAULT_MEMORY_MB)
     if not isinstance(memory, int) or isinstance(memory, bool) or memory < 0:
         raise RepositoryError(f"{path}: memory_mb must be a whole number of megabytes")
-    return ServicePlan(checked(specs), memory, path.resolve(), data_folder)
+    interval = data.get("fetch_interval", DEFAULT_FETCH_INTERVAL)
+    if not isinstance(interval, int | float) or isinstance(interval, bool) or interval < 0:
+        raise RepositoryError(f"{path}: fetch_interval must be a number of seconds (0: off)")
+    return ServicePlan(
+        checked(specs), memory, path.resolve(), data_folder, fetch_interval=float(interval)
+    )
 
 
 def _spec_of(
@@ -185,12 +245,20 @@ def _spec_of(
     url, local, branch = entry.get("url"), entry.get("path"), entry.get("branch")
     if (url is None) == (local is None):
         raise RepositoryError(f"{where} ({name}): give either path or url")
-    if branch is not None and (url is None or not isinstance(branch, str)):
+    if branch is not None and (url is None or not isinstance(branch, str) or not branch):
         raise RepositoryError(f"{where} ({name}): branch is the branch of a url")
+    secret = entry.get("webhook_secret_env")
+    if secret is not None and (url is None or not isinstance(secret, str)):
+        raise RepositoryError(f"{where} ({name}): webhook_secret_env belongs to a url")
+    if secret is not None and not VARIABLE.fullmatch(secret):
+        raise RepositoryError(
+            f"{where} ({name}): webhook_secret_env names an environment variable"
+            " (the secret itself is not written in the file)"
+        )
     if url is not None:
-        if not isinstance(url, str) or not url:
+        if not isinstance(url, str) or not url.strip() or url.startswith("-"):
             raise RepositoryError(f"{where} ({name}): url must be a git URL")
-        return RepositorySpec(name, data / name, url, branch, tuple(channels))
+        return RepositorySpec(name, data / name, url, branch, tuple(channels), secret)
     if not isinstance(local, str) or not local:
         raise RepositoryError(f"{where} ({name}): path must be a folder")
     folder = (base / Path(local).expanduser()).resolve()
@@ -201,7 +269,10 @@ def write_service_file(plan: ServicePlan, path: Path) -> None:
     """Write ``plan`` as a service file at ``path`` (``szrag repos add``/``remove``): paths
     relative to the file's folder where they lie under it."""
     base = path.resolve().parent
-    lines = [f"memory_mb = {plan.memory_mb}", ""]
+    lines = [f"memory_mb = {plan.memory_mb}"]
+    if plan.fetch_interval != DEFAULT_FETCH_INTERVAL:
+        lines.append(f"fetch_interval = {plan.fetch_interval:g}")
+    lines.append("")
     for spec in plan.repositories:
         lines.append("[[repositories]]")
         lines.append(f"name = {_toml_string(spec.name)}")
@@ -209,6 +280,8 @@ def write_service_file(plan: ServicePlan, path: Path) -> None:
             lines.append(f"url = {_toml_string(spec.url)}")
             if spec.branch:
                 lines.append(f"branch = {_toml_string(spec.branch)}")
+            if spec.webhook_secret_env:
+                lines.append(f"webhook_secret_env = {_toml_string(spec.webhook_secret_env)}")
         else:
             shown = spec.path
             if shown.is_relative_to(base):
@@ -237,6 +310,8 @@ class RepositoryState:
     files: int | None = None
     indexed_at: str | None = None
     commit: str | None = None
-    error: str | None = None
+    error: str | None = None  # why it failed, or why its last fetch did (still served)
     loaded: bool = False  # its views are in memory now
     channels: tuple[str, ...] = field(default_factory=tuple)
+    url: str | None = field(default=None, metadata=public(omit_none=True))  # shown_url's
+    fetched_at: str | None = field(default=None, metadata=public(omit_none=True))

@@ -15,6 +15,14 @@ The service keeps one conversation store and one audit log for all its repositor
 sharing one database, whose audit log is then a table of that database). Each repository's host sees them through a view
 tagged with its name, so each conversation, feedback and audit line records its repository,
 and ``repository_of`` finds the repository of a conversation with one lookup.
+
+A repository cloned from a URL (``service/clones.py``, kept current by ``service/remotes.py``)
+cannot be opened before its clone is made: a question to it is a
+:class:`~szrag.base.errors.RepositoryUnavailable` (503) saying it is being cloned or why its
+clone failed, and the other repositories answer meanwhile. A local repository whose folder is
+gone is the same error and a ``failed`` state until the folder is back. Each webhook secret
+named in the plan (``webhook_secret_env``) is read from the environment the service is given,
+once, here: a variable named but not set is a ConfigError before anything is served.
 """
 
 from __future__ import annotations
@@ -28,8 +36,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from szrag.base.errors import RepositoryError, SzragError
-from szrag.base.public import public_timestamp
+from szrag.base.errors import ConfigError, RepositoryError, RepositoryUnavailable, SzragError
+from szrag.base.public import public_timestamp, utc_timestamp
 from szrag.conversations import ConversationMemory, open_conversation_store
 from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.rank.retrieve import Source, retrieve
@@ -105,9 +113,11 @@ class Service:
             spec.name: self._config_of(spec) for spec in plan.repositories if spec.path.is_dir()
         }
         self.states = {
-            spec.name: RepositoryState(spec.name, channels=spec.slack_channels)
+            spec.name: RepositoryState(spec.name, channels=spec.slack_channels, url=spec.shown_url)
             for spec in plan.repositories
         }
+        self._secrets = webhook_secrets(plan, environ)
+        self._gone: set[str] = set()  # local repositories whose folder has vanished
         self._opener = opener
         self._opened: OrderedDict[str, Opened] = OrderedDict()  # least recently asked first
         self._opening: dict[str, threading.Lock] = {
@@ -127,6 +137,16 @@ class Service:
         return self.plan.named(name)
 
     @property
+    def environ(self) -> Mapping[str, str]:
+        """The environment the service was given (git runs in it)."""
+        return self._environ
+
+    def webhook_secret(self, name: str) -> str | None:
+        """The secret a push webhook of repository ``name`` is signed with (None: it has no
+        webhook). Never shown or logged."""
+        return self._secrets.get(name)
+
+    @property
     def single(self) -> bool:
         """Whether the service holds one repository (every question is about it)."""
         return len(self.plan.repositories) == 1
@@ -135,8 +155,10 @@ class Service:
 
     def host(self, name: str) -> Host:
         """The host of repository ``name``, its index built or refreshed and opened on first
-        use; its views are rebuilt when they were dropped. Blocks while it opens."""
+        use; its views are rebuilt when they were dropped. Blocks while it opens.
+        RepositoryUnavailable while it cannot answer (being cloned, its folder gone)."""
         spec = self.spec(name)
+        self._check_folder(spec)
         with self._lock:
             opened = self._opened.get(name)
             if opened is not None:
@@ -163,7 +185,9 @@ class Service:
 
     def _opened_index(self, name: str) -> SharedIndex:
         """The index of ``name`` for routing: opened if it is not, but not counted as asked
-        (routing reads counts, so it keeps no repository's views alive)."""
+        (routing reads counts, so it keeps no repository's views alive); a local repository
+        whose folder is gone is RepositoryUnavailable, so routing passes it by."""
+        self._check_folder(self.spec(name))
         with self._lock:
             opened = self._opened.get(name)
         if opened is None:
@@ -182,8 +206,49 @@ class Service:
         with self._lock:
             return [name for name, opened in self._opened.items() if opened.views]
 
+    def _check_folder(self, spec: RepositorySpec) -> None:
+        """A local repository's folder still there (a ``failed`` state and
+        RepositoryUnavailable when it is gone; ``ready`` again once it is back)."""
+        if spec.remote:
+            return
+        state = self.states[spec.name]
+        if spec.path.is_dir():
+            if spec.name in self._gone:
+                self._gone.discard(spec.name)
+                with self._lock:
+                    opened = spec.name in self._opened
+                state.state, state.error = ("ready" if opened else "pending"), None
+            return
+        self._gone.add(spec.name)
+        state.state, state.error = "failed", f"its folder {spec.path} is gone"
+        raise RepositoryUnavailable(
+            f"repository {spec.name!r} cannot answer: its folder {spec.path} is gone"
+        )
+
+    def check_folders(self) -> None:
+        """Bring every local repository's state up to date with its folder (for a listing)."""
+        for spec in self.plan.repositories:
+            try:
+                self._check_folder(spec)
+            except RepositoryUnavailable:
+                continue
+
     def _open(self, spec: RepositorySpec) -> Opened:
         state = self.states[spec.name]
+        if spec.remote and not spec.path.is_dir():
+            if state.state == "failed" and state.error:
+                raise RepositoryUnavailable(
+                    f"repository {spec.name!r} cannot answer: {state.error}"
+                )
+            if state.state == "cloning":
+                raise RepositoryUnavailable(
+                    f"repository {spec.name!r} is being cloned from {spec.shown_url}; ask again"
+                    " in a moment"
+                )
+            raise RepositoryUnavailable(
+                f"repository {spec.name!r} is not cloned yet: a server of the service"
+                f" (`szrag serve --config`) clones {spec.shown_url} into {spec.path}"
+            )
         config = self.configs.get(spec.name)
         if config is None:
             if not spec.path.is_dir():
@@ -207,12 +272,23 @@ class Service:
             audit=self.audit.for_repository(spec.name),
         )
         opened = Opened(index, host)
-        meta = index.meta()
-        state.state, state.error, state.files = "ready", None, opened.files
-        state.indexed_at = public_timestamp(meta.get("generated_at"))
-        head = read_git_head(spec.path)
-        state.commit = head.commit if head is not None else None
+        state.state, state.error = "ready", None
+        _note_index(state, index, spec.path)
         return opened
+
+    def note_refreshed(self, name: str) -> None:
+        """Bring the state of repository ``name`` up to date with its index and checkout
+        after a refresh (its files, when it was indexed, its commit)."""
+        with self._lock:
+            opened = self._opened.get(name)
+        if opened is not None:
+            opened.files = opened.index.counts()["files"]
+            _note_index(self.states[name], opened.index, self.spec(name).path)
+
+    def note_fetched(self, name: str, at: float) -> None:
+        """Record when repository ``name`` was last fetched (epoch seconds); its ``commit``
+        follows once the index holds it (``note_refreshed``)."""
+        self.states[name].fetched_at = utc_timestamp(at)
 
     def _config_of(self, spec: RepositorySpec) -> Config:
         config = load_config(spec.path, self._environ)
@@ -301,3 +377,31 @@ class Service:
             item.host.conversations.close()
             item.index.close()
         self.conversations.close()
+
+
+def _note_index(state: RepositoryState, index: SharedIndex, root: Path) -> None:
+    state.files = index.counts()["files"]
+    state.indexed_at = public_timestamp(index.meta().get("generated_at"))
+    head = read_git_head(root)
+    state.commit = head.commit if head is not None else None
+
+
+def webhook_secrets(plan: ServicePlan, environ: Mapping[str, str]) -> dict[str, str]:
+    """Each repository's webhook secret by name, read from ``environ`` (the variables its
+    ``webhook_secret_env`` names); ConfigError for a variable named but not set."""
+    return {
+        spec.name: _secret_of(spec, environ)
+        for spec in plan.repositories
+        if spec.webhook_secret_env is not None
+    }
+
+
+def _secret_of(spec: RepositorySpec, environ: Mapping[str, str]) -> str:
+    variable = spec.webhook_secret_env or ""
+    secret = environ.get(variable, "").strip()
+    if not secret:
+        raise ConfigError(
+            f"repository {spec.name!r}: webhook_secret_env names {variable}, which is not set:"
+            " set it to the webhook's secret, or remove the key to turn the webhook off"
+        )
+    return secret
