@@ -107,3 +107,27 @@ def test_a_follow_up_continues_in_the_repository_it_began_in(service_url: str) -
         assert follow.status_code == 200
         assert follow.json()["data"]["repository"] == "billing"
         assert follow.json()["data"]["conversationId"] == conversation
+
+
+def test_feedback_goes_to_the_repository_its_answer_is_from(service_url: str) -> None:
+    with httpx.Client(base_url=service_url, timeout=30) as client:
+        answer = ask(client, question="how is the invoice rendered?", repository="billing")
+        answer_id = answer.json()["data"]["answerId"]
+        # the first repository keeps no such answer
+        first = client.post("/api/feedback", json={"answerId": answer_id, "rating": "up"})
+        assert first.status_code == 404 and first.json()["code"] == "unknown_answer"
+        kept = client.post(
+            "/api/feedback",
+            json={
+                "answerId": answer_id,
+                "rating": "down",
+                "rightFiles": ["src/invoice.py"],
+                "repository": "billing",
+            },
+        )
+        assert kept.status_code == 200, kept.text
+        assert kept.json()["data"]["rightFiles"] == ["src/invoice.py"]
+        unknown = client.post(
+            "/api/feedback", json={"answerId": answer_id, "rating": "up", "repository": "x"}
+        )
+        assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_repository"

@@ -22,7 +22,7 @@ from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, ScopedAnswer
-from szrag.base.errors import ClientGone, UnknownRepository
+from szrag.base.errors import ClientGone
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
@@ -30,7 +30,7 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.repositories import single_state
+from szrag.server.repositories import only_repository, scoped, single_state
 from szrag.server.requests import (
     parse_ask,
     parse_feedback,
@@ -147,7 +147,7 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     try:
         answer = await until_disconnected(request, service.ask(admitted))
         result: Answer | ScopedAnswer = (
-            ScopedAnswer(answer, repository) if repository is not None else answer
+            scoped(answer, repository) if repository is not None else answer
         )
     except ClientGone:
         # Nobody reads this; the answer was cancelled (and audited as such).
@@ -160,10 +160,23 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
 
 @router.post("/api/feedback")
 async def feedback(request: Request, caller: AskCaller, state: State) -> JSONResponse:
-    """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?}``."""
+    """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?,
+    repository?}`` (the repository the answer is from; default the first)."""
     body = await read_body(request, state.settings.max_body_bytes)
-    given = parse_feedback(parse_json_body(body), caller)
-    return ok(await state.service.feedback(given))
+    payload = parse_json_body(body)
+    given = parse_feedback(payload, caller)
+    service = await repository_service(state, parse_repository(payload))
+    return ok(await service.feedback(given))
+
+
+async def repository_service(state: ServerState, repository: str | None) -> AskService:
+    """The service of the repository named (the first when none is); UnknownRepository for
+    a name the server does not hold."""
+    faces = state.repositories
+    if faces is None:
+        only_repository(state.service.root.name, repository)
+        return state.service
+    return (await faces.named_or_default(repository)).service
 
 
 async def _answering(
@@ -174,9 +187,7 @@ async def _answering(
     one it is routed to. A single repository answers everything; naming another is a 404."""
     faces = state.repositories
     if faces is None:
-        if repository is not None and repository != state.service.root.name:
-            known = state.service.root.name
-            raise UnknownRepository(f"no repository is called {repository!r} (known: {known})")
+        only_repository(state.service.root.name, repository)
         return state.service, None
     if repository is not None:
         face = await faces.face(repository)
@@ -202,7 +213,7 @@ def _stream(
 ) -> EventSourceResponse:
     async def run(on_activity: OnActivity, on_token: OnToken) -> Answer | ScopedAnswer:
         answer = await service.ask(admitted.heard_by(on_activity, on_token))
-        return ScopedAnswer(answer, repository) if repository is not None else answer
+        return scoped(answer, repository) if repository is not None else answer
 
     return EventSourceResponse(
         answer_events(run, error_payload),
