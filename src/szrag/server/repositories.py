@@ -119,6 +119,11 @@ class RepositoryFaces:
         file's lines and images: a path means something in one repository only)."""
         return await self.face(name if name is not None else self.default)
 
+    def opened_services(self, *, exclude: AskService | None = None) -> list[AskService]:
+        """The services of the repositories whose face is made, in the order they were made
+        (``exclude`` left out)."""
+        return [face.service for face in self._faces.values() if face.service is not exclude]
+
     def watcher_of(self, name: str) -> IndexWatcher | None:
         """The watcher of an opened repository (None when it has none, or is not open)."""
         face = self._faces.get(name)
