@@ -758,6 +758,7 @@ def test_a_server_of_several_repositories_offers_a_picker_kept_in_the_browser(
     assert "all repositories" in browser.find("#repository").text
 
     choose(browser, "web")
+    screenshot(browser, "page-repositories-picker.png")
     browser.find("#question").send_keys(QUESTION)
     browser.find("#ask").click()
     assert answered(browser) == "from web"
@@ -781,6 +782,13 @@ def test_a_server_of_several_repositories_offers_a_picker_kept_in_the_browser(
         ),
         what="web's source highlighted",
     )
+
+    set_width(browser, 390)  # the picker and the answer's repository fit a phone
+    try:
+        overflow = browser.script(OVERFLOWING)
+        assert overflow["scrollWidth"] <= overflow["width"] and overflow["wide"] == [], overflow
+    finally:
+        set_width(browser, 1200)
 
     browser.open(f"{several}/")  # the choice is remembered by this browser
     browser.wait(lambda: not picked(browser)[0], what="the picker again")

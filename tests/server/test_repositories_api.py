@@ -131,3 +131,18 @@ def test_feedback_goes_to_the_repository_its_answer_is_from(service_url: str) ->
             "/api/feedback", json={"answerId": answer_id, "rating": "up", "repository": "x"}
         )
         assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_repository"
+
+
+def test_listing_the_repositories_spends_one_read(tmp_path: Path) -> None:
+    from szrag.server import RateLimit
+
+    app = create_app(
+        plan=plan_from_options([f"one={make_repo(tmp_path / 'one', {})}"]),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False, read_rate=RateLimit(per_minute=1, burst=2)),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        codes = [client.get("/api/repositories").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]  # the page reads it as it loads: one read each time

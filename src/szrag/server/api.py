@@ -200,8 +200,8 @@ async def _answering(
 
 @router.get("/api/repositories")
 async def repositories(caller: ReadCaller, state: State) -> JSONResponse:
-    """The repositories this server answers about, with the state of each."""
-    _spend(state.read_limiter, caller)
+    """The repositories this server answers about, with the state of each (one read, spent
+    by ``ReadCaller``)."""
     if state.repositories is not None:
         return ok(state.repositories.states())
     root = state.service.root
