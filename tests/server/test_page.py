@@ -799,6 +799,11 @@ def test_a_server_of_several_repositories_offers_a_picker_kept_in_the_browser(
     browser.find("#ask").click()
     assert answered(browser) == "from mailer"
     assert browser.script("return localStorage.getItem('szrag.repository')") == ""
+    # a follow-up stays in the repository its conversation is in, whatever its words
+    browser.find("#question").send_keys("and the gateway's token bucket?")
+    browser.find("#ask").click()
+    browser.wait(lambda: len(browser.find_all("#thread .turn")) == 2, what="the follow-up")
+    assert answered(browser) == "from mailer"
     browser.script("localStorage.clear()")
 
 
