@@ -146,3 +146,33 @@ def test_listing_the_repositories_spends_one_read(tmp_path: Path) -> None:
     with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         codes = [client.get("/api/repositories").status_code for _ in range(3)]
     assert codes == [200, 200, 429]  # the page reads it as it loads: one read each time
+
+
+async def test_a_conversation_is_found_without_opening_the_other_repositories(
+    tmp_path: Path,
+) -> None:
+    from szrag.base.errors import UnknownConversation
+    from szrag.conversations import ConversationStore
+    from szrag.server.repositories import RepositoryFaces
+    from szrag.service.service import Service
+
+    roots = {name: make_repo(tmp_path / name, {}) for name in ("one", "two", "three")}
+    plan = plan_from_options([f"{name}={root}" for name, root in roots.items()])
+    faces = RepositoryFaces(Service(plan, {"SZRAG_AUDIT_LOG": "off"}), ServerSettings(watch=False))
+    try:
+        first = await faces.face("one")
+        first.service.host.conversations.start("T1:C1:1.0", face="slack")
+        kept = ConversationStore.for_root(roots["three"])  # kept by an earlier process
+        kept.start("T1:C1:2.0", face="slack")
+        kept.close()
+
+        assert (await faces.of_conversation("T1:C1:1.0")).name == "one"
+        with pytest.raises(UnknownConversation):
+            await faces.of_conversation("T1:C1:9.9")
+        assert faces.service.opened() == ["one"]  # no index built to say "not here"
+        assert not (roots["two"] / ".rag" / "conversations.db").exists()  # nor a store made
+
+        assert (await faces.of_conversation("T1:C1:2.0")).name == "three"
+        assert faces.service.opened() == ["one", "three"]
+    finally:
+        await faces.close()

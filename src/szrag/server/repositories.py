@@ -20,6 +20,7 @@ import httpx
 from szrag.answer.results import Answer, ScopedAnswer
 from szrag.base.errors import SzragError, UnknownConversation, UnknownRepository
 from szrag.base.public import public_timestamp
+from szrag.conversations import ConversationStore, store_path
 from szrag.index.protocol import IndexStore
 from szrag.runtime.git import read_git_head
 from szrag.server.images import ImageCatalogue
@@ -136,26 +137,45 @@ class RepositoryFaces:
 
     async def of_conversation(self, conversation_id: str) -> RepositoryFace:
         """The face of the repository whose store keeps this conversation (looked up in
-        those opened so far, then in the others); UnknownConversation when none does."""
-        names = self.service.opened() + [
-            name for name in self.names() if name not in self.service.opened()
-        ]
-        for name in names:  # each store asked; a face is made for the one that keeps it
+        those opened so far, then in the others' stores, without opening their indexes: a
+        Slack reply in any thread asks this before it is acknowledged); UnknownConversation
+        when none does."""
+        opened = self.service.opened()
+        for name in opened:  # each store asked; a face is made for the one that keeps it
             try:
                 host = await anyio.to_thread.run_sync(self.service.host, name)
-            except SzragError as error:
-                log.warning("conversations of %s not searched: %s", name, error.message)
-                continue
-            conversations = host.conversations
-            try:
-                await anyio.to_thread.run_sync(conversations.get, conversation_id)
+                await anyio.to_thread.run_sync(host.conversations.get, conversation_id)
             except UnknownConversation:
                 continue
             except SzragError as error:  # one unreadable store does not hide the others
                 log.warning("conversations of %s not searched: %s", name, error.message)
                 continue
             return await self.face(name)
+        for name in self.names():
+            if name in opened:
+                continue
+            if await anyio.to_thread.run_sync(self._kept_unopened, name, conversation_id):
+                return await self.face(name)
         raise UnknownConversation(f"no repository keeps the conversation {conversation_id}")
+
+    def _kept_unopened(self, name: str, conversation_id: str) -> bool:
+        """Whether the store of a repository not opened yet keeps the conversation: its
+        file read alone (none yet: it keeps nothing)."""
+        config = self.service.configs.get(name)
+        spec = self.service.spec(name)
+        if config is None or not store_path(spec.path).is_file():
+            return False
+        store = ConversationStore.for_root(spec.path, config.conversations)
+        try:
+            store.get(conversation_id)
+        except UnknownConversation:
+            return False
+        except SzragError as error:
+            log.warning("conversations of %s not searched: %s", name, error.message)
+            return False
+        finally:
+            store.close()
+        return True
 
     def states(self) -> list[RepositoryState]:
         """What each repository's state is now, in the order configured."""
