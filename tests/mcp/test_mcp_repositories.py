@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 
 FILES = {
     "mailer": {
@@ -104,7 +104,25 @@ async def test_every_code_tool_takes_a_repository(folders: dict[str, Path]) -> N
         unknown = await client.call_tool(
             "search_code", {"question": "anything", "repository": "mobile"}
         )
+        [prompt_listed] = (await client.list_prompts()).prompts
+        prompted = await client.get_prompt("answer_about_repository", {"question": "invoice tax"})
+        asked = await client.get_prompt(
+            "answer_about_repository", {"question": "invoice tax", "repository": "mailer"}
+        )
+        with pytest.raises(MCPError, match="mailer, billing"):
+            await client.get_prompt(
+                "answer_about_repository", {"question": "invoice", "repository": "mobile"}
+            )
 
+    assert [argument.name for argument in prompt_listed.arguments or []] == [
+        "question",
+        "repository",
+    ]
+    assert prompted.description is not None and prompted.description.startswith(
+        "Answer about billing"
+    )
+    assert "src/invoice.py" in str(prompted.messages[-1].content)
+    assert asked.description is not None and asked.description.startswith("Answer about mailer")
     for tool in listed.values():
         if tool.name in {"search_code", "get_context", "find_symbols", "get_dependants"}:
             choice = tool.input_schema["properties"]["repository"]

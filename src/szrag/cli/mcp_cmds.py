@@ -64,8 +64,8 @@ def mcp_command(
     """Serve search, code structure and the live tools to an MCP client.
 
     With --repo or --config every code tool takes a repository (without one, search_code
-    and get_context route the question, the others ask the first repository); the live
-    tools, resources and prompt are the first repository's.
+    and get_context route the question, the others ask the first repository), and so does
+    the prompt; the live tools and resources are the first repository's.
 
     Over stdio (the default) the client starts this command and talks on its stdin and
     stdout; the process ends when the client closes stdin. With --http it serves

@@ -9,8 +9,9 @@ takes an optional ``repository`` (an enum of the names served when there are sev
 given none asks the first repository, except the two that search by a question,
 ``search_code`` and ``get_context``, whose question is routed to the repository most likely to
 answer it, as ``POST /api/ask`` routes one; each result names its ``repository``. An unknown
-name is a tool error listing the known ones. The live tools, the resources and the prompt
-are the first repository's (the application running from it).
+name is a tool error listing the known ones. The prompt takes ``repository`` too (without
+one its question is routed). The live tools and the resources are the first repository's
+(the application running from it).
 
 Who may do what: over stdio the client is the agent of the person who started ``szrag mcp``
 on this machine, so it gets the admin tool (``get_errors``) as the CLI does; over HTTP a caller
@@ -301,16 +302,35 @@ class McpFace:
             raise MCPError(types.INVALID_PARAMS, "; ".join(problems))
         from szrag.context.assemble import assemble_context
 
-        found = assemble_context(question, self.index, plan=self.host.plan())
-        system = load_prompt(SYSTEM_PROMPT, self.host.root)
+        host, index, name = self.host, self.index, self.index.root.name
+        if self.service is not None:  # the repository named, else the question's routed one
+            name = self._prompt_repository(self.service, question, arguments or {})
+            host, index = self.service.host(name), self.service.shared_index(name)
+        found = assemble_context(question, index, plan=host.plan())
+        system = load_prompt(SYSTEM_PROMPT, host.root)
         user = build_user_message(question, repository_context=found.packed.text)
         return types.GetPromptResult(
-            description=f"Answer about {self.index.root.name}: {question[:80]}",
+            description=f"Answer about {name}: {question[:80]}",
             messages=[
                 types.PromptMessage(role="user", content=types.TextContent(text=system)),
                 types.PromptMessage(role="user", content=types.TextContent(text=user)),
             ],
         )
+
+    def _prompt_repository(
+        self, service: Service, question: str, arguments: Mapping[str, str]
+    ) -> str:
+        named = arguments.get(REPOSITORY) or None
+        if named is not None:
+            if named not in service.names():
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"no repository is called {named[:64]!r} (known: {', '.join(self.names())})",
+                )
+            return named
+        if len(service.names()) > 1:
+            return service.route(question).repository
+        return service.names()[0]
 
 
 def file_uri(path: str) -> str:
@@ -434,7 +454,19 @@ def build_server(face: McpFace) -> Server[Any]:
                     arguments=[
                         types.PromptArgument(
                             name="question", description="The question", required=True
-                        )
+                        ),
+                        *(
+                            [
+                                types.PromptArgument(
+                                    name=REPOSITORY,
+                                    description="The repository (default: the question's "
+                                    f"routed one): {', '.join(face.names())}",
+                                    required=False,
+                                )
+                            ]
+                            if face.service is not None
+                            else []
+                        ),
                     ],
                 )
             ]
