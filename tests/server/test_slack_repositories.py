@@ -5,6 +5,7 @@ local stand-in for Slack's Web API. A question is about its thread's repository,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -61,11 +62,8 @@ def slack_api() -> Iterator[tuple[SlackApiServer, str]]:
         yield app, base_url
 
 
-@pytest.fixture
-def base(
-    folders: dict[str, Path], tmp_path: Path, slack_api: tuple[SlackApiServer, str]
-) -> Iterator[str]:
-    """A server of ``mailer`` (first) and ``billing`` (the channel CBILL's)."""
+def serving(tmp_path: Path, slack_api_url: str) -> contextlib.AbstractContextManager[str]:
+    """A server of ``mailer`` (first) and ``billing`` (the channel CBILL's); its URL."""
     service_file = tmp_path / "szrag.toml"
     service_file.write_text(
         '[[repositories]]\nname = "mailer"\npath = "mailer"\n\n'
@@ -78,7 +76,7 @@ def base(
         sse_ping_seconds=5.0,
         slack_signing_secret=SECRET,
         slack_bot_token=BOT_TOKEN,
-        slack_api_url=f"{slack_api[1]}/api",
+        slack_api_url=f"{slack_api_url}/api",
     )
     app = create_app(
         plan=read_service_file(service_file),
@@ -88,7 +86,14 @@ def base(
         allowlist=Allowlist(),
         live_tools=False,
     )
-    with serve_asgi(app) as base_url:
+    return serve_asgi(app)
+
+
+@pytest.fixture
+def base(
+    folders: dict[str, Path], tmp_path: Path, slack_api: tuple[SlackApiServer, str]
+) -> Iterator[str]:
+    with serving(tmp_path, slack_api[1]) as base_url:
         yield base_url
 
 
@@ -247,12 +252,16 @@ def test_a_thread_stays_in_the_repository_of_its_conversation(
     assert ConversationStore.for_root(folders["mailer"]).latest("slack") is None
 
     # feedback on the billing answer is kept in billing's store
-    answer_id = next(
-        element["value"]
-        for block in second.blocks
-        if block.get("block_id") == FEEDBACK_BLOCK
-        for element in block["elements"]
-    )
+    answer_id = feedback_button(second)
+    thumbs_up(base, answer_id)
+    calls = api.wait_until(lambda calls: calls[-1].method == "chat.postEphemeral")
+    assert "Thanks" in calls[-1].arguments["text"]
+    [rated] = kept.feedback()
+    assert rated.answer_id == answer_id and rated.rating is Rating.UP
+
+
+def thumbs_up(base: str, answer_id: str) -> None:
+    """A click on :+1: under the answer ``answer_id`` in the thread 1700.0200 of C7."""
     payload = {
         "type": "block_actions",
         "user": {"id": "U77", "username": "ada", "team_id": "T1"},
@@ -276,7 +285,32 @@ def test_a_thread_stays_in_the_repository_of_its_conversation(
     }
     body = urlencode({"payload": json.dumps(payload)}).encode()
     send(base, body, slack_headers(SECRET, body))
-    calls = api.wait_until(lambda calls: calls[-1].method == "chat.postEphemeral")
-    assert "Thanks" in calls[-1].arguments["text"]
-    [rated] = kept.feedback()
-    assert rated.answer_id == answer_id and rated.rating is Rating.UP
+
+
+def feedback_button(call: WebCall) -> str:
+    return next(
+        str(element["value"])
+        for block in call.blocks
+        if block.get("block_id") == FEEDBACK_BLOCK
+        for element in block["elements"]
+    )
+
+
+def test_after_a_restart_a_thread_and_its_feedback_find_their_repository(
+    folders: dict[str, Path], tmp_path: Path, slack_api: tuple[SlackApiServer, str]
+) -> None:
+    api, api_url = slack_api
+    with serving(tmp_path, api_url) as base:
+        send_event(
+            base, mention("in:billing where is the invoice tax computed?", "1700.0200"), "E1"
+        )
+        [answered] = answers(api, 1)
+    # a new process: only the first repository is open, billing's store is on disk
+    with serving(tmp_path, api_url) as base:
+        send_event(base, reply("and the welcome e-mail?", "1700.0201", "1700.0200"), "E2")
+        [_, followed] = answers(api, 2)
+        assert "From the repository *billing*" in shown(followed)
+        thumbs_up(base, feedback_button(answered))
+        api.wait_until(lambda calls: calls[-1].method == "chat.postEphemeral")
+    [rated] = ConversationStore.for_root(folders["billing"]).feedback()
+    assert rated.answer_id == feedback_button(answered) and rated.rating is Rating.UP

@@ -320,6 +320,8 @@ class McpFace:
     def _prompt_repository(
         self, service: Service, question: str, arguments: Mapping[str, str]
     ) -> str:
+        """The repository the prompt packs: the one named (a protocol error for a name not
+        served), else the question's routed one."""
         named = arguments.get(REPOSITORY) or None
         if named is not None:
             if named not in service.names():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
@@ -18,7 +19,12 @@ import anyio
 import httpx
 
 from szrag.answer.results import Answer, ScopedAnswer
-from szrag.base.errors import SzragError, UnknownConversation, UnknownRepository
+from szrag.base.errors import (
+    SzragError,
+    UnknownAnswer,
+    UnknownConversation,
+    UnknownRepository,
+)
 from szrag.base.public import public_timestamp
 from szrag.conversations import ConversationStore, store_path
 from szrag.index.protocol import IndexStore
@@ -120,11 +126,6 @@ class RepositoryFaces:
         file's lines and images: a path means something in one repository only)."""
         return await self.face(name if name is not None else self.default)
 
-    def opened_services(self, *, exclude: AskService | None = None) -> list[AskService]:
-        """The services of the repositories whose face is made, in the order they were made
-        (``exclude`` left out)."""
-        return [face.service for face in self._faces.values() if face.service is not exclude]
-
     def watcher_of(self, name: str) -> IndexWatcher | None:
         """The watcher of an opened repository (None when it has none, or is not open)."""
         face = self._faces.get(name)
@@ -140,12 +141,31 @@ class RepositoryFaces:
         those opened so far, then in the others' stores, without opening their indexes: a
         Slack reply in any thread asks this before it is acknowledged); UnknownConversation
         when none does."""
+        return await self._keeping(
+            lambda store: store.get(conversation_id),
+            UnknownConversation(f"no repository keeps the conversation {conversation_id}"),
+        )
+
+    async def of_answer(self, answer_id: str) -> RepositoryFace:
+        """The face of the repository whose store keeps this answer (where feedback on it
+        goes), looked up as :meth:`of_conversation` does; UnknownAnswer when none does."""
+        return await self._keeping(
+            lambda store: store.turn(answer_id),
+            UnknownAnswer(f"no repository keeps the answer {answer_id}"),
+        )
+
+    async def _keeping(
+        self, look_up: Callable[[ConversationStore], object], missing: SzragError
+    ) -> RepositoryFace:
+        """The face of the first repository whose store ``look_up`` finds its record in
+        (it raises ``missing``'s kind when not): the opened ones, then the others."""
+        absent = type(missing)
         opened = self.service.opened()
         for name in opened:  # each store asked; a face is made for the one that keeps it
             try:
                 host = await anyio.to_thread.run_sync(self.service.host, name)
-                await anyio.to_thread.run_sync(host.conversations.get, conversation_id)
-            except UnknownConversation:
+                await anyio.to_thread.run_sync(look_up, host.conversations)
+            except absent:
                 continue
             except SzragError as error:  # one unreadable store does not hide the others
                 log.warning("conversations of %s not searched: %s", name, error.message)
@@ -154,21 +174,26 @@ class RepositoryFaces:
         for name in self.names():
             if name in opened:
                 continue
-            if await anyio.to_thread.run_sync(self._kept_unopened, name, conversation_id):
+            if await anyio.to_thread.run_sync(self._kept_unopened, name, look_up, absent):
                 return await self.face(name)
-        raise UnknownConversation(f"no repository keeps the conversation {conversation_id}")
+        raise missing
 
-    def _kept_unopened(self, name: str, conversation_id: str) -> bool:
-        """Whether the store of a repository not opened yet keeps the conversation: its
-        file read alone (none yet: it keeps nothing)."""
+    def _kept_unopened(
+        self,
+        name: str,
+        look_up: Callable[[ConversationStore], object],
+        absent: type[SzragError],
+    ) -> bool:
+        """Whether the store of a repository not opened yet keeps the record: its file
+        read alone (none yet: it keeps nothing)."""
         config = self.service.configs.get(name)
         spec = self.service.spec(name)
         if config is None or not store_path(spec.path).is_file():
             return False
         store = ConversationStore.for_root(spec.path, config.conversations)
         try:
-            store.get(conversation_id)
-        except UnknownConversation:
+            look_up(store)
+        except absent:
             return False
         except SzragError as error:
             log.warning("conversations of %s not searched: %s", name, error.message)

@@ -64,7 +64,6 @@ from szrag.base.errors import (
     ConversationError,
     ServerClosing,
     SlackApiFailed,
-    UnknownAnswer,
     UnknownConversation,
 )
 from szrag.base.public import public_dict
@@ -632,22 +631,21 @@ class SlackFace:
         comment: str | None = None,
     ) -> Feedback:
         """Feedback kept where its answer is: the store of the repository that gave it
-        (the first repository's, then each opened since); UnknownAnswer when none keeps it."""
-        missing: UnknownAnswer | None = None
-        for service in self.scopes.opened_services():
-            try:
-                return keep_feedback(
-                    service.host,
-                    answer_id,
-                    rating,
-                    right_files=right_files,
-                    comment=comment,
-                    identity=identity,
-                )
-            except UnknownAnswer as error:
-                missing = error
-        assert missing is not None
-        raise missing
+        (found without building the other repositories' indexes); UnknownAnswer when no
+        repository keeps it."""
+        service = (
+            self.service
+            if self.scopes.faces is None
+            else self._on_loop(self.scopes.of_answer(answer_id))
+        )
+        return keep_feedback(
+            service.host,
+            answer_id,
+            rating,
+            right_files=right_files,
+            comment=comment,
+            identity=identity,
+        )
 
     def _tell(
         self, respond: Say, channel: str, user: str, thread_ts: str | None, text: str

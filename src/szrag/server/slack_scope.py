@@ -113,9 +113,9 @@ class SlackScopes:
             return None
         return Scope(face.service, face.name)
 
-    def opened_services(self) -> list[AskService]:
-        """The services of the repositories opened so far, the first first (feedback on an
-        answer is kept where the answer is)."""
+    async def of_answer(self, answer_id: str) -> AskService:
+        """The service of the repository that gave an answer (feedback on it is kept
+        there); UnknownAnswer when no repository keeps it."""
         if self.faces is None:
-            return [self.default]
-        return [self.default, *self.faces.opened_services(exclude=self.default)]
+            return self.default
+        return (await self.faces.of_answer(answer_id)).service
