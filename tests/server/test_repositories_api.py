@@ -113,9 +113,15 @@ def test_feedback_goes_to_the_repository_its_answer_is_from(service_url: str) ->
     with httpx.Client(base_url=service_url, timeout=30) as client:
         answer = ask(client, question="how is the invoice rendered?", repository="billing")
         answer_id = answer.json()["data"]["answerId"]
-        # the first repository keeps no such answer
-        first = client.post("/api/feedback", json={"answerId": answer_id, "rating": "up"})
-        assert first.status_code == 404 and first.json()["code"] == "unknown_answer"
+        # named by the page, or found in the store that keeps it
+        found = client.post("/api/feedback", json={"answerId": answer_id, "rating": "up"})
+        assert found.status_code == 200, found.text
+        wrong = client.post(
+            "/api/feedback", json={"answerId": answer_id, "rating": "up", "repository": "mailer"}
+        )
+        assert wrong.status_code == 404 and wrong.json()["code"] == "unknown_answer"
+        never = client.post("/api/feedback", json={"answerId": "0" * 16, "rating": "up"})
+        assert never.status_code == 404 and never.json()["code"] == "unknown_answer"
         kept = client.post(
             "/api/feedback",
             json={

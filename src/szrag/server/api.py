@@ -161,22 +161,21 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
 @router.post("/api/feedback")
 async def feedback(request: Request, caller: AskCaller, state: State) -> JSONResponse:
     """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?,
-    repository?}`` (the repository the answer is from; default the first)."""
+    repository?}`` (the repository the answer is from; without it, the one whose store
+    keeps the answer)."""
     body = await read_body(request, state.settings.max_body_bytes)
     payload = parse_json_body(body)
     given = parse_feedback(payload, caller)
-    service = await repository_service(state, parse_repository(payload))
-    return ok(await service.feedback(given))
-
-
-async def repository_service(state: ServerState, repository: str | None) -> AskService:
-    """The service of the repository named (the first when none is); UnknownRepository for
-    a name the server does not hold."""
+    repository = parse_repository(payload)
     faces = state.repositories
     if faces is None:
         only_repository(state.service.root.name, repository)
-        return state.service
-    return (await faces.named_or_default(repository)).service
+        service = state.service
+    elif repository is not None:
+        service = (await faces.face(repository)).service
+    else:  # the repository whose store keeps the answer
+        service = (await faces.of_answer(given.answer_id)).service
+    return ok(await service.feedback(given))
 
 
 async def _answering(
