@@ -151,7 +151,7 @@ class RepositoryFaces:
         goes), looked up as :meth:`of_conversation` does; UnknownAnswer when none does."""
         return await self._keeping(
             lambda store: store.turn(answer_id),
-            UnknownAnswer(f"no repository keeps the answer {answer_id}"),
+            UnknownAnswer(f"no repository keeps the answer {answer_id[:64]}"),
         )
 
     async def _keeping(
