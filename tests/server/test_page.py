@@ -28,7 +28,7 @@ from szrag.base.settings import Settings
 from szrag.context.pack import pack_chunks
 from szrag.llm.testing import ScriptedProvider, text_reply
 from szrag.rank.retrieve import Source
-from szrag.server import RateLimit
+from szrag.server import RateLimit, ServerSettings
 
 StartServer = Callable[..., str]
 
@@ -676,3 +676,158 @@ def test_a_follow_up_is_answered_in_the_same_conversation_and_feedback_is_kept(
     ]
     assert kept[0].question == "and where is that called from?"
     screenshot(browser, "page-1200-conversation.png")
+
+
+# A server over several repositories: the picker, scoped sources and images -----------------
+
+MAILER_FILES = {
+    "src/welcome.py": "def send_welcome_email(user):\n"
+    "    # the welcome e-mail every new user receives\n"
+    "    return smtp_deliver(user.email, template='welcome')\n",
+    "README.md": "# Mailer\n\nSends the welcome e-mail and the weekly digest.\n",
+}
+TURN = "#thread .turn:last-child"
+
+
+@pytest.fixture
+def several(web_repo: Path, tmp_path: Path) -> Iterator[str]:
+    """A server over ``mailer`` (first) and ``web`` (the page fixture, with its image)."""
+    from szrag.commands import Allowlist
+    from szrag.server import create_app
+    from szrag.server.testing import serve_asgi
+    from szrag.service.repositories import plan_from_options
+
+    mailer = tmp_path / "mailer"
+    for relative, text in MAILER_FILES.items():
+        (mailer / relative).parent.mkdir(parents=True, exist_ok=True)
+        (mailer / relative).write_text(text, encoding="utf-8")
+    app = create_app(
+        plan=plan_from_options([f"mailer={mailer}", f"web={web_repo}"]),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False, sse_ping_seconds=5.0),
+        answer_settings=Settings(ai_api_key=None),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base_url:
+        yield base_url
+
+
+def picked(browser: Session) -> tuple[bool, list[str], str]:
+    return (
+        bool(browser.script("return document.getElementById('repository-choice').hidden")),
+        list(
+            browser.script(
+                "return [...document.querySelectorAll('#repository-picker option')]"
+                ".map(o => o.value + '=' + o.textContent)"
+            )
+        ),
+        str(browser.script("return document.getElementById('repository-picker').value")),
+    )
+
+
+def choose(browser: Session, name: str) -> None:
+    browser.script(
+        "const picker = document.getElementById('repository-picker');"
+        "picker.value = arguments[0]; picker.dispatchEvent(new Event('change'));",
+        name,
+    )
+
+
+def answered(browser: Session) -> str:
+    browser.wait(
+        lambda: browser.script(f"return document.querySelector('{TURN}')?.dataset.answerId"),
+        what="the answer",
+    )
+    return str(browser.find(f"{TURN} .answered-from").text)
+
+
+def test_a_server_of_several_repositories_offers_a_picker_kept_in_the_browser(
+    browser: Session, several: str, server: str
+) -> None:
+    browser.open(f"{server}/")  # one repository: no picker, answers name none
+    browser.wait(lambda: browser.find("#model-state").text, what="the header")
+    assert picked(browser)[0] is True
+
+    browser.open(f"{several}/")
+    browser.script("localStorage.removeItem('szrag.repository')")
+    browser.open(f"{several}/")
+    browser.wait(lambda: not picked(browser)[0], what="the picker")
+    _, options, value = picked(browser)
+    assert options == ["=All repositories", "mailer=mailer", "web=web"] and value == ""
+    assert "all repositories" in browser.find("#repository").text
+
+    choose(browser, "web")
+    screenshot(browser, "page-repositories-picker.png")
+    browser.find("#question").send_keys(QUESTION)
+    browser.find("#ask").click()
+    assert answered(browser) == "from web"
+    assert browser.script(f"return document.querySelector('{TURN}').dataset.repository") == "web"
+    # the image is web's (the first repository has none): its link names the repository
+    image = browser.wait(
+        lambda: browser.script(
+            f"const img = document.querySelector('{TURN} .images img');"
+            " return img && img.complete && img.naturalWidth > 0 && img.src"
+        ),
+        what="web's image",
+    )
+    assert str(image).endswith("architecture-diagram.png?repository=web")
+    browser.script("window.scrollTo(0, 0)")
+    screenshot(browser, "page-repositories.png")  # the picker and "from web" in view
+    # a source opens highlighted from web's index, not the first repository's
+    browser.find(f"{TURN} .sources li summary").click()
+    browser.wait(
+        lambda: browser.script(
+            f"return document.querySelector('{TURN} .source-body').dataset.highlighted === 'done'"
+        ),
+        what="web's source highlighted",
+    )
+
+    set_width(browser, 390)  # the picker and the answer's repository fit a phone
+    try:
+        overflow = browser.script(OVERFLOWING)
+        assert overflow["scrollWidth"] <= overflow["width"] and overflow["wide"] == [], overflow
+    finally:
+        set_width(browser, 1200)
+
+    browser.open(f"{several}/")  # the choice is remembered by this browser
+    browser.wait(lambda: not picked(browser)[0], what="the picker again")
+    assert picked(browser)[2] == "web" and "web" in browser.find("#repository").text
+
+    choose(browser, "")  # all repositories: the server routes the question
+    browser.find("#question").send_keys("which service sends the welcome e-mail?")
+    browser.find("#ask").click()
+    assert answered(browser) == "from mailer"
+    assert browser.script("return localStorage.getItem('szrag.repository')") == ""
+    # a follow-up stays in the repository its conversation is in, whatever its words
+    browser.find("#question").send_keys("and the gateway's token bucket?")
+    browser.find("#ask").click()
+    browser.wait(lambda: len(browser.find_all("#thread .turn")) == 2, what="the follow-up")
+    assert answered(browser) == "from mailer"
+    browser.script("localStorage.clear()")
+
+
+def test_sources_and_images_name_their_repository_or_are_refused(several: str, server: str) -> None:
+    with httpx.Client(base_url=several, timeout=30) as client:
+        source: dict[str, str | int] = {"path": "src/gateway.js", "start": 1, "end": 3}
+        assert client.get("/_szrag/source", params=source).status_code == 404  # not mailer's
+        lines = client.get("/_szrag/source", params={**source, "repository": "web"})
+        assert lines.status_code == 200 and lines.json()["data"]["path"] == "src/gateway.js"
+        refused = client.get("/_szrag/source", params={**source, "repository": "mobile"})
+        assert refused.status_code == 404 and refused.json()["code"] == "unknown_repository"
+        assert "mailer, web" in refused.json()["error"]
+
+        image = "/docs/diagrams/architecture-diagram.png"
+        assert client.get(image).status_code == 404
+        assert client.get(image, params={"repository": "web"}).content.startswith(b"\x89PNG")
+        refused = client.get(image, params={"repository": "mobile"})
+        assert refused.status_code == 404 and refused.json()["code"] == "unknown_repository"
+
+        info = client.get("/_szrag/info").json()["data"]
+        assert info["repositories"] == ["mailer", "web"]
+    with httpx.Client(base_url=server, timeout=30) as client:
+        refused = client.get("/_szrag/source", params={**source, "repository": "web"})
+        assert refused.status_code == 404 and refused.json()["code"] == "unknown_repository"
+        assert client.get(image, params={"repository": "nope"}).status_code == 404
+        info = client.get("/_szrag/info").json()["data"]
+        assert info["repositories"] == [info["repository"]]

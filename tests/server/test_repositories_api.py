@@ -123,3 +123,48 @@ def test_feedback_goes_to_the_repository_its_answer_was_about(service_url: str) 
         assert given.json()["data"]["repository"] == "billing"
         unknown = client.post("/api/feedback", json={"answerId": "0" * 16, "rating": "up"})
         assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_answer"
+
+
+def test_feedback_goes_to_the_repository_its_answer_is_from(service_url: str) -> None:
+    with httpx.Client(base_url=service_url, timeout=30) as client:
+        answer = ask(client, question="how is the invoice rendered?", repository="billing")
+        answer_id = answer.json()["data"]["answerId"]
+        # named by the page, or found in the store that keeps it
+        found = client.post("/api/feedback", json={"answerId": answer_id, "rating": "up"})
+        assert found.status_code == 200, found.text
+        wrong = client.post(
+            "/api/feedback", json={"answerId": answer_id, "rating": "up", "repository": "mailer"}
+        )
+        assert wrong.status_code == 404 and wrong.json()["code"] == "unknown_answer"
+        never = client.post("/api/feedback", json={"answerId": "0" * 16, "rating": "up"})
+        assert never.status_code == 404 and never.json()["code"] == "unknown_answer"
+        kept = client.post(
+            "/api/feedback",
+            json={
+                "answerId": answer_id,
+                "rating": "down",
+                "rightFiles": ["src/invoice.py"],
+                "repository": "billing",
+            },
+        )
+        assert kept.status_code == 200, kept.text
+        assert kept.json()["data"]["rightFiles"] == ["src/invoice.py"]
+        unknown = client.post(
+            "/api/feedback", json={"answerId": answer_id, "rating": "up", "repository": "x"}
+        )
+        assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_repository"
+
+
+def test_listing_the_repositories_spends_one_read(tmp_path: Path) -> None:
+    from szrag.server import RateLimit
+
+    app = create_app(
+        plan=plan_from_options([f"one={make_repo(tmp_path / 'one', {})}"]),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False, read_rate=RateLimit(per_minute=1, burst=2)),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        codes = [client.get("/api/repositories").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]  # the page reads it as it loads: one read each time

@@ -258,3 +258,22 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
 )
 
 CODE_TOOLS_BY_NAME: dict[str, CodeTool] = {tool.name: tool for tool in CODE_TOOLS}
+
+# Several repositories: every code tool takes ``repository``; these two search by a question,
+# so without one their question is routed (the others ask the first repository).
+REPOSITORY = "repository"
+ROUTED_TOOLS = frozenset({"search_code", "get_context"})
+
+
+def with_repository(parameters: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """A tool's schema with the optional ``repository`` argument: one of ``names`` (an enum
+    when there are several)."""
+    choice: dict[str, Any] = {
+        "type": "string",
+        "description": "The repository to ask (default: the first, "
+        f"{names[0]}; search_code and get_context route a question naming none)",
+    }
+    if len(names) > 1:
+        choice["enum"] = list(names)
+    properties = {**parameters["properties"], REPOSITORY: choice}
+    return {**parameters, "properties": properties}

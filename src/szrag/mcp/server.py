@@ -4,6 +4,15 @@ The low-level server is used, not the decorator one, because szrag's tools alrea
 JSON Schemas (the live tools share theirs with the model's tool loop): the schema a client
 lists is the schema every call is checked against, with szrag's one validator.
 
+Several repositories (``szrag mcp --repo NAME=PATH``, ``--config FILE``): every code tool
+takes an optional ``repository`` (an enum of the names served when there are several). A tool
+given none asks the first repository, except the two that search by a question,
+``search_code`` and ``get_context``, whose question is routed to the repository most likely to
+answer it, as ``POST /api/ask`` routes one; each result names its ``repository``. An unknown
+name is a tool error listing the known ones. The prompt takes ``repository`` too (without
+one its question is routed). The live tools and the resources are the first repository's
+(the application running from it).
+
 Who may do what: over stdio the client is the agent of the person who started ``szrag mcp``
 on this machine, so it gets the admin tool (``get_errors``) as the CLI does; over HTTP a caller
 needs a token where the API needs one and gets the admin tool only with the admin token. Every
@@ -19,7 +28,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
@@ -30,15 +39,25 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from szrag.base.errors import SzragError
+from szrag.base.errors import SzragError, UnknownRepository
 from szrag.base.public import dumps, to_public
 from szrag.base.redact import redact
 from szrag.commands.model import Identity
 from szrag.index.shared import SharedIndex
 from szrag.llm.prompts import SYSTEM_PROMPT, build_user_message, load_prompt
-from szrag.mcp.catalogue import CODE_TOOLS, CODE_TOOLS_BY_NAME, CodeTool, mcp_tool_name
+from szrag.mcp.catalogue import (
+    CODE_TOOLS,
+    CODE_TOOLS_BY_NAME,
+    REPOSITORY,
+    ROUTED_TOOLS,
+    CodeTool,
+    mcp_tool_name,
+    with_repository,
+)
 from szrag.service.configuration import Config
 from szrag.service.host import Host
+from szrag.service.repositories import ServicePlan
+from szrag.service.service import Service
 from szrag.service.watch import IndexWatcher, start_warming
 from szrag.tools.definitions import COMMAND_TOOL, TOOLS, ToolDefinition
 from szrag.tools.schema import validate
@@ -85,6 +104,10 @@ class McpFace:
     identity: Identity
     # the start-up thread building the shared views, while it runs
     warming: asyncio.Future[None] | None = None
+    # several repositories (``--repo``, ``--config``): ``host`` and ``index`` are the first's
+    service: Service | None = None
+    watch: bool = False  # whether a repository opened later is watched too
+    watchers: dict[str, IndexWatcher] = field(default_factory=dict)
 
     @classmethod
     def open(cls, config: Config, *, privileged: bool, client: str = "mcp") -> McpFace:
@@ -98,17 +121,48 @@ class McpFace:
         host.runtime.attach()  # this process's logs and errors, for getLogs and getErrors
         return cls(host, index, privileged, _identity(client))
 
+    @classmethod
+    def open_service(
+        cls,
+        plan: ServicePlan,
+        environ: Mapping[str, str],
+        *,
+        privileged: bool,
+        client: str = "mcp",
+    ) -> McpFace:
+        """The repositories of ``plan``, each opened when a tool first asks about it (the
+        first now), each repository's file read with ``environ`` once."""
+        service = Service(plan, environ)
+        first = plan.repositories[0].name
+        try:
+            host = service.host(first)
+        except BaseException:
+            service.close()
+            raise
+        host.runtime.attach()
+        return cls(
+            host, service.shared_index(first), privileged, _identity(client), service=service
+        )
+
     def close(self) -> None:
-        """Stop collecting logs and release the index."""
+        """Stop collecting logs and release the index (every repository's)."""
         self.host.runtime.detach()
+        if self.service is not None:
+            self.service.close()
+            return
         self.host.conversations.close()
         self.index.close()
+
+    def names(self) -> list[str]:
+        """The repositories served, in order (one: the root's folder name)."""
+        return self.service.names() if self.service is not None else [self.index.root.name]
 
     # Tools -----------------------------------------------------------------------------
 
     def tools(self, *, privileged: bool) -> list[types.Tool]:
         """The code tools, then the live tools this caller may use (when they are on)."""
-        listed = [_code_tool(tool) for tool in CODE_TOOLS]
+        names = self.names() if self.service is not None else None
+        listed = [_code_tool(tool, names) for tool in CODE_TOOLS]
         if self.host.live_tools:
             listed += [_live_tool(tool) for tool in TOOLS if privileged or not tool.admin]
         return listed
@@ -134,16 +188,52 @@ class McpFace:
 
     async def _call_code(self, tool: CodeTool, given: dict[str, Any]) -> types.CallToolResult:
         args = tool.arguments(given)
-        problems = validate(tool.parameters, args)
+        service = self.service
+        if service is None:
+            problems = validate(tool.parameters, args)
+        else:
+            named = args.get(REPOSITORY)
+            if isinstance(named, str) and named not in service.names():
+                error = UnknownRepository(
+                    f"no repository is called {named[:64]!r} (known: {', '.join(self.names())})"
+                )
+                return _failure(error.code, error.message)
+            problems = validate(with_repository(tool.parameters, self.names()), args)
         if problems:
             return _failure("invalid_arguments", "; ".join(problems))
+        named = args.pop(REPOSITORY, None)
         if tool.needs_views and self.warming is not None and not self.warming.done():
             await asyncio.shield(self.warming)  # one build of the views, not two racing
         try:
-            value = await anyio.to_thread.run_sync(tool.run, self.index, self.host, args)
+            if service is None:
+                value = await anyio.to_thread.run_sync(tool.run, self.index, self.host, args)
+                return _result(value)
+            name = await self._repository_of(service, tool, named, args)
+            host = await anyio.to_thread.run_sync(service.host, name)
+            self._watch(service, name)
+            value = await anyio.to_thread.run_sync(tool.run, service.shared_index(name), host, args)
         except SzragError as error:
             return _failure(error.code, str(error))
-        return _result(value)
+        return _result({REPOSITORY: name, **value} if isinstance(value, dict) else value)
+
+    async def _repository_of(
+        self, service: Service, tool: CodeTool, named: str | None, args: Mapping[str, Any]
+    ) -> str:
+        """The repository a call asks: the one named, else its question's routed one (the
+        searching tools), else the first."""
+        if named is not None:
+            return named
+        if tool.name in ROUTED_TOOLS and len(service.names()) > 1:
+            routed = await anyio.to_thread.run_sync(service.route, str(args["question"]))
+            return routed.repository
+        return service.names()[0]
+
+    def _watch(self, service: Service, name: str) -> None:
+        """Keep a repository opened after the start fresh, as the first is."""
+        if self.watch and name != service.names()[0] and name not in self.watchers:
+            watcher = IndexWatcher(service.shared_index(name))
+            watcher.start()
+            self.watchers[name] = watcher
 
     # Resources -------------------------------------------------------------------------
 
@@ -212,16 +302,37 @@ class McpFace:
             raise MCPError(types.INVALID_PARAMS, "; ".join(problems))
         from szrag.context.assemble import assemble_context
 
-        found = assemble_context(question, self.index, plan=self.host.plan())
-        system = load_prompt(SYSTEM_PROMPT, self.host.root)
+        host, index, name = self.host, self.index, self.index.root.name
+        if self.service is not None:  # the repository named, else the question's routed one
+            name = self._prompt_repository(self.service, question, arguments or {})
+            host, index = self.service.host(name), self.service.shared_index(name)
+        found = assemble_context(question, index, plan=host.plan())
+        system = load_prompt(SYSTEM_PROMPT, host.root)
         user = build_user_message(question, repository_context=found.packed.text)
         return types.GetPromptResult(
-            description=f"Answer about {self.index.root.name}: {question[:80]}",
+            description=f"Answer about {name}: {question[:80]}",
             messages=[
                 types.PromptMessage(role="user", content=types.TextContent(text=system)),
                 types.PromptMessage(role="user", content=types.TextContent(text=user)),
             ],
         )
+
+    def _prompt_repository(
+        self, service: Service, question: str, arguments: Mapping[str, str]
+    ) -> str:
+        """The repository the prompt packs: the one named (a protocol error for a name not
+        served), else the question's routed one."""
+        named = arguments.get(REPOSITORY) or None
+        if named is not None:
+            if named not in service.names():
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"no repository is called {named[:64]!r} (known: {', '.join(self.names())})",
+                )
+            return named
+        if len(service.names()) > 1:
+            return service.route(question).repository
+        return service.names()[0]
 
 
 def file_uri(path: str) -> str:
@@ -256,11 +367,13 @@ def _page_start(cursor: str | None) -> int:
     return position
 
 
-def _code_tool(tool: CodeTool) -> types.Tool:
+def _code_tool(tool: CodeTool, names: list[str] | None) -> types.Tool:
+    """A code tool as listed: with the ``repository`` argument when several repositories
+    may be served (``names``; None for one ``--root``)."""
     return types.Tool(
         name=tool.name,
         description=tool.description,
-        input_schema=tool.parameters,
+        input_schema=tool.parameters if names is None else with_repository(tool.parameters, names),
         annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
 
@@ -343,7 +456,19 @@ def build_server(face: McpFace) -> Server[Any]:
                     arguments=[
                         types.PromptArgument(
                             name="question", description="The question", required=True
-                        )
+                        ),
+                        *(
+                            [
+                                types.PromptArgument(
+                                    name=REPOSITORY,
+                                    description="The repository (default: the question's "
+                                    f"routed one): {', '.join(face.names())}",
+                                    required=False,
+                                )
+                            ]
+                            if face.service is not None
+                            else []
+                        ),
                     ],
                 )
             ]
@@ -377,6 +502,7 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     watcher = IndexWatcher(face.index) if enabled else None
     if watcher is not None:
         watcher.start()
+    face.watch = enabled
     warming = start_warming(face.index)
     face.warming = warming
     try:
@@ -386,6 +512,9 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
         await asyncio.shield(warming)
         if watcher is not None:
             await watcher.stop()
+        for other in list(face.watchers.values()):
+            await other.stop()
+        face.watchers.clear()
 
 
 async def serve_stdio(face: McpFace, *, watch: bool = True) -> None:

@@ -22,7 +22,7 @@ from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, ScopedAnswer
-from szrag.base.errors import ClientGone, UnknownRepository
+from szrag.base.errors import ClientGone
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
@@ -30,7 +30,7 @@ from szrag.runtime.indexinfo import read_routes
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
-from szrag.server.repositories import single_state
+from szrag.server.repositories import only_repository, scoped, single_state
 from szrag.server.requests import (
     parse_ask,
     parse_feedback,
@@ -147,7 +147,7 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     try:
         answer = await until_disconnected(request, service.ask(admitted))
         result: Answer | ScopedAnswer = (
-            ScopedAnswer(answer, repository) if repository is not None else answer
+            scoped(answer, repository) if repository is not None else answer
         )
     except ClientGone:
         # Nobody reads this; the answer was cancelled (and audited as such).
@@ -160,12 +160,21 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
 
 @router.post("/api/feedback")
 async def feedback(request: Request, caller: AskCaller, state: State) -> JSONResponse:
-    """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?}``."""
+    """Keep feedback on an answer: ``{answerId, rating, rightFiles?, comment?,
+    repository?}`` (the repository the answer is from; without it, the one whose store
+    keeps the answer)."""
     body = await read_body(request, state.settings.max_body_bytes)
-    given = parse_feedback(parse_json_body(body), caller)
-    service = state.service
-    if state.repositories is not None:  # the repository the answer was about keeps it
-        service = (await state.repositories.of_answer(given.answer_id)).service
+    payload = parse_json_body(body)
+    given = parse_feedback(payload, caller)
+    repository = parse_repository(payload)
+    faces = state.repositories
+    if faces is None:
+        only_repository(state.service.root.name, repository)
+        service = state.service
+    elif repository is not None:
+        service = (await faces.face(repository)).service
+    else:  # the repository whose store keeps the answer
+        service = (await faces.of_answer(given.answer_id)).service
     return ok(await service.feedback(given))
 
 
@@ -177,9 +186,7 @@ async def _answering(
     one it is routed to. A single repository answers everything; naming another is a 404."""
     faces = state.repositories
     if faces is None:
-        if repository is not None and repository != state.service.root.name:
-            known = state.service.root.name
-            raise UnknownRepository(f"no repository is called {repository!r} (known: {known})")
+        only_repository(state.service.root.name, repository)
         return state.service, None
     if repository is not None:
         face = await faces.face(repository)
@@ -192,8 +199,8 @@ async def _answering(
 
 @router.get("/api/repositories")
 async def repositories(caller: ReadCaller, state: State) -> JSONResponse:
-    """The repositories this server answers about, with the state of each."""
-    _spend(state.read_limiter, caller)
+    """The repositories this server answers about, with the state of each (one read, spent
+    by ``ReadCaller``)."""
     if state.repositories is not None:
         return ok(state.repositories.states())
     root = state.service.root
@@ -205,7 +212,7 @@ def _stream(
 ) -> EventSourceResponse:
     async def run(on_activity: OnActivity, on_token: OnToken) -> Answer | ScopedAnswer:
         answer = await service.ask(admitted.heard_by(on_activity, on_token))
-        return ScopedAnswer(answer, repository) if repository is not None else answer
+        return scoped(answer, repository) if repository is not None else answer
 
     return EventSourceResponse(
         answer_events(run, error_payload),

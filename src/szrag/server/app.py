@@ -38,6 +38,7 @@ from szrag.server.ratelimit import RateLimiter
 from szrag.server.repositories import RepositoryFaces
 from szrag.server.service import AskService, error_status
 from szrag.server.settings import ServerSettings
+from szrag.server.slack_scope import SlackScopes
 from szrag.server.state import ServerState
 from szrag.service.audit import AuditLog
 from szrag.service.configuration import Config, load_config
@@ -74,7 +75,7 @@ def create_app(
 ) -> FastAPI:
     """The szrag server for the repository at ``root``, or for the repositories of ``plan``
     (``--repo NAME=PATH``, a service file: each opened when first asked about, the first at
-    start; the page, the runtime reads and Slack use the first).
+    start; the runtime reads use the first; the page and Slack scope each question).
 
     ``config`` is the configuration the face read once (its root is the server's); without
     one it is read here from the repository at ``root`` and ``environ`` (default: this
@@ -152,7 +153,11 @@ def create_app(
             state.watcher.start()
         if server_settings.slack_signing_secret or server_settings.slack_app_token:
             state.slack = slack.SlackFace(
-                service, server_settings, ask_limiter, asyncio.get_running_loop()
+                service,
+                server_settings,
+                ask_limiter,
+                asyncio.get_running_loop(),
+                scopes=SlackScopes(service, faces),
             )
             if server_settings.slack_app_token:
                 await _start_socket_mode(state.slack)

@@ -15,8 +15,10 @@ from szrag.base.redact import redact
 from szrag.server.api import reader
 from szrag.server.errors import ApiError
 from szrag.server.highlight import highlight_lines, language, style_sheet
-from szrag.server.images import CONTENT_TYPES, content_type
-from szrag.server.state import server_state
+from szrag.server.images import CONTENT_TYPES, ImageCatalogue, content_type
+from szrag.server.repositories import only_repository
+from szrag.server.service import AskService
+from szrag.server.state import ServerState, server_state
 
 # The page runs only its own scripts and styles and talks only to this server.
 PAGE_POLICY = (
@@ -24,6 +26,8 @@ PAGE_POLICY = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 ASSET_PREFIX = "/_szrag/"
+# the repository a source or an image link names (``?repository=NAME``): the first if none
+REPOSITORY_QUERY = Query(None, max_length=64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,7 @@ class PageInfo:
     model: ModelInfo
     repo_url: str | None  # the repository browser's address
     live_tools: bool
+    repositories: tuple[str, ...]  # every repository served, in order (the picker's)
 
 
 @router.get(ASSET_PREFIX + "info", include_in_schema=False)
@@ -122,6 +127,9 @@ async def page_info(request: Request) -> Response:
         model=ModelInfo(configured=settings.has_key, name=settings.ai_model),
         repo_url=state.settings.repo_url,
         live_tools=host.live_tools,
+        repositories=tuple(state.repositories.names())
+        if state.repositories is not None
+        else (host.root.name,),
     )
     return JSONResponse(
         {"ok": True, "data": to_public(info)}, headers={"Cache-Control": "no-cache"}
@@ -134,11 +142,12 @@ async def source_lines(
     path: str = Query(max_length=1000),
     start: int = Query(ge=1),
     end: int = Query(ge=1),
+    repository: str | None = REPOSITORY_QUERY,
 ) -> Response:
-    """The indexed lines ``start``-``end`` of ``path`` (a source an answer cited), redacted
-    and highlighted line by line."""
+    """The indexed lines ``start``-``end`` of ``path`` (a source an answer cited) in
+    ``repository`` (default the first), redacted and highlighted line by line."""
     reader(request)
-    index = server_state(request).service.index
+    index = (await _scope(server_state(request), repository))[0].index
     found = index.lines(path, start, end) if end >= start else []
     if not found:
         raise ApiError(404, "not_found", f"no indexed source {path}:{start}-{end}")
@@ -155,16 +164,26 @@ async def asset(name: str) -> Response:
 
 
 @router.get("/{path:szrag_image}", include_in_schema=False)
-async def image(path: str, request: Request) -> Response:
-    """A repository image found by retrieval; any other image path is 404.
+async def image(path: str, request: Request, repository: str | None = REPOSITORY_QUERY) -> Response:
+    """A repository image found by retrieval (of ``repository``, default the first); any
+    other image path is 404, an unknown repository 404 ``unknown_repository``.
 
     Like the API's reads it needs the token (when the API does) and spends from the caller's
     read budget; hosts and origins were checked by the application's guard.
     """
     reader(request)
-    state = server_state(request)
-    found = state.images.resolve(path)
+    found = (await _scope(server_state(request), repository))[1].resolve(path)
     if found is None:
         raise ApiError(404, "not_found", "no such file")
     media_type = content_type(path) or "application/octet-stream"
     return FileResponse(found, media_type=media_type, headers={"Cache-Control": "no-cache"})
+
+
+async def _scope(state: ServerState, repository: str | None) -> tuple[AskService, ImageCatalogue]:
+    """The service and images of the repository named, else of the first."""
+    faces = state.repositories
+    if faces is None:
+        only_repository(state.service.root.name, repository)
+        return state.service, state.images
+    face = await faces.named_or_default(repository)
+    return face.service, face.images

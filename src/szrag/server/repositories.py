@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from urllib.parse import quote
 
 import anyio
 import httpx
 
-from szrag.base.errors import RepositoryError, UnknownAnswer, UnknownConversation
+from szrag.answer.results import Answer, ScopedAnswer
+from szrag.base.errors import (
+    RepositoryError,
+    UnknownAnswer,
+    UnknownConversation,
+    UnknownRepository,
+)
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
 from szrag.runtime.git import read_git_head
@@ -49,6 +56,21 @@ def single_state(name: str, index: IndexStore) -> RepositoryState:
         commit=head.commit if (head := read_git_head(index.root)) is not None else None,
         loaded=index.in_memory,
     )
+
+
+def only_repository(name: str, repository: str | None) -> None:
+    """Check that ``repository``, when given, names a single-repository server's one
+    repository (``name``, its folder's); UnknownRepository otherwise."""
+    if repository is not None and repository != name:
+        raise UnknownRepository(f"no repository is called {repository!r} (known: {name})")
+
+
+def scoped(answer: Answer, repository: str) -> ScopedAnswer:
+    """``answer`` with the repository it is from, its images' links naming that repository
+    (``/PATH?repository=NAME``), so each opens the right repository's file."""
+    named = quote(repository, safe="")
+    images = tuple(replace(image, url=f"{image.url}?repository={named}") for image in answer.images)
+    return ScopedAnswer(replace(answer, images=images), repository)
 
 
 @dataclass
@@ -138,6 +160,11 @@ class RepositoryFaces:
                 face.watcher.start()
             self._faces[name] = face
             return face
+
+    async def named_or_default(self, name: str | None) -> RepositoryFace:
+        """The face of repository ``name``, or of the first when no name is given (a
+        file's lines and images: a path means something in one repository only)."""
+        return await self.face(name if name is not None else self.default)
 
     def watcher_of(self, name: str) -> IndexWatcher | None:
         """The watcher of an opened repository (None when it has none, or is not open)."""

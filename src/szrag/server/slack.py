@@ -31,6 +31,10 @@ hold the secret) is not echoed. Which command a question runs is known before it
 (the same inference the answer uses), so such a question is never posted to the channel.
 
 The Slack user, channel and team become the identity the command runner and the audit log see.
+
+On a server of several repositories a question is about the repository of its thread, of
+its ``in:NAME`` word, of its channel (``slack_channels``), or the one it is routed to
+(:mod:`szrag.server.slack_scope`), and each answer names the repository it is from.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -56,10 +60,16 @@ from slack_sdk import WebClient
 
 from szrag.answer.question import SLACK_OWNER, NamedCommand, Question
 from szrag.answer.results import Answer
-from szrag.base.errors import ConversationError, ServerClosing, SlackApiFailed, UnknownConversation
+from szrag.base.errors import (
+    ConversationError,
+    ServerClosing,
+    SlackApiFailed,
+    UnknownConversation,
+)
 from szrag.base.public import public_dict
 from szrag.commands import CommandError, CommandRegistry, Identity, infer_command_invocation
 from szrag.commands.policy import CommandPolicy
+from szrag.conversations import Feedback
 from szrag.rank.retrieve import MAX_QUESTION_CHARS
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
@@ -90,6 +100,7 @@ from szrag.server.slack_feedback import (
     right_files_from,
     right_files_view,
 )
+from szrag.server.slack_scope import Scope, Scoping, SlackScopes, unknown_repository_text
 from szrag.server.slack_threads import KeyedLocks, SeenEvents, ThreadAsk, screen, thread_key
 from szrag.server.slack_web import NOT_THERE, SlackWeb
 from szrag.server.state import server_state
@@ -179,8 +190,10 @@ class SlackFace:
         loop: asyncio.AbstractEventLoop,
         *,
         answer_timeout: float = ANSWER_TIMEOUT_SECONDS,
+        scopes: SlackScopes | None = None,
     ) -> None:
-        self.service = service
+        self.service = service  # the first repository's: help, commands, policy
+        self.scopes = scopes if scopes is not None else SlackScopes(service, None)
         self.settings = settings
         self.limiter = limiter
         self.loop = loop
@@ -288,7 +301,11 @@ class SlackFace:
             for spec in self.service.registry.specs()
             if self.service.allows(spec, "slack")
         ]
-        return help_blocks(commands)
+        blocks = help_blocks(commands)
+        if self.scopes.several:  # which repositories a question may name
+            names = ", ".join(f"`in:{name}`" for name in self.scopes.names())
+            blocks.append(section(f"*Repositories*: name one in the question with {names}"))
+        return blocks
 
     def _request(self, question: str, identity: Identity) -> Question:
         """The ask of ``question``, with the command it names explicitly (the service keeps
@@ -307,7 +324,15 @@ class SlackFace:
         if is_help(text):
             ack(text="How to use /sz-ask", blocks=self._help_blocks(), response_type="ephemeral")
             return
-        question = text.strip()[:MAX_QUESTION_CHARS]
+        scoping = self.scopes.read(text.strip()[:MAX_QUESTION_CHARS])
+        if scoping.named is not None and not scoping.known:
+            known = self.scopes.names()
+            ack(text=unknown_repository_text(scoping.named, known), response_type="ephemeral")
+            return
+        question = scoping.question
+        if is_help(question):
+            ack(text="How to use /sz-ask", blocks=self._help_blocks(), response_type="ephemeral")
+            return
         request = self._request(question, identity)
         if self.web is None or runs_privately(question, request.command_id, self.service):
             ack(text=thinking_text(question), response_type="ephemeral")
@@ -326,22 +351,36 @@ class SlackFace:
             else:
                 key = thread_key(identity.team_id, identity.channel_id, parent)
                 with self._threads.hold(key):
-                    self._answer_in_channel(request, key, parent, shown=question)
+                    self._answer_in_channel(request, key, parent, scoping, shown=question)
                 return
-        self._answer_by_response_url(respond, request)
+        self._answer_by_response_url(respond, request, scoping)
 
-    def _answer_by_response_url(self, respond: Say, request: Question) -> None:
+    def _scope(self, scoping: Scoping, channel: str, key: str | None) -> Scope:
+        """Where the question is answered (from a listener thread)."""
+        return self._on_loop(self.scopes.scope(scoping, channel, key))
+
+    def _named(self, scope: Scope) -> str | None:
+        """The repository an answer names: on a server of several only."""
+        return scope.repository if self.scopes.several else None
+
+    def _answer_by_response_url(self, respond: Say, request: Question, scoping: Scoping) -> None:
         try:
-            result = self._on_loop(self.service.ask(request))
+            scope = self._scope(scoping, request.identity.channel_id, None)
+            result = self._on_loop(scope.service.ask(request))
         except Exception as error:
             self._fail(respond, error)
             return
-        private = answered_privately(result, self.service.policy)
+        private = answered_privately(result, scope.service.policy)
         shown = None if private else request.text
         self._post(
             respond,
             text=fallback_text(result.answer),
-            blocks=answer_blocks(result.to_dict(), question=shown, repo_url=self.settings.repo_url),
+            blocks=answer_blocks(
+                result.to_dict(),
+                question=shown,
+                repo_url=self.settings.repo_url,
+                repository=self._named(scope),
+            ),
             response_type="ephemeral" if private else "in_channel",
         )
 
@@ -393,6 +432,12 @@ class SlackFace:
         return None
 
     def _thread_known(self, key: str) -> bool:
+        if self.scopes.faces is not None:  # any repository's store may keep the thread
+            try:
+                return self._on_loop(self.scopes.of_thread(key)) is not None
+            except Exception as error:
+                log.warning("a Slack thread was not answered: %s", error)
+                return False
         try:
             self.service.host.conversations.get(key)
         except UnknownConversation:
@@ -409,14 +454,18 @@ class SlackFace:
         if not decision.allowed:
             self._whisper(ask, text=_too_fast(decision.retry_after_header))
             return
-        if is_help(ask.question):
+        scoping = self.scopes.read(ask.question)
+        if scoping.named is not None and not scoping.known:
+            self._whisper(ask, text=unknown_repository_text(scoping.named, self.scopes.names()))
+            return
+        if is_help(scoping.question):
             self._whisper(ask, text="How to ask szrag", blocks=self._help_blocks())
             return
-        request = self._request(ask.question, identity)
+        request = self._request(scoping.question, identity)
         with self._threads.hold(ask.key):
-            if runs_privately(ask.question, request.command_id, self.service):
-                self._whisper(ask, text=thinking_text(ask.question))
-                self._answer_privately(request, ask.key, ask.thread_ts)
+            if runs_privately(scoping.question, request.command_id, self.service):
+                self._whisper(ask, text=thinking_text(scoping.question))
+                self._answer_privately(request, ask.key, ask.thread_ts, scoping)
                 return
             assert self.web is not None
             try:
@@ -429,13 +478,14 @@ class SlackFace:
             except SlackApiFailed as error:
                 log.warning("a Slack question was not answered: %s", error.message)
                 return
-            self._answer_in_channel(request, ask.key, thinking, thread_ts=ask.thread_ts)
+            self._answer_in_channel(request, ask.key, thinking, scoping, thread_ts=ask.thread_ts)
 
-    def _start(self, key: str) -> str | None:
-        """The thread's conversation, started on first use; None when the store cannot keep
-        it (the question is then answered without the thread's earlier turns)."""
+    def _start(self, service: AskService, key: str) -> str | None:
+        """The thread's conversation, started on first use in the store of the repository
+        that answers; None when the store cannot keep it (the question is then answered
+        without the thread's earlier turns)."""
         try:
-            return self.service.host.conversations.start(key, face="slack", owner=SLACK_OWNER).id
+            return service.host.conversations.start(key, face="slack", owner=SLACK_OWNER).id
         except ConversationError as error:
             log.warning("the Slack thread %s is answered without its history: %s", key, error)
             return None
@@ -445,6 +495,7 @@ class SlackFace:
         request: Question,
         key: str,
         thinking: str,
+        scoping: Scoping,
         *,
         thread_ts: str | None = None,
         shown: str | None = None,
@@ -454,21 +505,25 @@ class SlackFace:
         to show a secret, a notice while the answer goes to the asker alone."""
         assert self.web is not None
         channel, user = request.identity.channel_id, request.identity.user_id
-        request = dataclasses.replace(request, conversation_id=self._start(key))
         try:
-            result = self._on_loop(self.service.ask(request))
+            scope = self._scope(scoping, channel, key)
+            request = dataclasses.replace(request, conversation_id=self._start(scope.service, key))
+            result = self._on_loop(scope.service.ask(request))
         except Exception as error:
             message = self._failure_message(error)
             blocks = [*([question_block(shown)] if shown else []), *failure_blocks(message)]
             self._safely(self.web.update, channel, thinking, text=_sorry(message), blocks=blocks)
             return
-        if answered_privately(result, self.service.policy):
+        if answered_privately(result, scope.service.policy):
             notice = private_notice(user)
             self._safely(self.web.update, channel, thinking, text=notice, blocks=[section(notice)])
             self._whisper_answer(result, channel, user, thread_ts or thinking)
             return
         messages = answer_messages(
-            result.to_dict(), question=shown, repo_url=self.settings.repo_url
+            result.to_dict(),
+            question=shown,
+            repo_url=self.settings.repo_url,
+            repository=self._named(scope),
         )
         self._safely(
             self.web.deliver,
@@ -479,12 +534,15 @@ class SlackFace:
             text=fallback_text(result.answer),
         )
 
-    def _answer_privately(self, request: Question, key: str, thread_ts: str) -> None:
+    def _answer_privately(
+        self, request: Question, key: str, thread_ts: str, scoping: Scoping
+    ) -> None:
         """Answer ``request`` in the thread ``key`` where only the asker sees it."""
         channel, user = request.identity.channel_id, request.identity.user_id
-        request = dataclasses.replace(request, conversation_id=self._start(key))
         try:
-            result = self._on_loop(self.service.ask(request))
+            scope = self._scope(scoping, channel, key)
+            request = dataclasses.replace(request, conversation_id=self._start(scope.service, key))
+            result = self._on_loop(scope.service.ask(request))
         except Exception as error:
             message = self._failure_message(error)
             self._whisper_to(
@@ -530,7 +588,7 @@ class SlackFace:
         channel = identity.channel_id
         thread_ts = _thread_of(body)
         try:
-            keep_feedback(self.service.host, answer_id, rating, identity=identity)
+            self._keep_feedback(answer_id, rating, identity=identity)
         except ConversationError as error:
             self._tell(respond, channel, identity.user_id, thread_ts, f":warning: {error.message}")
             return
@@ -544,8 +602,7 @@ class SlackFace:
         identity = _actor(body)
         given = right_files_from(view)
         try:
-            kept = keep_feedback(
-                self.service.host,
+            kept = self._keep_feedback(
                 given.answer_id,
                 "down",
                 right_files=given.right_files,
@@ -563,6 +620,32 @@ class SlackFace:
                 given.thread_ts,
                 text=feedback_thanks("down", kept.right_files),
             )
+
+    def _keep_feedback(
+        self,
+        answer_id: str,
+        rating: str,
+        *,
+        identity: Identity,
+        right_files: Sequence[str] = (),
+        comment: str | None = None,
+    ) -> Feedback:
+        """Feedback kept where its answer is: the store of the repository that gave it
+        (found without building the other repositories' indexes); UnknownAnswer when no
+        repository keeps it."""
+        service = (
+            self.service
+            if self.scopes.faces is None
+            else self._on_loop(self.scopes.of_answer(answer_id))
+        )
+        return keep_feedback(
+            service.host,
+            answer_id,
+            rating,
+            right_files=right_files,
+            comment=comment,
+            identity=identity,
+        )
 
     def _tell(
         self, respond: Say, channel: str, user: str, thread_ts: str | None, text: str

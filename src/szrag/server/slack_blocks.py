@@ -239,13 +239,21 @@ def feedback_block(answer_id: str) -> Block:
     }
 
 
+def repository_block(repository: str) -> Block:
+    """Which repository an answer is from (on a server of several)."""
+    return context([f"From the repository *{escape(repository)}*"])
+
+
 def _answer_parts(
-    result: Mapping[str, Any], question: str | None, repo_url: str | None
+    result: Mapping[str, Any], question: str | None, repo_url: str | None, repository: str | None
 ) -> tuple[list[Block], list[Block], list[Block]]:
-    """The blocks of an answer: the question, the answer's sections, and what follows them
-    (sources, images, usage, the feedback buttons when the answer has an id)."""
+    """The blocks of an answer: the question and the repository it is from (when named),
+    the answer's sections, and what follows them (sources, images, usage, the feedback
+    buttons when the answer has an id)."""
     repo_url = at_commit(repo_url, result.get("runningCommit"))
     head = [question_block(question)] if question else []
+    if repository:
+        head.append(repository_block(repository))
     answer = to_mrkdwn(str(result.get("answer") or "")) or "_No answer was produced._"
     sections = [section(piece) for piece in split_text(answer) if piece.strip()]
     tail = [
@@ -262,11 +270,15 @@ def _answer_parts(
 
 
 def answer_blocks(
-    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
+    result: Mapping[str, Any],
+    *,
+    question: str | None,
+    repo_url: str | None = None,
+    repository: str | None = None,
 ) -> list[Block]:
     """The answer as one message (a ``response_url`` reply): question (None: not echoed),
     answer sections, sources, images, usage and feedback buttons; cut to 50 blocks."""
-    head, sections, extra = _answer_parts(result, question, repo_url)
+    head, sections, extra = _answer_parts(result, question, repo_url, repository)
     blocks = head + sections
     room = MAX_BLOCKS - len(extra)
     if len(blocks) > room:
@@ -309,13 +321,17 @@ def _pack(blocks: Sequence[Block], tail: Sequence[Block]) -> list[list[Block]]:
 
 
 def answer_messages(
-    result: Mapping[str, Any], *, question: str | None, repo_url: str | None = None
+    result: Mapping[str, Any],
+    *,
+    question: str | None,
+    repo_url: str | None = None,
+    repository: str | None = None,
 ) -> list[list[Block]]:
     """The answer as the bot posts it: one message, or for a long answer several in order
     (each within Slack's block and text bounds; at most ``MAX_MESSAGES``, the rest cut with a
     note). The question opens the first; sources, images, usage and the feedback buttons
     close the last."""
-    head, sections, tail = _answer_parts(result, question, repo_url)
+    head, sections, tail = _answer_parts(result, question, repo_url, repository)
     blocks = head + sections
     messages = _pack(blocks, tail)
     if len(messages) <= MAX_MESSAGES:

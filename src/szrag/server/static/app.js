@@ -2,11 +2,15 @@
 // (with the conversation's id once the server gave one), the server-sent events are read as
 // they arrive, and the turn shows the answer (Markdown, citations linked to their sources), the
 // sources (numbered, highlighted lines), images, the activity timeline and token usage.
+// A server over several repositories offers a picker (its choice kept in this browser): a
+// question names the chosen repository, or none ("All repositories": the server routes it),
+// and each answer says which repository it is from; its sources and images open there.
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const TOKEN_KEY = "szrag.token";
+  const REPOSITORY_KEY = "szrag.repository";
   const LOCATION = /([A-Za-z0-9_@.\-][A-Za-z0-9_@.\-/]*\.[A-Za-z0-9]+)(?::(\d+)(?:-(\d+))?)?/g;
 
   const els = {
@@ -23,10 +27,13 @@
     template: $("turn-template"),
     repository: $("repository"),
     modelState: $("model-state"),
+    repositoryChoice: $("repository-choice"),
+    picker: $("repository-picker"),
   };
 
   let controller = null;
   let conversationId = null;
+  let conversationRepository = null; // where the conversation's answers come from
   let info = { repoUrl: null, model: { configured: true } };
   let turnCount = 0;
 
@@ -67,6 +74,7 @@
     }
     els.repository.textContent = info.repository ? `· ${info.repository}` : "";
     document.title = info.repository ? `szrag · ${info.repository}` : "szrag";
+    if ((info.repositories || []).length > 1) loadRepositories();
     if (info.model.configured) {
       els.modelState.textContent = `Answers are written by ${info.model.name}, grounded in this repository${info.liveTools ? " and the running application" : ""}.`;
     } else {
@@ -76,6 +84,48 @@
     }
     els.modelState.dataset.model = info.model.configured ? "configured" : "missing";
   }
+
+  // The picker, shown only when the server holds more than one repository: "All
+  // repositories" (routed), then each one GET /api/repositories lists.
+  async function loadRepositories() {
+    let listed;
+    try {
+      const response = await fetch("/api/repositories", { headers: authHeaders() });
+      if (!response.ok) return;
+      listed = (await response.json()).data;
+    } catch (_) {
+      return;
+    }
+    if (!Array.isArray(listed) || listed.length < 2) return;
+    const all = els.picker.options[0];
+    els.picker.replaceChildren(all);
+    for (const repository of listed) {
+      const option = document.createElement("option");
+      option.value = repository.name;
+      option.textContent = repository.name;
+      els.picker.appendChild(option);
+    }
+    const kept = localStorage.getItem(REPOSITORY_KEY) || "";
+    els.picker.value = listed.some((repository) => repository.name === kept) ? kept : "";
+    els.repositoryChoice.hidden = false;
+    showChoice();
+  }
+
+  function chosenRepository() {
+    return els.repositoryChoice.hidden ? "" : els.picker.value;
+  }
+
+  function showChoice() {
+    const chosen = chosenRepository();
+    els.repository.textContent = chosen ? `· ${chosen}` : "· all repositories";
+  }
+
+  els.picker.addEventListener("change", () => {
+    localStorage.setItem(REPOSITORY_KEY, els.picker.value);
+    showChoice();
+    conversationId = null; // the next question starts a conversation in the new scope
+    conversationRepository = null;
+  });
 
   // --- one turn of the conversation -----------------------------------------------------
 
@@ -102,6 +152,7 @@
       this.answerText = "";
       this.sources = [];
       this.commit = null;
+      this.repository = null; // the repository the answer is from, on a server of several
       this.renderPending = false;
       this.activityStart = null;
       this.activityRows = new Map();
@@ -298,6 +349,7 @@
     async highlight(source, body) {
       body.dataset.highlighted = "pending";
       const query = new URLSearchParams({ path: source.path, start: source.start, end: source.end });
+      if (this.repository) query.set("repository", this.repository);
       try {
         const response = await fetch(`/_szrag/source?${query}`, { headers: authHeaders() });
         if (!response.ok) return;
@@ -340,12 +392,20 @@
     showResult(result) {
       this.sources = result.sources || [];
       this.commit = result.runningCommit || null;
+      this.repository = result.repository || null;
+      if (this.repository) {
+        const from = this.node.querySelector(".answered-from");
+        from.textContent = `from ${this.repository}`;
+        from.hidden = false;
+        this.node.dataset.repository = this.repository;
+      }
       this.showAnswer(result.answer);
       this.addSources(result.sources);
       this.addImages(result.images);
       this.showUsage(result);
       if (result.conversationId) {
         conversationId = result.conversationId;
+        conversationRepository = this.repository;
         els.fresh.hidden = false;
       }
       if (result.answerId) {
@@ -367,6 +427,7 @@
     const state = form.querySelector(".feedback-state");
     const rightFiles = form.querySelector(".right-files");
     form.hidden = false;
+    const repository = this.repository;
     const send = async (rating) => {
       const files = form.querySelector(".right-file").value.split(/[\s,]+/).filter(Boolean);
       state.textContent = "Sending…";
@@ -374,7 +435,7 @@
         const response = await fetch("/api/feedback", {
           method: "POST",
           headers: { "Content-Type": "application/json", ...authHeaders() },
-          body: JSON.stringify({ answerId, rating, rightFiles: files }),
+          body: JSON.stringify({ answerId, rating, rightFiles: files, ...(repository ? { repository } : {}) }),
         });
         const body = await response.json().catch(() => null);
         if (!response.ok) {
@@ -594,6 +655,9 @@
     controller = new AbortController();
     const body = { question, withAi: els.withAi.checked };
     if (conversationId) body.conversationId = conversationId;
+    // a follow-up stays where its conversation is; otherwise the choice, if any (else routed)
+    const repository = conversationId ? conversationRepository : chosenRepository();
+    if (repository) body.repository = repository;
     try {
       const response = await fetch("/api/ask", {
         method: "POST",
@@ -636,6 +700,7 @@
   els.stop.addEventListener("click", () => controller && controller.abort());
   els.fresh.addEventListener("click", () => {
     conversationId = null;
+    conversationRepository = null;
     els.thread.replaceChildren();
     els.fresh.hidden = true;
     setNotice(null);
