@@ -18,7 +18,7 @@ import pytest
 
 from szrag.base.settings import Settings
 from szrag.commands import Allowlist
-from szrag.conversations import ConversationStore, Rating
+from szrag.conversations import ConversationMemory, Rating, open_conversation_store
 from szrag.server import ServerSettings, create_app
 from szrag.server.slack_blocks import FEEDBACK_BLOCK, FEEDBACK_UP
 from szrag.server.slack_scope import IN_WORD
@@ -60,6 +60,12 @@ def slack_api() -> Iterator[tuple[SlackApiServer, str]]:
     app = SlackApiServer(token=BOT_TOKEN, bot_user=BOT)
     with serve_asgi(app, lifespan="off") as base_url:
         yield app, base_url
+
+
+def service_store(folders: dict[str, Path], repository: str) -> ConversationMemory:
+    """What the service keeps of ``repository``: its view of the one store beside the file."""
+    home = folders["mailer"].parent / ".szrag"
+    return open_conversation_store(home / "conversations.db").for_repository(repository)
 
 
 def serving(tmp_path: Path, slack_api_url: str) -> contextlib.AbstractContextManager[str]:
@@ -224,8 +230,9 @@ def test_an_unknown_repository_is_answered_with_the_known_ones_and_nothing_runs(
     assert "No repository is called `mobile`" in whispered.arguments["text"]
     # the reply is the listener's last act: no thinking message, no answer, no conversation
     assert [call.method for call in api.calls] == ["chat.postEphemeral"]
-    for folder in folders.values():
-        assert ConversationStore.for_root(folder).latest("slack") is None
+    assert not (folders["mailer"].parent / ".szrag" / "conversations.db").exists() or all(
+        service_store(folders, name).latest("slack") is None for name in folders
+    )
 
 
 def test_a_thread_stays_in_the_repository_of_its_conversation(
@@ -242,14 +249,14 @@ def test_a_thread_stays_in_the_repository_of_its_conversation(
     assert "From the repository *billing*" in shown(second)
     thinking = [call for call in api.calls if call.method == "chat.postMessage"]
     assert [call.arguments.get("thread_ts") for call in thinking] == ["1700.0200", "1700.0200"]
-    kept = ConversationStore.for_root(folders["billing"])
+    kept = service_store(folders, "billing")
     conversation = kept.latest("slack")
     assert conversation is not None
     assert [turn.question for turn in kept.turns(conversation.id)] == [
         "where is the invoice tax computed?",
         "and the welcome e-mail?",
     ]
-    assert ConversationStore.for_root(folders["mailer"]).latest("slack") is None
+    assert service_store(folders, "mailer").latest("slack") is None
 
     # feedback on the billing answer is kept in billing's store
     answer_id = feedback_button(second)
@@ -312,5 +319,5 @@ def test_after_a_restart_a_thread_and_its_feedback_find_their_repository(
         assert "From the repository *billing*" in shown(followed)
         thumbs_up(base, feedback_button(answered))
         api.wait_until(lambda calls: calls[-1].method == "chat.postEphemeral")
-    [rated] = ConversationStore.for_root(folders["billing"]).feedback()
+    [rated] = service_store(folders, "billing").feedback()
     assert rated.answer_id == feedback_button(answered) and rated.rating is Rating.UP
