@@ -41,13 +41,12 @@ from szrag.conversations.model import (
     Conversation,
     ConversationLimits,
     Feedback,
-    Rating,
-    ShownSource,
     Turn,
     checked_id,
     new_id,
 )
 from szrag.conversations.protocol import AuditLine, AuditSink
+from szrag.conversations.rows import conversation_of, feedback_of, sources_value, turn_of
 from szrag.index.pg.schema import checked_url, shown_url
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server before the store is called unreachable
@@ -281,7 +280,7 @@ class PostgresConversations:
                 f"conversation {chosen} is about repository {whose}: continue it there"
             )
         self._prune(conn, now)
-        return _conversation(row)
+        return conversation_of(row)
 
     def get(self, conversation_id: str, *, owner: str | None = None) -> Conversation:
         """The kept conversation of ``conversation_id``; UnknownConversation otherwise."""
@@ -297,7 +296,7 @@ class PostgresConversations:
                 f"no conversation {chosen}: it was never started here, or it is older than the"
                 f" {self.limits.max_age_hours:g} hours conversations are kept"
             )
-        return _conversation(row)
+        return conversation_of(row)
 
     def latest(self, face: str, *, owner: str | None = None) -> Conversation | None:
         """The conversation of ``face`` used last, when one is still kept."""
@@ -309,7 +308,7 @@ class PostgresConversations:
             ).fetchall()
         for row in rows:
             if owner is None or row["owner"] in (None, owner):
-                return _conversation(row)
+                return conversation_of(row)
         return None
 
     # --- turns ----------------------------------------------------------------------------
@@ -357,7 +356,7 @@ class PostgresConversations:
                 turn.question,
                 turn.answer,
                 turn.outcome,
-                Jsonb(_sources_value(turn.sources)),
+                Jsonb(sources_value(turn.sources)),
                 turn.commit,
             ),
         )
@@ -376,7 +375,7 @@ class PostgresConversations:
                     self.limits.turns,
                 ),
             ).fetchall()
-        return tuple(_turn(row) for row in rows)
+        return tuple(turn_of(row, _kept) for row in rows)
 
     def turn(self, answer_id: str, *, owner: str | None = None) -> Turn:
         """The kept turn of ``answer_id``; UnknownAnswer when there is none (or, with
@@ -395,7 +394,7 @@ class PostgresConversations:
                 f" conversation keeps its last {self.limits.turns} answers, for"
                 f" {self.limits.max_age_hours:g} hours)"
             )
-        return _turn(row)
+        return turn_of(row, _kept)
 
     # --- feedback -------------------------------------------------------------------------
 
@@ -424,7 +423,7 @@ class PostgresConversations:
                     Jsonb(list(feedback.right_files)),
                     feedback.comment,
                     feedback.question,
-                    Jsonb(_sources_value(feedback.sources)),
+                    Jsonb(sources_value(feedback.sources)),
                     Jsonb(list(feedback.cited_files)),
                     feedback.commit,
                     feedback.given_at,
@@ -439,7 +438,7 @@ class PostgresConversations:
                 "SELECT * FROM szrag_feedback WHERE repository = %s ORDER BY given_at, seq",
                 (self._repository,),
             ).fetchall()
-        return [_feedback(row) for row in rows]
+        return [feedback_of(row, _kept) for row in rows]
 
     # --- the database ---------------------------------------------------------------------
 
@@ -528,50 +527,6 @@ def _tagged(feedback: Feedback, repository: str) -> Feedback:
     return dataclasses.replace(feedback, repository=repository)
 
 
-def _sources_value(sources: tuple[ShownSource, ...]) -> list[list[object]]:
-    return [[source.path, source.start, source.end] for source in sources]
-
-
-def _sources(value: Any) -> tuple[ShownSource, ...]:
-    return tuple(ShownSource(str(path), int(start), int(end)) for path, start, end in value)
-
-
-def _conversation(row: dict[str, Any]) -> Conversation:
-    return Conversation(
-        id=row["id"],
-        face=row["face"],
-        owner=row["owner"],
-        started_at=row["started_at"],
-        updated_at=row["updated_at"],
-        repository=row["repository"],
-    )
-
-
-def _turn(row: dict[str, Any]) -> Turn:
-    return Turn(
-        answer_id=row["answer_id"],
-        conversation_id=row["conversation_id"],
-        question=row["question"],
-        answer=row["answer"],
-        outcome=row["outcome"],
-        sources=_sources(row["sources"]),
-        commit=row["commit_id"],
-        asked_at=row["asked_at"],
-    )
-
-
-def _feedback(row: dict[str, Any]) -> Feedback:
-    return Feedback(
-        answer_id=row["answer_id"],
-        conversation_id=row["conversation_id"],
-        rating=Rating(row["rating"]),
-        right_files=tuple(row["right_files"]),
-        comment=row["comment"],
-        question=row["question"],
-        sources=_sources(row["sources"]),
-        cited_files=tuple(row["cited_files"]),
-        commit=row["commit_id"],
-        given_at=row["given_at"],
-        given_by=row["given_by"],
-        repository=row["repository"],
-    )
+def _kept(value: Any) -> Any:
+    """A ``jsonb`` column's value: decoded already."""
+    return value

@@ -37,7 +37,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from szrag.base.errors import (
     ConversationError,
@@ -49,13 +48,13 @@ from szrag.conversations.model import (
     Conversation,
     ConversationLimits,
     Feedback,
-    Rating,
     ShownSource,
     Turn,
     checked_id,
     new_id,
 )
 from szrag.conversations.protocol import AuditSink
+from szrag.conversations.rows import conversation_of, feedback_of, sources_value, turn_of
 
 APPLICATION = "szrag-conversations"
 DIRECTORY = ".rag"
@@ -248,7 +247,7 @@ class ConversationStore:
         conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
         self._prune(conn, now)
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (chosen,)).fetchone()
-        return _conversation(row)
+        return conversation_of(row)
 
     def get(self, conversation_id: str, *, owner: str | None = None) -> Conversation:
         """The conversation of ``conversation_id``; UnknownConversation when there is none, it
@@ -264,7 +263,7 @@ class ConversationStore:
                 f"no conversation {chosen}: it was never started here, or it is older than the"
                 f" {self.limits.max_age_hours:g} hours conversations are kept"
             )
-        return _conversation(row)
+        return conversation_of(row)
 
     def latest(self, face: str, *, owner: str | None = None) -> Conversation | None:
         """The conversation of ``face`` (``cli``) used last, when one is still kept."""
@@ -276,7 +275,7 @@ class ConversationStore:
             ).fetchall()
         for row in rows:
             if owner is None or row["owner"] in (None, owner):
-                return _conversation(row)
+                return conversation_of(row)
         return None
 
     # --- turns -----------------------------------------------------------------------------
@@ -342,7 +341,7 @@ class ConversationStore:
                     self.limits.turns,
                 ),
             ).fetchall()
-        return tuple(_turn(row) for row in rows)
+        return tuple(turn_of(row, json.loads) for row in rows)
 
     def turn(self, answer_id: str, *, owner: str | None = None) -> Turn:
         """The kept turn whose answer is ``answer_id``; UnknownAnswer when there is none (or,
@@ -361,7 +360,7 @@ class ConversationStore:
                 f" conversation keeps its last {self.limits.turns} answers, for"
                 f" {self.limits.max_age_hours:g} hours)"
             )
-        return _turn(row)
+        return turn_of(row, json.loads)
 
     # --- feedback --------------------------------------------------------------------------
 
@@ -398,7 +397,7 @@ class ConversationStore:
                 "SELECT * FROM feedback WHERE repository = ? ORDER BY given_at, rowid",
                 (self._repository,),
             ).fetchall()
-        return [_feedback(row) for row in rows]
+        return [feedback_of(row, json.loads) for row in rows]
 
     # --- the database ----------------------------------------------------------------------
 
@@ -598,51 +597,4 @@ def _statements(script: str) -> list[str]:
 
 
 def _sources_json(sources: tuple[ShownSource, ...]) -> str:
-    return json.dumps([[source.path, source.start, source.end] for source in sources])
-
-
-def _sources(text: str) -> tuple[ShownSource, ...]:
-    return tuple(
-        ShownSource(str(path), int(start), int(end)) for path, start, end in json.loads(text)
-    )
-
-
-def _conversation(row: Any) -> Conversation:
-    return Conversation(
-        id=row["id"],
-        face=row["face"],
-        owner=row["owner"],
-        started_at=row["started_at"],
-        updated_at=row["updated_at"],
-        repository=row["repository"],
-    )
-
-
-def _turn(row: Any) -> Turn:
-    return Turn(
-        answer_id=row["answer_id"],
-        conversation_id=row["conversation_id"],
-        question=row["question"],
-        answer=row["answer"],
-        outcome=row["outcome"],
-        sources=_sources(row["sources"]),
-        commit=row["commit_id"],
-        asked_at=row["asked_at"],
-    )
-
-
-def _feedback(row: Any) -> Feedback:
-    return Feedback(
-        answer_id=row["answer_id"],
-        conversation_id=row["conversation_id"],
-        rating=Rating(row["rating"]),
-        right_files=tuple(json.loads(row["right_files"])),
-        comment=row["comment"],
-        question=row["question"],
-        sources=_sources(row["sources"]),
-        cited_files=tuple(json.loads(row["cited_files"])),
-        commit=row["commit_id"],
-        given_at=row["given_at"],
-        given_by=row["given_by"],
-        repository=row["repository"],
-    )
+    return json.dumps(sources_value(sources))
