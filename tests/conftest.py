@@ -67,6 +67,27 @@ def copy_fixture(tmp_path: Path) -> CopyFixture:
     return copy
 
 
+WriteFolders = Callable[[dict[str, dict[str, str]]], dict[str, Path]]
+
+
+@pytest.fixture
+def write_folders(tmp_path: Path) -> WriteFolders:
+    """Writes folders of files (``{folder: {relative path: text}}``) into the test's temporary
+    directory and returns each folder's path by name: several small repositories at once."""
+
+    def write(folders: dict[str, dict[str, str]]) -> dict[str, Path]:
+        made = {}
+        for name, files in folders.items():
+            for relative, text in files.items():
+                path = tmp_path / name / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            made[name] = tmp_path / name
+        return made
+
+    return write
+
+
 @pytest.fixture
 def retrieval_repo(copy_fixture: CopyFixture) -> Path:
     """The Pagebot fixture repository with a few images added."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -38,15 +38,8 @@ FILES = {
 
 
 @pytest.fixture
-def folders(tmp_path: Path) -> dict[str, Path]:
-    made = {}
-    for name, files in FILES.items():
-        for relative, text in files.items():
-            path = tmp_path / name / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        made[name] = tmp_path / name
-    return made
+def folders(write_folders: Callable[..., dict[str, Path]]) -> dict[str, Path]:
+    return write_folders(FILES)
 
 
 @asynccontextmanager

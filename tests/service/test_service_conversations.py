@@ -5,6 +5,7 @@ conversation, feedback and audit line tagged with its repository; a server of on
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,15 +33,8 @@ FILES = {
 
 
 @pytest.fixture
-def repositories(tmp_path: Path) -> dict[str, Path]:
-    made = {}
-    for name, files in FILES.items():
-        for relative, text in files.items():
-            path = tmp_path / name / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        made[name] = tmp_path / name
-    return made
+def repositories(write_folders: Callable[..., dict[str, Path]]) -> dict[str, Path]:
+    return write_folders(FILES)
 
 
 def local(text: str) -> Question:
