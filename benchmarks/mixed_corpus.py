@@ -4,11 +4,12 @@
 Nothing of it is committed: the corpus is built here from git mirrors, each repository's tree
 at its newest commit (``git archive``, no history), under ``benchmarks/.work/mixed``.
 
-    python benchmarks/mixed_corpus.py [--mirrors DIR] [--copies N] [--out DIR]
+    python benchmarks/mixed_corpus.py [--mirrors DIR] [--copies N | --large] [--out DIR]
 
 ``--mirrors`` is a directory of bare mirrors named ``owner+name/repo`` (as a mirror of a public
 repository is laid out here) or ``owner+name.git``; ``--copies 2`` or ``4`` repeats the corpus
-for growth figures.
+for growth figures; ``--large`` adds three larger repositories (about 25,000 files in all: Python,
+Go, TypeScript and Svelte) under ``benchmarks/.work/mixed-large``, the corpus growth is measured on.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ REPOSITORIES = (
     "encode/httpx",
     "pallets/click",
 )
+LARGE_EXTRA = ("ansible/ansible", "sveltejs/svelte", "prometheus/prometheus")
 
 
 def mirror_of(repository: str, mirrors: Path) -> Path:
@@ -85,7 +87,9 @@ def export(mirror: Path, destination: Path) -> int:
     return written
 
 
-def build(out: Path, mirrors: Path, copies: int = 1) -> Path:
+def build(
+    out: Path, mirrors: Path, copies: int = 1, repositories: tuple[str, ...] = REPOSITORIES
+) -> Path:
     """The corpus at ``out`` (built once; a complete one is reused)."""
     done = out / ".corpus-complete"
     if done.is_file():
@@ -95,7 +99,7 @@ def build(out: Path, mirrors: Path, copies: int = 1) -> Path:
     out.mkdir(parents=True)
     total = 0
     for copy in range(copies):
-        for repository in REPOSITORIES:
+        for repository in repositories:
             name = repository.split("/")[1]
             folder = out / name if copies == 1 else out / f"copy{copy + 1}" / name
             total += export(mirror_of(repository, mirrors), folder)
@@ -104,7 +108,7 @@ def build(out: Path, mirrors: Path, copies: int = 1) -> Path:
     (out / ".git" / "info").mkdir(parents=True, exist_ok=True)
     with (out / ".git" / "info" / "exclude").open("a", encoding="utf-8") as exclude:
         exclude.write("/.corpus-complete\n")
-    print(f"built {out}: {total} files from {len(REPOSITORIES)} repositories", file=sys.stderr)
+    print(f"built {out}: {total} files from {len(repositories)} repositories", file=sys.stderr)
     return out
 
 
@@ -112,8 +116,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--copies", type=int, default=1, choices=(1, 2, 4))
+    parser.add_argument("--large", action="store_true", help="add " + ", ".join(LARGE_EXTRA))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.large and args.copies != 1:
+        parser.error("--large builds one copy")
+    if args.large:
+        out = args.out or WORK / "mixed-large"
+        print(build(out, args.mirrors, repositories=REPOSITORIES + LARGE_EXTRA))
+        return
     out = args.out or WORK / ("mixed" if args.copies == 1 else f"mixed-x{args.copies}")
     print(build(out, args.mirrors, args.copies))
 
