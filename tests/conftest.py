@@ -185,6 +185,20 @@ class Cluster:
         )
 
     def start(self) -> None:
+        """Start the cluster: made by initdb the first time, started again on the same port
+        and data after a ``stop()`` (a restart, as a database server's outage ends)."""
+        if not (self.data / "PG_VERSION").exists():
+            self._init()
+        options = (
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
+        )
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w",
+            "start",
+        )  # fmt: skip
+
+    def _init(self) -> None:
         self._run(
             "initdb",
             "-D",
@@ -196,14 +210,6 @@ class Cluster:
             "--locale=C.UTF-8",
             "--no-sync",
         )
-        options = (
-            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
-        )
-        self._run(
-            "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w",
-            "start",
-        )  # fmt: skip
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
@@ -249,6 +255,16 @@ def running_cluster() -> Iterator[Cluster | str]:
 def postgres_cluster() -> Iterator[Cluster]:
     """One cluster for the session; the tests that need it are skipped, saying why, only
     where PostgreSQL is not installed."""
+    with running_cluster() as cluster:
+        if isinstance(cluster, str):
+            pytest.skip(cluster)
+        yield cluster
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    """A cluster of the test's own, which it may stop and start again (the session's is
+    shared by every other test)."""
     with running_cluster() as cluster:
         if isinstance(cluster, str):
             pytest.skip(cluster)

@@ -81,3 +81,22 @@ def test_an_unpublished_repository_is_named(pg_url: str, tmp_path: Path) -> None
     assert run("index", "--store", pg_url, "--repo", f"app={tmp_path}")[0] == 0
     code, _, err = run("retrieve", "main", "--store", pg_url, "--repo", "elsewhere")
     assert code == 1 and "no repository 'elsewhere' is published" in err
+
+
+def test_szrag_store_is_the_default_store(pg_url: str, tmp_path: Path) -> None:
+    (tmp_path / "backup.py").write_text("def nightly_backup():\n    return 'done'\n")
+    environment = {"SZRAG_STORE": pg_url}
+    published = CliRunner().invoke(main, ["index", "--repo", f"jobs={tmp_path}"], env=environment)
+    assert published.exit_code == 0, published.output
+    assert "published jobs as generation 1" in published.stdout
+    found = CliRunner().invoke(
+        main, ["retrieve", "nightly backup", "--repo", "jobs"], env=environment
+    )
+    assert found.exit_code == 0 and "backup.py" in found.stdout
+    # without --repo the variable names no repository: the commands work on --root as ever
+    local = CliRunner().invoke(main, ["index", "--root", str(tmp_path), "--json"], env=environment)
+    assert local.exit_code == 0 and "generation" not in json.loads(local.stdout)
+    found = CliRunner().invoke(
+        main, ["retrieve", "nightly backup", "--root", str(tmp_path)], env=environment
+    )
+    assert found.exit_code == 0 and "backup.py" in found.stdout

@@ -114,6 +114,20 @@ root_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+def store_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--store URL``, a PostgreSQL store, by default ``SZRAG_STORE``."""
+    return click.option("--store", metavar="URL", envvar="SZRAG_STORE", help=help_text)
+
+
+def store_from_environment() -> bool:
+    """Whether the running command's ``--store`` came from ``SZRAG_STORE`` rather than its
+    command line (a command that needs ``--repo`` too then works locally without one)."""
+    from click.core import ParameterSource
+
+    source = click.get_current_context().get_parameter_source("store")
+    return source is ParameterSource.ENVIRONMENT
+
+
 def config_for(root: Path, index: Index | None = None) -> Config:
     """The configuration of ``root`` as its file and this process's environment describe it,
     read once (the CLI is a face: it alone reads ``os.environ``); with ``index``, the

@@ -20,6 +20,8 @@ from szrag.cli.common import (
     root_option,
     say,
     show_report,
+    store_from_environment,
+    store_option,
 )
 from szrag.index import Index, RefreshReport, Skip, build_index, load_index
 
@@ -113,10 +115,9 @@ def _print_report(index: Index, report: RefreshReport) -> None:
 @click.option(
     "--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile."
 )
-@click.option(
-    "--store",
-    metavar="URL",
-    help="Also publish each --repo to this PostgreSQL store (postgresql://user@host/db).",
+@store_option(
+    "Also publish each --repo to this PostgreSQL store (postgresql://user@host/db;"
+    " default SZRAG_STORE)."
 )
 @click.option(
     "--repo",
@@ -138,6 +139,8 @@ def index_command(
 ) -> None:
     """Build or refresh the index of a repository and report what changed; with --store,
     publish each --repo to PostgreSQL as a new generation, read whole or not at all."""
+    if store is not None and not repos and store_from_environment():
+        store = None  # SZRAG_STORE names where --repo publishes; without one, index --root
     if store is None and repos:
         raise click.UsageError("--repo names a repository to publish: give --store too")
     if store is not None and not repos:

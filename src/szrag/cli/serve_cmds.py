@@ -1,5 +1,6 @@
 """``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository, or
-for several (``--repo NAME=PATH``, ``--config szrag.toml``)."""
+for several (``--repo NAME=PATH``, ``--config szrag.toml``), or, as a replica, for the
+repositories published to a PostgreSQL store (``--store URL [--repo NAME]``: no checkout)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from szrag.cli.common import (
     report_shown,
     root_option,
     show_report,
+    store_option,
 )
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
+REPLICA_DATA = ".szrag/replica"
 
 
 def register(group: click.Group) -> None:
@@ -41,6 +44,17 @@ def register(group: click.Group) -> None:
     multiple=True,
     metavar="NAME=PATH",
     help="Serve this repository under NAME (repeatable); questions name one or are routed.",
+)
+@store_option(
+    "Serve as a replica from this PostgreSQL store (default SZRAG_STORE), no checkout: --repo"
+    " NAME picks published repositories (default: all of them)."
+)
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(REPLICA_DATA),
+    show_default=True,
+    help="With --store: the replica's own folder (each repository's conversations, audit log).",
 )
 @click.option(
     "--config",
@@ -67,6 +81,8 @@ def register(group: click.Group) -> None:
 def serve(
     root: Path,
     repos: tuple[str, ...],
+    store: str | None,
+    data: Path,
     service_file: Path | None,
     host: str,
     port: int,
@@ -83,7 +99,11 @@ def serve(
     from szrag.server import create_app
     from szrag.server.auth import check_exposure
 
-    plan = service_plan(repos, service_file)
+    plan = (
+        replica(store, repos, service_file, data)
+        if store is not None
+        else service_plan(repos, service_file)
+    )
     if plan is not None:
         root = plan.repositories[0].path
     if not root.is_dir():
@@ -92,17 +112,22 @@ def serve(
     settings = config.server
     check_exposure(host, settings)
     app = create_app(config=config, plan=plan, environ=os.environ)
-    with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
-        report = index.last_report  # built or refreshed now: a failure is a message, not a trace
-    show_report(report)
+    if store is None:  # a replica's store is built and refreshed by its indexer
+        with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
+            report = index.last_report  # built or refreshed now: a failure is a message
+        show_report(report)
     check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
-    served = (
-        ", ".join(f"{spec.name} ({spec.path})" for spec in plan.repositories)
-        if plan is not None
-        else str(root.resolve())
-    )
+    if store is not None and plan is not None:
+        from szrag.index.pg.schema import shown_url
+
+        names = ", ".join(spec.name for spec in plan.repositories)
+        served = f"{names} from {shown_url(store)} (a replica: no checkout, no watcher)"
+    elif plan is not None:
+        served = ", ".join(f"{spec.name} ({spec.path})" for spec in plan.repositories)
+    else:
+        served = str(root.resolve())
     lines = [
         f"szrag serving {served}",
         f"  page:   {base}/",
@@ -138,6 +163,38 @@ def service_plan(repos: tuple[str, ...], service_file: Path | None) -> ServicePl
             )
         return plan
     return plan_from_options(repos) if repos else None
+
+
+def replica(
+    store: str, repos: tuple[str, ...], service_file: Path | None, data: Path
+) -> ServicePlan:
+    """The plan of a replica of ``store``: the published repositories ``--repo`` names (all
+    of them without one), each checked to be published before anything listens."""
+    from szrag.index.pg import published
+    from szrag.service.repositories import replica_plan
+
+    if service_file is not None:
+        raise click.UsageError("give --store URL or --config FILE, not both")
+    paths = [item for item in repos if "=" in item]
+    if paths:
+        raise click.UsageError(
+            f"--repo {paths[0]!r}: with --store, --repo names a published repository (NAME);"
+            " the indexer publishes a checkout with `szrag index --store URL --repo NAME=PATH`"
+        )
+    found = published(store)
+    names = list(dict.fromkeys(repos)) or found
+    if not names:
+        raise ConfigError(
+            "the store holds no published repository yet: publish one with"
+            " `szrag index --store URL --repo NAME=PATH`"
+        )
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ConfigError(
+            f"no repository {missing[0]!r} is published in the store"
+            f" (published: {', '.join(found) or 'none'})"
+        )
+    return replica_plan(store, names, data)
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -22,7 +22,7 @@ from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, ScopedAnswer
-from szrag.base.errors import ClientGone, UnknownRepository
+from szrag.base.errors import ClientGone, StoreUnavailable, UnknownRepository
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
@@ -301,5 +301,7 @@ async def healthz(state: State) -> JSONResponse:
         if is_damage(error):
             state.service.heal_in_background(str(error))
             return failure(503, "index_damaged", "the index is damaged and is being rebuilt")
+        if isinstance(error, StoreUnavailable):  # a replica's database: it says why
+            return failure(503, error.code, error.message)
         return failure(503, "index_unavailable", "the index cannot be read")
     return ok({"status": "ok", "heals": int(getattr(index, "heals", 0))})

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 
+import anyio
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
 from szrag.base.public import to_public
@@ -134,12 +135,18 @@ async def source_lines(
     path: str = Query(max_length=1000),
     start: int = Query(ge=1),
     end: int = Query(ge=1),
+    repository: str | None = Query(default=None, max_length=64),
 ) -> Response:
     """The indexed lines ``start``-``end`` of ``path`` (a source an answer cited), redacted
-    and highlighted line by line."""
+    and highlighted line by line; of the answer's ``repository`` on a server of several
+    (404 ``unknown_repository`` for a name it does not serve)."""
     reader(request)
-    index = server_state(request).service.index
-    found = index.lines(path, start, end) if end >= start else []
+    state = server_state(request)
+    service = state.service
+    if repository is not None and state.repositories is not None:
+        service = (await state.repositories.face(repository)).service
+    index = service.index
+    found = await anyio.to_thread.run_sync(index.lines, path, start, end) if end >= start else []
     if not found:
         raise ApiError(404, "not_found", f"no indexed source {path}:{start}-{end}")
     end = start + len(found) - 1  # a range past the file's end is cut at its last line
@@ -163,8 +170,8 @@ async def image(path: str, request: Request) -> Response:
     """
     reader(request)
     state = server_state(request)
-    found = state.images.resolve(path)
+    found = await anyio.to_thread.run_sync(state.images.read, path)
     if found is None:
         raise ApiError(404, "not_found", "no such file")
     media_type = content_type(path) or "application/octet-stream"
-    return FileResponse(found, media_type=media_type, headers={"Cache-Control": "no-cache"})
+    return Response(found, media_type=media_type, headers={"Cache-Control": "no-cache"})

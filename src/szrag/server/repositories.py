@@ -19,6 +19,7 @@ import httpx
 from szrag.base.errors import SzragError, UnknownConversation
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
+from szrag.index.shared import SharedIndex
 from szrag.runtime.git import read_git_head
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
@@ -91,7 +92,7 @@ class RepositoryFaces:
             face = RepositoryFace(
                 name, AskService(host, http_client=self.http_client), ImageCatalogue(index)
             )
-            if self.settings.watch:
+            if self.settings.watch and isinstance(index, SharedIndex):  # not a replica's store
                 face.watcher = IndexWatcher(index, debounce_ms=self.settings.watch_debounce_ms)
                 face.watcher.start()
             self._faces[name] = face

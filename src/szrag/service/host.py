@@ -43,7 +43,8 @@ from szrag.commands import Allowlist, CommandRegistry, CommandRunner, Identity, 
 from szrag.commands.policy import CommandPolicy
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationStore
-from szrag.index import Index, load_index
+from szrag.index import load_index
+from szrag.index.protocol import IndexStore
 from szrag.runtime import BlockingRuntime, ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime
 from szrag.service.audit import AuditLog
@@ -69,7 +70,7 @@ class Host:
     audit: AuditLog
     runtime: ProcessRuntime
     runner: CommandRunner
-    index: Index | None = None
+    index: IndexStore | None = None
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
     live: Runtime | BlockingRuntime | None = None
@@ -99,7 +100,7 @@ class Host:
         registry: CommandRegistry | None = None,
         audit: AuditLog | None = None,
         runtime: ProcessRuntime | None = None,
-        index: Index | None = None,
+        index: IndexStore | None = None,
         conversations: ConversationStore | None = None,
     ) -> Host:
         """The host ``config`` describes, its parts wired once; each part given wins (the
@@ -142,7 +143,7 @@ class Host:
         audit: AuditLog | None = None,
         runtime: ProcessRuntime | None = None,
         live_tools: bool | None = None,
-        index: Index | None = None,
+        index: IndexStore | None = None,
         conversations: ConversationStore | None = None,
     ) -> Host:
         """The host of the repository at ``root`` as ``environ`` describes it (no mapping: the
@@ -219,7 +220,7 @@ class Host:
         return self.config.plan.budgeted(budget)
 
     @contextlib.contextmanager
-    def opened_index(self) -> Iterator[Index]:
+    def opened_index(self) -> Iterator[IndexStore]:
         """The host's index (left open), or the repository's opened for this call."""
         if self.index is not None:
             yield self.index

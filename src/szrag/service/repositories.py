@@ -89,7 +89,10 @@ class ServicePlan:
     repositories: tuple[RepositorySpec, ...]
     memory_mb: int = DEFAULT_MEMORY_MB
     file: Path | None = None  # the service file read, if any
-    data: Path | None = None  # where remote repositories are cloned
+    data: Path | None = None  # where remote repositories are cloned (a replica: its own files)
+    # a replica's: the PostgreSQL store every repository is read from (no checkout); each
+    # repository's path is then a folder of this replica's own (conversations, audit log)
+    store: str | None = field(default=None, repr=False)
 
     def names(self) -> list[str]:
         """The repositories' names, in order."""
@@ -128,6 +131,25 @@ def plan_from_options(options: Sequence[str], *, memory_mb: int | None = None) -
     """The plan of ``--repo NAME=PATH`` options."""
     specs = checked([RepositorySpec.parse(option) for option in options])
     return ServicePlan(specs, memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB)
+
+
+def replica_plan(
+    store: str, names: Sequence[str], data: Path, *, memory_mb: int | None = None
+) -> ServicePlan:
+    """The plan of a replica serving the repositories ``names`` published to ``store``: each
+    repository's own files (conversations, audit log) in ``data/NAME``, made here; the code
+    is read from the store alone."""
+    specs = []
+    for name in names:
+        folder = data / checked_name(name, where=f"repository {name!r} of the store")
+        folder.mkdir(parents=True, exist_ok=True)
+        specs.append(RepositorySpec(name, folder.resolve()))
+    return ServicePlan(
+        checked(specs),
+        memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB,
+        data=data.resolve(),
+        store=store,
+    )
 
 
 def read_service_file(path: Path) -> ServicePlan:

@@ -8,6 +8,10 @@ first asked about, estimates what its views hold, and when the estimates of all 
 repositories pass the budget (``memory_mb``) drops the views of the one asked least recently
 (its index stays open; the next question about it builds them again). A question without a
 repository is routed to the repository most likely to have produced its words (``route``).
+
+A replica's plan names a PostgreSQL store (``ServicePlan.store``): each repository is then
+opened from it by name (``PostgresIndex``), with no checkout, and configured as its published
+generation was built; everything else is the same service.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from szrag.base.config import RepoConfig
 from szrag.base.errors import RepositoryError, SzragError
 from szrag.base.public import public_timestamp
-from szrag.index.shared import SharedIndex, open_shared_index
+from szrag.index.protocol import IndexStore
+from szrag.index.shared import open_shared_index
 from szrag.rank.retrieve import Source, retrieve
 from szrag.rank.words import query_terms
 from szrag.runtime.git import read_git_head
@@ -51,7 +57,7 @@ class Routed:
 class Opened:
     """One repository's open index and host, with what its views are thought to cost."""
 
-    def __init__(self, index: SharedIndex, host: Host) -> None:
+    def __init__(self, index: IndexStore, host: Host) -> None:
         self.index = index
         self.host = host
         self.files = index.counts()["files"]
@@ -74,7 +80,7 @@ class Service:
         environ: Mapping[str, str],
         *,
         configure: Callable[[Config], Config] | None = None,
-        opener: Callable[[Path], SharedIndex] = open_shared_index,
+        opener: Callable[[Path], IndexStore] = open_shared_index,
     ) -> None:
         if not plan.repositories:
             raise RepositoryError("a service needs at least one repository")
@@ -90,7 +96,10 @@ class Service:
             spec.name: RepositoryState(spec.name, channels=spec.slack_channels)
             for spec in plan.repositories
         }
-        self._opener = opener
+        # a checkout's index is opened from its folder; a replica's from its store by name
+        self._opener: Callable[[RepositorySpec], IndexStore] = (
+            _store_opener(plan.store) if plan.store is not None else lambda spec: opener(spec.path)
+        )
         self._opened: OrderedDict[str, Opened] = OrderedDict()  # least recently asked first
         self._opening: dict[str, threading.Lock] = {
             spec.name: threading.Lock() for spec in plan.repositories
@@ -139,11 +148,11 @@ class Service:
                 self._touch(name, opened)
             return opened.host
 
-    def shared_index(self, name: str) -> SharedIndex:
+    def shared_index(self, name: str) -> IndexStore:
         """The open index of repository ``name`` (opened by ``host`` if it is not)."""
         return self._opened_index(name)
 
-    def _opened_index(self, name: str) -> SharedIndex:
+    def _opened_index(self, name: str) -> IndexStore:
         """The index of ``name`` for routing: opened if it is not, but not counted as asked
         (routing reads counts, so it keeps no repository's views alive)."""
         with self._lock:
@@ -174,13 +183,15 @@ class Service:
             config = self.configs[spec.name] = self._config_of(spec)
         state.state = "indexing"
         try:
-            index = self._opener(spec.path)
+            index = self._opener(spec)
         except SzragError as error:
             state.state, state.error = "failed", error.message
             raise
         except OSError as error:
             state.state, state.error = "failed", str(error)
             raise RepositoryError(f"repository {spec.name!r}: {error}") from error
+        if index.config != config.repository:  # a store's generation keeps its own
+            config = self.configs[spec.name] = self._config_of(spec, index.config)
         index.keep_in_memory()
         opened = Opened(index, Host.of(config, index=index))
         meta = index.meta()
@@ -190,8 +201,8 @@ class Service:
         state.commit = head.commit if head is not None else None
         return opened
 
-    def _config_of(self, spec: RepositorySpec) -> Config:
-        config = load_config(spec.path, self._environ)
+    def _config_of(self, spec: RepositorySpec, repository: RepoConfig | None = None) -> Config:
+        config = load_config(spec.path, self._environ, repository=repository)
         return self._configure(config) if self._configure else config
 
     def _touch(self, name: str, opened: Opened) -> None:
@@ -265,3 +276,14 @@ class Service:
         for item in opened:
             item.host.conversations.close()
             item.index.close()
+
+
+def _store_opener(url: str) -> Callable[[RepositorySpec], IndexStore]:
+    """Opens each repository of a replica from the PostgreSQL store at ``url`` by its name."""
+
+    def open_published(spec: RepositorySpec) -> IndexStore:
+        from szrag.index.pg import PostgresIndex  # here: only a replica loads psycopg
+
+        return PostgresIndex(url, spec.name)
+
+    return open_published

@@ -139,7 +139,6 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
         ),
         ("szrag_chunk_texts", "id, text", "SELECT id, text FROM chunk_texts"),
         ("szrag_names", "name, kind, file_id, line", "SELECT name, kind, file_id, line FROM names"),
-        ("szrag_images", "path, size, mtime_ns", "SELECT path, size, mtime_ns FROM images"),
         ("szrag_edges", "source, target, kind", "SELECT source, target, kind FROM edges"),
         (
             "szrag_skipped",
@@ -155,6 +154,7 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
             for values in source.execute(query):
                 copy.write_row((*key, *values))
                 files += table == "szrag_files"
+    _copy_images(conn, index, key)
     _copy_full_text(conn, source, key)
     conn.execute(
         "INSERT INTO szrag_repositories (name, generation, published_at) VALUES (%s, %s, now())"
@@ -168,6 +168,18 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
             key,
         )
     return generation, files, chunks
+
+
+def _copy_images(conn: psycopg.Connection[Any], index: Index, key: tuple[str, int]) -> None:
+    """Each collected image's row with its bytes as the checkout holds them now (NULL for one
+    gone or too large: a replica then answers 404 for it, as the checkout would)."""
+    with conn.cursor().copy(
+        "COPY szrag_images (repository, generation, path, size, mtime_ns, data) FROM STDIN"
+    ) as copy:
+        for path, size, mtime_ns in index.conn.execute(
+            "SELECT path, size, mtime_ns FROM images ORDER BY path"
+        ).fetchall():
+            copy.write_row((*key, path, size, mtime_ns, index.image_data(path)))
 
 
 def _copy_full_text(

@@ -298,6 +298,7 @@
     async highlight(source, body) {
       body.dataset.highlighted = "pending";
       const query = new URLSearchParams({ path: source.path, start: source.start, end: source.end });
+      if (this.repository) query.set("repository", this.repository);
       try {
         const response = await fetch(`/_szrag/source?${query}`, { headers: authHeaders() });
         if (!response.ok) return;
@@ -339,6 +340,7 @@
 
     showResult(result) {
       this.sources = result.sources || [];
+      this.repository = result.repository || null;
       this.commit = result.runningCommit || null;
       this.showAnswer(result.answer);
       this.addSources(result.sources);
