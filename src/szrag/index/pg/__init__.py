@@ -7,6 +7,6 @@ generation (``writer.py``); ``PostgresIndex`` reads the latest one as an ``Index
 """
 
 from szrag.index.pg.reader import PostgresIndex, published
-from szrag.index.pg.writer import Published, publish
+from szrag.index.pg.writer import IndexerLease, Published, publish
 
-__all__ = ["PostgresIndex", "Published", "publish", "published"]
+__all__ = ["IndexerLease", "PostgresIndex", "Published", "publish", "published"]

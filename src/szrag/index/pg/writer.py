@@ -27,11 +27,13 @@ from szrag.index.fts5 import COLUMNS, varints
 from szrag.index.handle import Index
 from szrag.index.pg.schema import (
     GENERATION_TABLES,
+    INDEXER_LOCK_CLASS,
     config_record,
     connect,
     migrate,
     repository_lock,
     shown_url,
+    unreachable,
 )
 from szrag.index.pg.vectors import chunk_vector, lexeme
 
@@ -238,3 +240,63 @@ def _instances(
     for term, doc, column, offset in rows:
         found.setdefault(doc, []).append((term, _COLUMN_NUMBERS[column], offset))
     return found
+
+
+class IndexerLease:
+    """The one indexer of a repository: a session advisory lock held, over a connection of its
+    own, for as long as the indexer runs (``szrag index --store URL --watch``). A second
+    indexer of the same repository fails at once, naming the store and the repository; each
+    publish still takes the repository's transaction lock, so nothing ever interleaves.
+
+    The lock goes with its connection: an indexer killed (SIGKILL) frees it when the server
+    sees the connection close, and one whose server restarted takes it again before its next
+    publish (``hold``), or stops when another indexer took it meanwhile."""
+
+    def __init__(self, url: str, repository: str) -> None:
+        self.url = url
+        self.repository = checked_name(repository)
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def hold(self) -> None:
+        """Take the lock, or make sure it is still held; IndexStoreError when another indexer
+        holds it, StoreUnavailable when the server cannot be reached."""
+        if self._conn is not None:
+            try:
+                self._conn.execute("SELECT 1")
+                return
+            except psycopg.Error:  # the server restarted: the lock went with the connection
+                self._drop()
+        conn = connect(self.url, autocommit=True)
+        try:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                (INDEXER_LOCK_CLASS, self.repository),
+            ).fetchone()
+        except psycopg.Error as error:
+            conn.close()
+            raise unreachable(self.url, error) from error
+        if not row or not row[0]:
+            conn.close()
+            raise IndexStoreError(
+                f"another indexer is publishing repository {self.repository!r} to"
+                f" {shown_url(self.url)}: one indexer per repository (stop the other first)"
+            )
+        self._conn = conn
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def release(self) -> None:
+        """Let go of the lock (closing its connection)."""
+        self._drop()
+
+    def __enter__(self) -> IndexerLease:
+        self.hold()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
