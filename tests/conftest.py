@@ -211,9 +211,12 @@ class Cluster:
             "--no-sync",
         )
 
-    def stop(self) -> None:
+    def stop(self, mode: str = "immediate") -> None:
+        """Stop the server: ``immediate`` (a crash: with this cluster's settings the last
+        commits may be lost) or ``fast`` (a clean shutdown, every session ended, as for a
+        restart; nothing committed is lost)."""
         with contextlib.suppress(subprocess.CalledProcessError):
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def create_database(self) -> str:
         """A new empty database's URL."""

@@ -180,7 +180,7 @@ def test_a_replica_whose_database_goes_away_answers_503_and_recovers(
     publish_tree(retrieval_repo, url, "web")
     with replica(url, tmp_path / "replica", "web") as base:
         expected = paths_of(ask(base))
-        own_cluster.stop()
+        own_cluster.stop("fast")  # a restart: sessions ended, commits kept
         try:
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(8) as pool:  # under load, all bounded

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,21 @@ def test_an_indexer_killed_mid_publish_leaves_the_last_generation_served(
     following = indexer(children, pg_url, repo)
     assert "published web as generation 2" in following.wait_for("published")
     assert served(pg_url) == ("2", ["server/zebra.py"])
+
+
+def test_an_indexer_whose_database_restarts_publishes_once_it_is_back(
+    own_cluster: Any, repo: Path, children: list[Child]
+) -> None:
+    url = own_cluster.create_database()
+    running = indexer(children, url, repo)
+    assert "published web as generation 1" in running.wait_for("published")
+    own_cluster.stop("fast")  # a restart: sessions ended, commits kept
+    try:
+        (repo / "server/zebra.py").write_text("def zebra_crossing():\n    return 'stripes'\n")
+        assert "cannot be reached" in running.wait_for("index refresh failed")
+    finally:
+        own_cluster.start()
+    # the refresh kept pending is published once the database is back, its lock taken again
+    assert "published web as generation 2" in running.wait_for("published")
+    assert served(url) == ("2", ["server/zebra.py"])
+    assert running.process.poll() is None
