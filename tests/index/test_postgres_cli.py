@@ -8,6 +8,7 @@ import shutil
 import socket
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
@@ -100,3 +101,34 @@ def test_szrag_store_is_the_default_store(pg_url: str, tmp_path: Path) -> None:
         main, ["retrieve", "nightly backup", "--root", str(tmp_path)], env=environment
     )
     assert found.exit_code == 0 and "backup.py" in found.stdout
+
+
+def test_ask_answers_from_the_store_alone(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web = tmp_path / "web"
+    shutil.copytree(FIXTURES / "retrieval_repo", web)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "backup.py").write_text("def nightly_backup():\n    return 'done'\n")
+    assert run("index", "--store", pg_url, "--repo", f"web={web}", "--repo", f"jobs={jobs}")[0] == 0
+    shutil.rmtree(jobs)  # the store alone answers
+    runner = CliRunner()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    asked = runner.invoke(
+        main,
+        ["ask", "nightly backup", "--store", pg_url, "--repo", "jobs", "--no-ai", "--json"],
+    )
+    assert asked.exit_code == 0, asked.output
+    answer = json.loads(asked.stdout)
+    assert answer["repository"] == "jobs"
+    assert [source["path"] for source in answer["sources"]] == ["backup.py"]
+    # without --repo the question goes to the repository it is most likely about
+    routed = runner.invoke(main, ["ask", "nightly backup", "--store", pg_url, "--no-ai", "--json"])
+    assert routed.exit_code == 0 and json.loads(routed.stdout)["repository"] == "jobs"
+    # the conversation is kept in a folder of the command's own, as a replica keeps it
+    assert (empty / ".szrag/replica/jobs/.rag/conversations.db").is_file()
+    missing = runner.invoke(main, ["ask", "x", "--store", pg_url, "--repo", "mobile", "--no-ai"])
+    assert missing.exit_code == 2 and "no repository 'mobile' is published" in missing.output

@@ -13,9 +13,11 @@ import click
 
 from szrag.base.errors import ConfigError
 from szrag.cli.common import (
+    REPLICA_DATA,
     config_for,
     console,
     handle_errors,
+    replica,
     report_shown,
     root_option,
     show_report,
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
-REPLICA_DATA = ".szrag/replica"
 
 
 def register(group: click.Group) -> None:
@@ -163,38 +164,6 @@ def service_plan(repos: tuple[str, ...], service_file: Path | None) -> ServicePl
             )
         return plan
     return plan_from_options(repos) if repos else None
-
-
-def replica(
-    store: str, repos: tuple[str, ...], service_file: Path | None, data: Path
-) -> ServicePlan:
-    """The plan of a replica of ``store``: the published repositories ``--repo`` names (all
-    of them without one), each checked to be published before anything listens."""
-    from szrag.index.pg import published
-    from szrag.service.repositories import replica_plan
-
-    if service_file is not None:
-        raise click.UsageError("give --store URL or --config FILE, not both")
-    paths = [item for item in repos if "=" in item]
-    if paths:
-        raise click.UsageError(
-            f"--repo {paths[0]!r}: with --store, --repo names a published repository (NAME);"
-            " the indexer publishes a checkout with `szrag index --store URL --repo NAME=PATH`"
-        )
-    found = published(store)
-    names = list(dict.fromkeys(repos)) or found
-    if not names:
-        raise ConfigError(
-            "the store holds no published repository yet: publish one with"
-            " `szrag index --store URL --repo NAME=PATH`"
-        )
-    missing = [name for name in names if name not in found]
-    if missing:
-        raise ConfigError(
-            f"no repository {missing[0]!r} is published in the store"
-            f" (published: {', '.join(found) or 'none'})"
-        )
-    return replica_plan(store, names, data)
 
 
 def check_port_free(host: str, port: int) -> None:
