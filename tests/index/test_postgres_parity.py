@@ -16,6 +16,7 @@ from szrag.index.protocol import IndexStore
 from szrag.rank import bm25, ranker_named
 from szrag.rank.model import Query
 from szrag.rank.retrieve import retrieve, retrieve_images
+from szrag.runtime.indexinfo import read_routes, routes_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LONG_TOKEN = "f00d" * (MAX_LEXEME_BYTES // 2)  # longer than a tsvector lexeme may be
@@ -222,6 +223,8 @@ def test_every_read_of_the_store_is_the_same(
     assert stored.code_records() == sqlite.code_records()
     assert stored.image_paths() == sqlite.image_paths()
     assert "docs/images/deploy-flow.png" in sqlite.image_paths()
+    routes = read_routes(sqlite.root)  # the API's route list, from either store
+    assert routes and routes_of(stored) == routes == routes_of(sqlite)
     for image in [*sqlite.image_paths(), "no/such/image.png"]:  # the bytes, with no checkout
         assert stored.image_data(image) == sqlite.image_data(image)
     assert stored.skipped() == sqlite.skipped()

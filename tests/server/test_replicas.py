@@ -77,6 +77,10 @@ def publish_tree(root: Path, url: str, name: str) -> int:
 def test_a_replica_started_in_an_empty_folder_serves_from_the_store_alone(
     pg_url: str, retrieval_repo: Path, tmp_path: Path
 ) -> None:
+    (retrieval_repo / "server/health.py").write_text(
+        'from fastapi import FastAPI\n\napp = FastAPI()\n\n\n@app.get("/health")\n'
+        'def health():\n    return {"ok": True}\n'
+    )
     with build_index(retrieval_repo) as index:
         publish(index, pg_url, "web")
     with serve_asgi(create_app(retrieval_repo, settings=SETTINGS, answer_settings=NO_MODEL)) as b:
@@ -121,6 +125,10 @@ def test_a_replica_started_in_an_empty_folder_serves_from_the_store_alone(
         assert httpx.get(f"{base}/docs/images/missing.png").status_code == 404
         repositories = httpx.get(f"{base}/api/repositories").json()["data"]
         assert [item["name"] for item in repositories] == ["web"]
+        routes = httpx.get(f"{base}/api/routes").json()["data"]  # from the store's records
+        assert [(item["route"], item["path"]) for item in routes["routes"]] == [
+            ("/health", "server/health.py")
+        ]
         status = httpx.get(f"{base}/api/status").json()["data"]
         assert status["watcher"]["running"] is False  # the indexer watches, not a replica
     finally:

@@ -26,7 +26,7 @@ from szrag.base.errors import ClientGone, StoreUnavailable, UnknownRepository
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
-from szrag.runtime.indexinfo import read_routes
+from szrag.runtime.indexinfo import routes_of
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
@@ -269,7 +269,7 @@ async def metrics(caller: ReadCaller, state: State) -> JSONResponse:
 @router.get("/api/routes")
 async def routes(caller: ReadCaller, state: State) -> JSONResponse:
     """The HTTP routes the index detected in the repository."""
-    found = await anyio.to_thread.run_sync(read_routes, state.service.root)
+    found = await anyio.to_thread.run_sync(routes_of, state.service.index)
     return ok({"routes": sanitise(found), "count": len(found)})
 
 
