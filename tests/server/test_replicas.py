@@ -93,7 +93,10 @@ def test_a_replica_started_in_an_empty_folder_serves_from_the_store_alone(
     environment = {
         key: value for key, value in os.environ.items() if not key.startswith(("AI_", "SZRAG_"))
     }
-    environment.update(PYTHONPATH=SOURCE, PYTHONUNBUFFERED="1", SZRAG_STORE=pg_url)
+    # the test cluster trusts every local connection, so a password in the URL is ignored
+    # by the server: it must never be shown by szrag either
+    with_password = pg_url.replace("postgres@", "postgres:hunter2@", 1)
+    environment.update(PYTHONPATH=SOURCE, PYTHONUNBUFFERED="1", SZRAG_STORE=with_password)
     server = subprocess.Popen(
         [sys.executable, "-m", "szrag", "serve", "--port", str(port)],
         cwd=empty,
@@ -135,7 +138,7 @@ def test_a_replica_started_in_an_empty_folder_serves_from_the_store_alone(
         server.terminate()
         output, _ = server.communicate(timeout=30)
     assert "a replica: no checkout, no watcher" in output, output
-    assert "secret" not in output and pg_url.split("@")[-1] in output
+    assert "hunter2" not in output and "postgres:***@" in output
     # the replica's own files (each repository's conversations) live in one folder of its own
     assert [item.name for item in empty.iterdir()] == [".szrag"]
     assert (empty / ".szrag/replica/web/.rag/conversations.db").is_file()
@@ -184,7 +187,7 @@ def test_two_replicas_answer_and_both_see_a_publish_whole(
 def test_a_replica_whose_database_goes_away_answers_503_and_recovers(
     own_cluster: Any, retrieval_repo: Path, tmp_path: Path
 ) -> None:
-    url = own_cluster.create_database()
+    url = own_cluster.create_database().replace("postgres@", "postgres:hunter2@", 1)
     publish_tree(retrieval_repo, url, "web")
     with replica(url, tmp_path / "replica", "web") as base:
         expected = paths_of(ask(base))
@@ -199,6 +202,7 @@ def test_a_replica_whose_database_goes_away_answers_503_and_recovers(
             assert body["code"] == "store_unavailable" and "cannot be" in body["error"]
             health = httpx.get(f"{base}/healthz", timeout=30)
             assert health.status_code == 503 and health.json()["code"] == "store_unavailable"
+            assert "hunter2" not in body["error"] + health.text and ":***@" in body["error"]
         finally:
             own_cluster.start()  # the same port and data: the outage ends
         deadline = time.monotonic() + 60
