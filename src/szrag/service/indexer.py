@@ -102,8 +102,10 @@ class Indexer:
                     refresher=repository.refresh_and_publish,
                     warmer=None,  # no question is answered here
                 )
-                await self._refresh(repository)  # the first publish
+                # watching first: a change made while the first publish runs is seen
                 repository.watcher.start()
+                await anyio.sleep(0)  # the watcher's task starts watching
+                await self._refresh(repository)  # the first publish
             while not stop.is_set():
                 with anyio.move_on_after(RETRY_SECONDS):
                     await stop.wait()
