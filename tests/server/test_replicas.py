@@ -134,6 +134,8 @@ def test_a_replica_started_in_an_empty_folder_serves_from_the_store_alone(
         ]
         status = httpx.get(f"{base}/api/status").json()["data"]
         assert status["watcher"]["running"] is False  # the indexer watches, not a replica
+        assert status["index"]["available"] is True  # the store's facts: no SQLite file here
+        assert status["index"]["files"] == 11
     finally:
         server.terminate()
         output, _ = server.communicate(timeout=30)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from szrag.base.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError, SzragError
 from szrag.base.public import public, public_timestamp
 from szrag.index import store
 from szrag.index.store import open_read_only
@@ -51,6 +51,23 @@ def index_statistics(root: Path) -> IndexStatistics | NoIndex:
             meta = store.read_meta(conn)
             counts = store.counts(conn)
     except IndexStoreError as error:
+        return NoIndex(error.message)
+    return IndexStatistics(
+        schema_version=_number(meta.get("schema_version")),
+        generated_at=public_timestamp(meta.get("generated_at")),
+        profile=meta.get("profile"),
+        counts=counts,
+    )
+
+
+def statistics_of(index: IndexStore) -> IndexStatistics | NoIndex:
+    """:func:`index_statistics` of any store (a replica's: no SQLite file), or why it
+    cannot be read now."""
+    try:
+        with index.reading():
+            meta = index.meta()
+            counts = index.counts()
+    except SzragError as error:
         return NoIndex(error.message)
     return IndexStatistics(
         schema_version=_number(meta.get("schema_version")),

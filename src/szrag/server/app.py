@@ -129,6 +129,7 @@ def create_app(
             first = await faces.face(faces.default)
             index = faces.service.shared_index(first.name)
             service, images = first.service, first.images
+        process_runtime.serves(index)  # the status reads the store answered from
         state = ServerState(
             settings=server_settings,
             service=service,

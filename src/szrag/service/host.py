@@ -109,6 +109,8 @@ class Host:
         runtime = runtime or ProcessRuntime(
             root, log_file=config.log_file, deployment=config.deployment
         )
+        if index is not None:
+            runtime.serves(index)  # its status reads the store answered from
         audit = audit or AuditLog(config.audit_log)
         policy = CommandPolicy(registry or default_registry(), config.allowlist)
         runner = CommandRunner(
