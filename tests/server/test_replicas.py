@@ -239,3 +239,29 @@ def test_serving_a_store_names_what_is_wrong(pg_url: str, tmp_path: Path) -> Non
     assert code == 2 and "with --store, --repo names a published repository" in output
     code, output = serve("--store", "mysql://db/x")
     assert code == 2 and "is not a PostgreSQL URL" in output
+
+
+async def test_a_replicas_live_tools_read_the_store(pg_url: str, tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "app.py").write_text(
+        'from fastapi import FastAPI\n\napp = FastAPI()\n\n\n@app.post("/orders")\n'
+        "def create_order():\n    return {}\n"
+    )
+    publish_tree(checkout, pg_url, "shop")
+    shutil.rmtree(checkout)
+    from szrag.index.pg import PostgresIndex
+    from szrag.service.host import Host
+
+    plan = replica_plan(pg_url, ["shop"], tmp_path / "replica")
+    with PostgresIndex(pg_url, "shop") as index:
+        config = load_config(plan.repositories[0].path, {}, repository=index.config)
+        host = Host.of(config, index=index)
+        try:
+            adapter = host.tools()
+            routes = (await adapter.call("getRoutes")).content["routes"]
+            assert [(route["method"], route["route"]) for route in routes] == [("POST", "/orders")]
+            status = (await adapter.call("getStatus")).content
+            assert status["index"]["available"] is True and status["index"]["files"] == 1
+        finally:
+            host.conversations.close()
