@@ -206,6 +206,20 @@ class Cluster:
         )
 
     def start(self) -> None:
+        """Start the cluster: made by initdb the first time, started again on the same port
+        and data after a ``stop()`` (a restart, as a database server's outage ends)."""
+        if not (self.data / "PG_VERSION").exists():
+            self._init()
+        options = (
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
+        )
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w",
+            "start",
+        )  # fmt: skip
+
+    def _init(self) -> None:
         self._run(
             "initdb",
             "-D",
@@ -217,18 +231,13 @@ class Cluster:
             "--locale=C.UTF-8",
             "--no-sync",
         )
-        options = (
-            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
-        )
-        self._run(
-            "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w",
-            "start",
-        )  # fmt: skip
 
-    def stop(self) -> None:
+    def stop(self, mode: str = "immediate") -> None:
+        """Stop the server: ``immediate`` (a crash: with this cluster's settings the last
+        commits may be lost) or ``fast`` (a clean shutdown, every session ended, as for a
+        restart; nothing committed is lost)."""
         with contextlib.suppress(subprocess.CalledProcessError):
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def create_database(self) -> str:
         """A new empty database's URL."""
@@ -270,6 +279,16 @@ def running_cluster() -> Iterator[Cluster | str]:
 def postgres_cluster() -> Iterator[Cluster]:
     """One cluster for the session; the tests that need it are skipped, saying why, only
     where PostgreSQL is not installed."""
+    with running_cluster() as cluster:
+        if isinstance(cluster, str):
+            pytest.skip(cluster)
+        yield cluster
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    """A cluster of the test's own, which it may stop and start again (the session's is
+    shared by every other test)."""
     with running_cluster() as cluster:
         if isinstance(cluster, str):
             pytest.skip(cluster)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from szrag.base.errors import ConfigError, RepositoryError
 from szrag.cli import main
 from szrag.cli.serve_cmds import service_plan
+from szrag.conversations import ConversationStore
 from szrag.service.repositories import read_service_file
 
 
@@ -179,6 +180,14 @@ def test_ask_answers_from_the_repository_named_or_the_one_the_question_is_about(
     assert named["sources"][0]["path"] == "src/invoice.py"
     routed = ask("--config", "szrag.toml", "which", "function", "sends", "the", "welcome", "email")
     assert routed["repository"] == "mailer"
+    # kept in the service's one store beside its file, each answer with its repository
+    kept = ConversationStore(tmp_path / ".szrag" / "conversations.db")
+    try:
+        assert kept.repository_of_answer(named["answerId"]) == "billing"
+        assert kept.repository_of_answer(routed["answerId"]) == "mailer"
+    finally:
+        kept.close()
+    assert not (tmp_path / "billing" / ".rag" / "conversations.db").exists()
 
     unknown = runner.invoke(main, ["ask", "--no-ai", "--repo", "mobile", "anything"])
     assert unknown.exit_code != 0 and "known: mailer, billing" in unknown.output

@@ -8,6 +8,8 @@ import shutil
 import socket
 from pathlib import Path
 
+import psycopg
+import pytest
 from click.testing import CliRunner
 
 from szrag.cli import main
@@ -81,3 +83,59 @@ def test_an_unpublished_repository_is_named(pg_url: str, tmp_path: Path) -> None
     assert run("index", "--store", pg_url, "--repo", f"app={tmp_path}")[0] == 0
     code, _, err = run("retrieve", "main", "--store", pg_url, "--repo", "elsewhere")
     assert code == 1 and "no repository 'elsewhere' is published" in err
+
+
+def test_szrag_store_is_the_default_store(pg_url: str, tmp_path: Path) -> None:
+    (tmp_path / "backup.py").write_text("def nightly_backup():\n    return 'done'\n")
+    environment = {"SZRAG_STORE": pg_url}
+    published = CliRunner().invoke(main, ["index", "--repo", f"jobs={tmp_path}"], env=environment)
+    assert published.exit_code == 0, published.output
+    assert "published jobs as generation 1" in published.stdout
+    found = CliRunner().invoke(
+        main, ["retrieve", "nightly backup", "--repo", "jobs"], env=environment
+    )
+    assert found.exit_code == 0 and "backup.py" in found.stdout
+    # without --repo the variable names no repository: the commands work on --root as ever
+    local = CliRunner().invoke(main, ["index", "--root", str(tmp_path), "--json"], env=environment)
+    assert local.exit_code == 0 and "generation" not in json.loads(local.stdout)
+    found = CliRunner().invoke(
+        main, ["retrieve", "nightly backup", "--root", str(tmp_path)], env=environment
+    )
+    assert found.exit_code == 0 and "backup.py" in found.stdout
+
+
+def test_ask_answers_from_the_store_alone(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web = tmp_path / "web"
+    shutil.copytree(FIXTURES / "retrieval_repo", web)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "backup.py").write_text("def nightly_backup():\n    return 'done'\n")
+    assert run("index", "--store", pg_url, "--repo", f"web={web}", "--repo", f"jobs={jobs}")[0] == 0
+    shutil.rmtree(jobs)  # the store alone answers
+    runner = CliRunner()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    asked = runner.invoke(
+        main,
+        ["ask", "nightly backup", "--store", pg_url, "--repo", "jobs", "--no-ai", "--json"],
+    )
+    assert asked.exit_code == 0, asked.output
+    answer = json.loads(asked.stdout)
+    assert answer["repository"] == "jobs"
+    assert [source["path"] for source in answer["sources"]] == ["backup.py"]
+    # without --repo the question goes to the repository it is most likely about
+    routed = runner.invoke(main, ["ask", "nightly backup", "--store", pg_url, "--no-ai", "--json"])
+    assert routed.exit_code == 0 and json.loads(routed.stdout)["repository"] == "jobs"
+    # the conversation is kept in the store's database, as a replica keeps it
+    with psycopg.connect(pg_url) as conn:
+        kept = conn.execute(
+            "SELECT repository FROM szrag_conversations WHERE id = %s",
+            (answer["conversationId"],),
+        ).fetchall()
+    assert kept == [("jobs",)]
+    assert not list(empty.rglob("conversations.db"))
+    missing = runner.invoke(main, ["ask", "x", "--store", pg_url, "--repo", "mobile", "--no-ai"])
+    assert missing.exit_code == 2 and "no repository 'mobile' is published" in missing.output

@@ -16,6 +16,7 @@ from szrag.index.protocol import IndexStore
 from szrag.rank import bm25, ranker_named
 from szrag.rank.model import Query
 from szrag.rank.retrieve import retrieve, retrieve_images
+from szrag.runtime.indexinfo import read_routes, routes_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LONG_TOKEN = "f00d" * (MAX_LEXEME_BYTES // 2)  # longer than a tsvector lexeme may be
@@ -68,6 +69,8 @@ def _tree(root: Path) -> Path:
     shutil.copytree(FIXTURES / "retrieval_repo", root)
     shutil.copytree(FIXTURES / "languages", root / "languages")
     shutil.copytree(FIXTURES / "python_app", root / "python_app")
+    (root / "docs/images").mkdir(parents=True)
+    (root / "docs/images/deploy-flow.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     for copy in range(4):
         (root / f"same/copy{copy}.txt").parent.mkdir(exist_ok=True)
         (root / f"same/copy{copy}.txt").write_text("deploy webhook signature\n" * 5)
@@ -219,6 +222,11 @@ def test_every_read_of_the_store_is_the_same(
     assert stored.files_by_path() == sqlite.files_by_path()
     assert stored.code_records() == sqlite.code_records()
     assert stored.image_paths() == sqlite.image_paths()
+    assert "docs/images/deploy-flow.png" in sqlite.image_paths()
+    routes = read_routes(sqlite.root)  # the API's route list, from either store
+    assert routes and routes_of(stored) == routes == routes_of(sqlite)
+    for image in [*sqlite.image_paths(), "no/such/image.png"]:  # the bytes, with no checkout
+        assert stored.image_data(image) == sqlite.image_data(image)
     assert stored.skipped() == sqlite.skipped()
     assert list(stored.chunk_words()) == list(sqlite.chunk_words())
     assert list(stored.chunk_words(by_path=True)) == list(sqlite.chunk_words(by_path=True))

@@ -97,6 +97,15 @@ async def test_every_code_tool_takes_a_repository(folders: dict[str, Path]) -> N
         unknown = await client.call_tool(
             "search_code", {"question": "anything", "repository": "mobile"}
         )
+        [listed_file] = (await client.list_resources()).resources  # the first repository's
+        invoice = (
+            await client.read_resource("szrag://file/src/invoice.py?repository=billing")
+        ).contents[0]
+        with pytest.raises(MCPError, match="no indexed file"):
+            await client.read_resource("szrag://file/src/invoice.py")
+        with pytest.raises(MCPError, match="mailer, billing"):
+            await client.read_resource("szrag://file/src/invoice.py?repository=mobile")
+        templates = (await client.list_resource_templates()).resource_templates
         [prompt_listed] = (await client.list_prompts()).prompts
         prompted = await client.get_prompt("answer_about_repository", {"question": "invoice tax"})
         asked = await client.get_prompt(
@@ -107,6 +116,13 @@ async def test_every_code_tool_takes_a_repository(folders: dict[str, Path]) -> N
                 "answer_about_repository", {"question": "invoice", "repository": "mobile"}
             )
 
+    assert str(listed_file.uri) == "szrag://file/src/welcome.py"
+    assert str(invoice.uri) == "szrag://file/src/invoice.py?repository=billing"
+    assert "def render_invoice" in getattr(invoice, "text", "")
+    assert [template.uri_template for template in templates] == [
+        "szrag://file/{+path}",
+        "szrag://file/{+path}{?repository}",
+    ]
     assert [argument.name for argument in prompt_listed.arguments or []] == [
         "question",
         "repository",

@@ -9,7 +9,8 @@ message is fit to show as is. Faces (CLI, server, Slack) catch the base once::
     ├── ConfigError                 config_error       500  bad configuration (file, environment)
     ├── QuestionError               empty_question     400  an empty or unusable question
     ├── IndexStoreError             index_unavailable  503  the index cannot be opened or written
-    │   └── DamagedIndexError       index_damaged      503  its database file is damaged
+    │   ├── DamagedIndexError       index_damaged      503  its database file is damaged
+    │   └── StoreUnavailable        store_unavailable  503  its database server cannot be reached now
     ├── PathError                   not_in_index       404  a path outside the root or not indexed
     ├── CommandError                command_failed     502  a command could not be found or run
     │   ├── UnknownCommand          unknown_command    404
@@ -101,6 +102,13 @@ class DamagedIndexError(IndexStoreError):
     """SQLite reports the database file as damaged (set aside and rebuilt by the index)."""
 
     code = "index_damaged"
+
+
+class StoreUnavailable(IndexStoreError):
+    """The database server of a store cannot be reached now (down, restarting, too slow):
+    the request fails at once, and the store reconnects by itself when the server is back."""
+
+    code = "store_unavailable"
 
 
 class PathError(SzragError):

@@ -426,6 +426,13 @@ VARIABLES = (
     ),
     # the command line
     Variable(
+        "SZRAG_STORE",
+        "cli",
+        "unset",
+        "the PostgreSQL store (`postgresql://user@host/database`) of `--store`: `szrag index`"
+        " publishes to it, `szrag serve`, `retrieve` and `ask` read from it with no checkout",
+    ),
+    Variable(
         "FORCE_COLOR",
         "cli",
         "unset",

@@ -4,10 +4,11 @@ would be given)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -20,6 +21,7 @@ from szrag.base.activity import Activity
 from szrag.base.errors import ConfigError
 from szrag.base.settings import Settings
 from szrag.cli.common import (
+    REPLICA_DATA,
     console,
     err_console,
     handle_errors,
@@ -27,7 +29,10 @@ from szrag.cli.common import (
     json_option,
     open_index,
     print_json,
+    replica,
     root_option,
+    store_from_environment,
+    store_option,
 )
 from szrag.commands import Identity
 from szrag.llm.doctor import check_provider, format_checks, verdict
@@ -35,8 +40,10 @@ from szrag.rank.retrieve import DEFAULT_LIMIT, Image, Source
 from szrag.service.host import answer_question, debug_question
 
 if TYPE_CHECKING:
-    from szrag.index import Index
+    from szrag.conversations import ConversationMemory
+    from szrag.index.protocol import IndexStore
     from szrag.service.host import Host
+    from szrag.service.repositories import ServicePlan
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -84,9 +91,12 @@ class AnswerChoices:
     limit: int
     budget: int | None
 
-    def host(self, root: Path, index: Index) -> Host:
-        """The host these choices answer with (the live tools and model they name)."""
-        host = host_for(root, index, live_tools=self.tools)
+    def host(
+        self, root: Path, index: IndexStore, conversations: ConversationMemory | None = None
+    ) -> Host:
+        """The host these choices answer with (the live tools and model they name; a
+        service's conversation store when given, else the repository's own)."""
+        host = host_for(root, index, conversations=conversations, live_tools=self.tools)
         if self.model:
             host = host.replace(settings=dataclasses.replace(host.settings, ai_model=self.model))
         return host
@@ -264,7 +274,11 @@ def _escape(text: str) -> str:
     "--repo",
     "repository",
     metavar="NAME",
-    help="Ask repository NAME of the service file (see --config).",
+    help="Ask repository NAME of the service file (see --config), or of the store (--store).",
+)
+@store_option(
+    "Answer from this PostgreSQL store (default SZRAG_STORE, with --repo), no checkout: the"
+    " repository --repo names, else the one the question is most likely about."
 )
 @click.option(
     "--config",
@@ -280,6 +294,7 @@ def ask(
     choices: AnswerChoices,
     root: Path,
     repository: str | None,
+    store: str | None,
     service_file: Path | None,
     as_json: bool,
 ) -> None:
@@ -292,13 +307,25 @@ def ask(
     """
     view = AnswerView(console, err_console, verbose=choices.verbose)
     text = " ".join(question)
-    scope = None
-    if repository is not None or service_file is not None:
-        scope, root = repository_of(text, repository, service_file)
-        if not as_json:
-            err_console.print(f"[dim]repository {scope}[/]", highlight=False)
-    with open_index(root) as index:
-        host = choices.host(root, index)
+    scope, plan = None, None
+    if store is not None and repository is None and store_from_environment():
+        store = None  # SZRAG_STORE is asked with --repo NAME; without one, --root as ever
+    if store is not None:
+        scope, root, plan = stored_repository_of(text, repository, store, service_file)
+    elif repository is not None or service_file is not None:
+        scope, root, plan = repository_of(text, repository, service_file)
+    if scope is not None and not as_json:
+        err_console.print(f"[dim]repository {scope}[/]", highlight=False)
+    opened = open_store(store, scope) if store and scope else open_index(root)
+    with opened as index, contextlib.ExitStack() as kept:
+        memory = None
+        if plan is not None and scope is not None:  # the service's one store, as it serves
+            from szrag.conversations import open_conversation_store
+
+            memory = open_conversation_store(plan.conversations_at)
+            kept.callback(memory.close)
+            memory = memory.for_repository(scope)
+        host = choices.host(root, index, memory)
         asked = choices.question(
             text,
             conversation_for(host, choices.continue_last, choices.conversation),
@@ -317,9 +344,9 @@ def ask(
 
 def repository_of(
     question: str, repository: str | None, service_file: Path | None
-) -> tuple[str, Path]:
-    """The repository of a service file a question is asked of, and its folder: the one
-    named, else the one the question is most likely about."""
+) -> tuple[str, Path, ServicePlan]:
+    """The repository of a service file a question is asked of, its folder and the service's
+    plan: the one named, else the one the question is most likely about."""
     from szrag.service.repositories import SERVICE_FILE, read_service_file
     from szrag.service.service import Service
 
@@ -340,7 +367,34 @@ def repository_of(
             f"repository {spec.name} is not cloned yet: `szrag serve --config` clones"
             f" {spec.shown_url} into {spec.path}"
         )
-    return spec.name, spec.path
+    return spec.name, spec.path, plan
+
+
+def stored_repository_of(
+    question: str, repository: str | None, store: str, service_file: Path | None
+) -> tuple[str, Path, ServicePlan]:
+    """The published repository of ``store`` a question is asked of (the one named, else the
+    one the question is most likely about), a local folder of its own and the replica's
+    plan (its conversations in the store's database)."""
+    from szrag.service.service import Service
+
+    plan = replica(store, (repository,) if repository else (), service_file, Path(REPLICA_DATA))
+    if repository is None:
+        service = Service(plan, os.environ)
+        try:
+            repository = service.route(question).repository
+        finally:
+            service.close()
+    return repository, plan.named(repository).path, plan
+
+
+@contextlib.contextmanager
+def open_store(store: str, repository: str) -> Iterator[IndexStore]:
+    """The published ``repository`` of ``store``, read with no checkout (closed at the end)."""
+    from szrag.index.pg import PostgresIndex  # here: only a store's reader loads psycopg
+
+    with PostgresIndex(store, repository) as index:
+        yield index
 
 
 @click.command("debug")

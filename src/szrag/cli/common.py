@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import click
 
-from szrag.base.errors import SzragError
+from szrag.base.errors import ConfigError, SzragError
 from szrag.base.public import dumps
 from szrag.index import Index, load_index
 from szrag.index.build import IN_REPORT
@@ -25,9 +25,12 @@ from szrag.index.build import log as _index_log
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from szrag.conversations import ConversationMemory
     from szrag.index.handle import RefreshReport
+    from szrag.index.protocol import IndexStore
     from szrag.service.configuration import Config
     from szrag.service.host import Host
+    from szrag.service.repositories import ServicePlan
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -112,9 +115,57 @@ root_option = click.option(
     help="Repository root to index and query.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+REPLICA_DATA = ".szrag/replica"  # a replica's own files, each repository's in a folder
 
 
-def config_for(root: Path, index: Index | None = None) -> Config:
+def store_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--store URL``, a PostgreSQL store, by default ``SZRAG_STORE``."""
+    return click.option("--store", metavar="URL", envvar="SZRAG_STORE", help=help_text)
+
+
+def replica(
+    store: str, repos: tuple[str, ...], service_file: Path | None, data: Path
+) -> ServicePlan:
+    """The plan of a replica of ``store``: the published repositories ``--repo`` names (all
+    of them without one), each checked to be published before anything runs; their own
+    folders (conversations, audit log) under ``data``."""
+    from szrag.index.pg import published
+    from szrag.service.repositories import replica_plan
+
+    if service_file is not None:
+        raise click.UsageError("give --store URL or --config FILE, not both")
+    paths = [item for item in repos if "=" in item]
+    if paths:
+        raise click.UsageError(
+            f"--repo {paths[0]!r}: with --store, --repo names a published repository (NAME);"
+            " the indexer publishes a checkout with `szrag index --store URL --repo NAME=PATH`"
+        )
+    found = published(store)
+    names = list(dict.fromkeys(repos)) or found
+    if not names:
+        raise ConfigError(
+            "the store holds no published repository yet: publish one with"
+            " `szrag index --store URL --repo NAME=PATH`"
+        )
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ConfigError(
+            f"no repository {missing[0]!r} is published in the store"
+            f" (published: {', '.join(found) or 'none'})"
+        )
+    return replica_plan(store, names, data)
+
+
+def store_from_environment() -> bool:
+    """Whether the running command's ``--store`` came from ``SZRAG_STORE`` rather than its
+    command line (a command that needs ``--repo`` too then works locally without one)."""
+    from click.core import ParameterSource
+
+    source = click.get_current_context().get_parameter_source("store")
+    return source is ParameterSource.ENVIRONMENT
+
+
+def config_for(root: Path, index: IndexStore | None = None) -> Config:
     """The configuration of ``root`` as its file and this process's environment describe it,
     read once (the CLI is a face: it alone reads ``os.environ``); with ``index``, the
     repository configuration that index was opened with."""
@@ -125,12 +176,19 @@ def config_for(root: Path, index: Index | None = None) -> Config:
     return load_config(root, os.environ, repository=index.config if index is not None else None)
 
 
-def host_for(root: Path, index: Index | None = None, **parts: Any) -> Host:
+def host_for(
+    root: Path,
+    index: IndexStore | None = None,
+    conversations: ConversationMemory | None = None,
+    **parts: Any,
+) -> Host:
     """The host of ``root``, built from :func:`config_for`; ``parts`` given instead of what
-    was read (``settings``, ``allowlist``, ``live_tools``: None keeps the configured one)."""
+    was read (``settings``, ``allowlist``, ``live_tools``: None keeps the configured one);
+    ``conversations``, a store given (a service's), instead of the repository's own."""
     from szrag.service.host import Host, with_parts
 
-    return Host.of(with_parts(config_for(root, index), **parts), index=index)
+    config = with_parts(config_for(root, index), **parts)
+    return Host.of(config, index=index, conversations=conversations)
 
 
 def _joined(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> str:

@@ -20,6 +20,8 @@ from szrag.cli.common import (
     root_option,
     say,
     show_report,
+    store_from_environment,
+    store_option,
 )
 from szrag.index import Index, RefreshReport, Skip, build_index, load_index
 
@@ -113,10 +115,9 @@ def _print_report(index: Index, report: RefreshReport) -> None:
 @click.option(
     "--profile", type=click.Choice(["default", "slackzilla"]), help="Override the profile."
 )
-@click.option(
-    "--store",
-    metavar="URL",
-    help="Also publish each --repo to this PostgreSQL store (postgresql://user@host/db).",
+@store_option(
+    "Also publish each --repo to this PostgreSQL store (postgresql://user@host/db;"
+    " default SZRAG_STORE)."
 )
 @click.option(
     "--repo",
@@ -124,6 +125,12 @@ def _print_report(index: Index, report: RefreshReport) -> None:
     multiple=True,
     metavar="NAME=PATH",
     help="With --store: index the repository at PATH and publish it as NAME (repeatable).",
+)
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="With --store: keep running, publishing each --repo again whenever its files change"
+    " (the deployment's one indexer; replicas run no watcher).",
 )
 @json_option
 @handle_errors
@@ -134,14 +141,23 @@ def index_command(
     profile: str | None,
     store: str | None,
     repos: tuple[str, ...],
+    watch: bool,
     as_json: bool,
 ) -> None:
     """Build or refresh the index of a repository and report what changed; with --store,
-    publish each --repo to PostgreSQL as a new generation, read whole or not at all."""
+    publish each --repo to PostgreSQL as a new generation, read whole or not at all; with
+    --watch as well, keep publishing each change until stopped (Ctrl-C or SIGTERM)."""
+    if store is not None and not repos and store_from_environment():
+        store = None  # SZRAG_STORE names where --repo publishes; without one, index --root
     if store is None and repos:
         raise click.UsageError("--repo names a repository to publish: give --store too")
     if store is not None and not repos:
         raise click.UsageError("--store publishes the repositories named by --repo NAME=PATH")
+    if watch:
+        if store is None:
+            raise click.UsageError("--watch publishes: give --store URL and --repo NAME=PATH")
+        _watch_and_publish(store, [_named_path(item) for item in repos])
+        return
     targets = [_named_path(item) for item in repos] if store is not None else [(None, root)]
     published: list[dict[str, object]] = []
     for name, path in targets:
@@ -165,6 +181,38 @@ def index_command(
                     )
     if as_json:
         print_json(published if store is not None else published[0])
+
+
+def _watch_and_publish(store: str, targets: list[tuple[str, Path]]) -> None:
+    """The deployment's indexer: publish each target now and after each change, until
+    SIGINT or SIGTERM."""
+    import asyncio
+    import signal
+
+    import anyio
+
+    from szrag.index.pg import Published
+    from szrag.index.pg.schema import shown_url
+    from szrag.service.indexer import Indexer
+
+    def told(done: Published) -> None:
+        say(
+            f" {done.repository} as generation {done.generation} ({done.files} files,"
+            f" {done.chunks} chunks) in {done.elapsed:.2f}s",
+            lead="published",
+            style="bold",
+        )
+
+    async def run() -> None:
+        stop = anyio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, stop.set)
+        names = ", ".join(f"{name} ({path})" for name, path in targets)
+        say(f"watching {names}; publishing to {shown_url(store)} (Ctrl-C stops)")
+        await Indexer(targets, store, on_publish=told).run(stop)
+
+    asyncio.run(run())
 
 
 def _named_path(item: str) -> tuple[str, Path]:

@@ -15,6 +15,8 @@ from szrag.cli.common import (
     print_json,
     question_argument,
     root_option,
+    store_from_environment,
+    store_option,
 )
 from szrag.rank.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, retrieve_images
 
@@ -28,9 +30,7 @@ from szrag.rank.retrieve import DEFAULT_IMAGE_LIMIT, DEFAULT_LIMIT, retrieve, re
 @click.option(
     "--raw", is_flag=True, help="Show the text as the files hold it, secrets included (local use)."
 )
-@click.option(
-    "--store", metavar="URL", help="Read a published repository from this PostgreSQL store."
-)
+@store_option("Read a published repository from this PostgreSQL store (default SZRAG_STORE).")
 @click.option("--repo", metavar="NAME", help="With --store: the published repository to read.")
 @json_option
 @handle_errors
@@ -48,6 +48,8 @@ def retrieve_command(
     """Show the source chunks that best match QUESTION (secrets redacted unless --raw; in a
     test file, a fixture's low-entropy password or token is shown, marked [TEST VALUE:...]).
     With --store and --repo, from a PostgreSQL store alone: no checkout is read."""
+    if store is not None and repo is None and store_from_environment():
+        store = None  # SZRAG_STORE is read with --repo NAME; without one, from --root
     if (store is None) != (repo is None):
         raise click.UsageError("--store URL and --repo NAME go together")
     if store is not None and repo is not None:

@@ -1,6 +1,7 @@
 """``szrag serve``: the HTTP API, the web page and the Slack endpoint for one repository, or
 for several (``--repo NAME=PATH``, ``--config szrag.toml``: repositories from a URL are cloned
-once the server runs, while the others answer)."""
+once the server runs, while the others answer), or, as a replica, for the repositories
+published to a PostgreSQL store (``--store URL [--repo NAME]``: no checkout)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import click
 
 from szrag.base.errors import ConfigError
 from szrag.cli.common import (
+    REPLICA_DATA,
     config_for,
     console,
     handle_errors,
+    replica,
     report_shown,
     root_option,
     show_report,
+    store_option,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +46,17 @@ def register(group: click.Group) -> None:
     multiple=True,
     metavar="NAME=PATH",
     help="Serve this repository under NAME (repeatable); questions name one or are routed.",
+)
+@store_option(
+    "Serve as a replica from this PostgreSQL store (default SZRAG_STORE), no checkout: --repo"
+    " NAME picks published repositories (default: all of them)."
+)
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(REPLICA_DATA),
+    show_default=True,
+    help="With --store: the replica's own folder (each repository's conversations, audit log).",
 )
 @click.option(
     "--config",
@@ -68,6 +83,8 @@ def register(group: click.Group) -> None:
 def serve(
     root: Path,
     repos: tuple[str, ...],
+    store: str | None,
+    data: Path,
     service_file: Path | None,
     host: str,
     port: int,
@@ -85,7 +102,11 @@ def serve(
     from szrag.server.auth import check_exposure
     from szrag.service.service import webhook_secrets
 
-    plan = service_plan(repos, service_file)
+    plan = (
+        replica(store, repos, service_file, data)
+        if store is not None
+        else service_plan(repos, service_file)
+    )
     if plan is not None:
         webhook_secrets(plan, os.environ)  # a secret named but not set: before any clone
     if plan is not None and plan.first_present() is None:
@@ -98,17 +119,24 @@ def serve(
     settings = config.server
     check_exposure(host, settings)
     app = create_app(config=config, plan=plan, environ=os.environ)
-    with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
-        report = index.last_report  # built or refreshed now: a failure is a message, not a trace
-    show_report(report)
+    if store is None:  # a replica's store is built and refreshed by its indexer
+        with console.status("Preparing the index..."), report_shown(), load_index(root) as index:
+            report = index.last_report  # built or refreshed now: a failure is a message
+        show_report(report)
     check_port_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
-    served = (
-        ", ".join(f"{spec.name} ({spec.shown_url or spec.path})" for spec in plan.repositories)
-        if plan is not None
-        else str(root.resolve())
-    )
+    if store is not None and plan is not None:
+        from szrag.index.pg.schema import shown_url
+
+        names = ", ".join(spec.name for spec in plan.repositories)
+        served = f"{names} from {shown_url(store)} (a replica: no checkout, no watcher)"
+    elif plan is not None:
+        served = ", ".join(
+            f"{spec.name} ({spec.shown_url or spec.path})" for spec in plan.repositories
+        )
+    else:
+        served = str(root.resolve())
     lines = [
         f"szrag serving {served}",
         f"  page:   {base}/",

@@ -81,6 +81,24 @@ def stitched_lines(
     return [stitched.get(number, "") for number in range(max(first, 1), top + 1)]
 
 
+MAX_IMAGE_BYTES = 16 * 1024 * 1024  # an image larger than this is neither served nor published
+
+
+def read_image(root: Path, path: str) -> bytes | None:
+    """The bytes of the file ``path`` under ``root`` when it is a regular file inside it (after
+    symlinks) of ``MAX_IMAGE_BYTES`` at most; None otherwise."""
+    base = root.resolve()
+    absolute = (base / path).resolve()
+    if not absolute.is_relative_to(base):
+        return None
+    try:
+        if not absolute.is_file() or absolute.stat().st_size > MAX_IMAGE_BYTES:
+            return None
+        return absolute.read_bytes()
+    except OSError:
+        return None
+
+
 class Index:
     """A handle on one repository's index database."""
 
@@ -326,6 +344,12 @@ class Index:
     def image_paths(self) -> list[str]:
         """Every collected image's relative path."""
         return [row[0] for row in self.conn.execute("SELECT path FROM images ORDER BY path")]
+
+    def image_data(self, path: str) -> bytes | None:
+        """The bytes of the image at ``path`` as the checkout holds them now (the index keeps
+        only its path): None when it is gone, larger than ``MAX_IMAGE_BYTES``, or resolves
+        outside the root (a symlink pointing out)."""
+        return read_image(self.root, path)
 
     def skipped(self) -> list[Skip]:
         """Files left out of the index on purpose, with the reason."""

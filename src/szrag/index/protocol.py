@@ -186,6 +186,11 @@ class IndexStore(Protocol):
         """Every collected image's relative path."""
         ...
 
+    def image_data(self, path: str) -> bytes | None:
+        """The bytes of the collected image at ``path`` (None when the store cannot give
+        them: not collected, gone from the checkout, or resolving outside it)."""
+        ...
+
     def skipped(self) -> list[Skip]:
         """Files left out of the index on purpose, with the reason."""
         ...
@@ -242,4 +247,8 @@ class IndexStore(Protocol):
 
     def full_text(self, weights: Sequence[float]) -> FullTextSearch:
         """The full-text search over chunks with these column weights."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the store's connections."""
         ...

@@ -10,8 +10,9 @@ given none asks the first repository, except the two that search by a question,
 ``search_code`` and ``get_context``, whose question is routed to the repository most likely to
 answer it, as ``POST /api/ask`` routes one; each result names its ``repository``. An unknown
 name is a tool error listing the known ones. The prompt takes ``repository`` too (without
-one its question is routed). The live tools and the resources are the first repository's
-(the application running from it).
+one its question is routed). The resources listed are the first repository's files; any
+repository's file reads as ``szrag://file/PATH?repository=NAME``. The live tools are the
+first repository's (the application running from it).
 
 Who may do what: over stdio the client is the agent of the person who started ``szrag mcp``
 on this machine, so it gets the admin tool (``get_errors``) as the CLI does; over HTTP a caller
@@ -257,24 +258,38 @@ class McpFace:
         )
 
     def read(self, uri: str) -> types.ReadResourceResult:
-        """An indexed file's current text, its secrets redacted."""
+        """An indexed file's current text, its secrets redacted (of the repository its
+        ``?repository=NAME`` names on a server of several, else the first)."""
+        uri, _, query = uri.partition("?")
+        named = _repository_of_query(query)
+        index, suffix = self.index, ""
+        if named is not None:
+            if self.service is None or named not in self.service.names():
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"no repository is called {named[:64]!r} (known: {', '.join(self.names())})",
+                )
+            index = self.service.shared_index(named)  # opened on first use
+            suffix = f"?{REPOSITORY}={quote(named, safe='')}"
         path = path_of_uri(uri)
-        if path is None or not self.index.has_file(path):
+        if path is None or not index.has_file(path):
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"no indexed file at {uri[:200]!r} (resources/list lists them)",
             )
-        text = self._read_text(path)
+        text = self._read_text(index, path)
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
-                    uri=file_uri(path), mime_type="text/plain", text=redact(text, path=path)
+                    uri=file_uri(path) + suffix,
+                    mime_type="text/plain",
+                    text=redact(text, path=path),
                 )
             ]
         )
 
-    def _read_text(self, path: str) -> str:
-        root = self.index.root.resolve()
+    def _read_text(self, index: SharedIndex, path: str) -> str:
+        root = index.root.resolve()
         target = (root / path).resolve()
         if not target.is_relative_to(root):  # an indexed path never leaves the root; be sure
             raise MCPError(types.INVALID_PARAMS, f"{path!r} is outside the repository")
@@ -349,6 +364,15 @@ def path_of_uri(uri: str) -> str | None:
     if not path or path.startswith("/") or ".." in parts:
         return None
     return path
+
+
+def _repository_of_query(query: str) -> str | None:
+    """The repository a resource URI's query names (``repository=NAME``), or None."""
+    for part in query.split("&") if query else ():
+        key, _, value = part.partition("=")
+        if key == REPOSITORY:
+            return unquote(value)
+    return None
 
 
 def _cursor(position: int) -> str:
@@ -437,7 +461,20 @@ def build_server(face: McpFace) -> Server[Any]:
                     name="file",
                     description="An indexed file of the repository, secrets redacted",
                     mime_type="text/plain",
-                )
+                ),
+                *(
+                    [
+                        types.ResourceTemplate(
+                            uri_template=FILE_SCHEME + "{+path}{?repository}",
+                            name="file_of_repository",
+                            description="An indexed file of one of the repositories served "
+                            f"({', '.join(face.names())}), secrets redacted",
+                            mime_type="text/plain",
+                        )
+                    ]
+                    if face.service is not None
+                    else []
+                ),
             ]
         )
 

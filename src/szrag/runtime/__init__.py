@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from szrag.base.errors import ToolError
 from szrag.base.public import public, public_timestamp, utc_timestamp
@@ -48,6 +48,9 @@ from szrag.runtime.logs import (
 from szrag.runtime.metrics import FinishedCommand, Metrics, MetricsSnapshot
 from szrag.runtime.releases import ReleaseInfo, read_release_info, release_info
 from szrag.runtime.status import Status, deployment_fields, process_status
+
+if TYPE_CHECKING:
+    from szrag.index.protocol import IndexStore
 
 LOG_FILE_VARIABLE = "SZRAG_LOG_FILE"
 MAX_READ = 100  # entries any one read returns, whatever the caller asks
@@ -214,6 +217,11 @@ class ProcessRuntime:
         self.error_log = ErrorLog(error_capacity)
         self.counters = Metrics()
         self._logger = logging.getLogger(logger)
+        self.index: IndexStore | None = None  # the store a server answers from (``serves``)
+
+    def serves(self, index: IndexStore) -> None:
+        """Report the facts of ``index`` in the status (a replica has no SQLite file to read)."""
+        self.index = index
 
     def attach(self) -> ProcessRuntime:
         """Start collecting the logger's records and logged exceptions; returns self."""
@@ -242,6 +250,7 @@ class ProcessRuntime:
             started=self.started,
             started_monotonic=self._started_monotonic,
             deployment=self.deployment,
+            index=self.index,
         )
 
     def metrics(self, name: str | None = None, label: str | None = None) -> MetricsSnapshot:

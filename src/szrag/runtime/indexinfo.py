@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from szrag.base.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError, SzragError
 from szrag.base.public import public, public_timestamp
 from szrag.index import store
 from szrag.index.store import open_read_only
+
+if TYPE_CHECKING:
+    from szrag.code.model import CodeRecord
+    from szrag.index.protocol import IndexStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,23 @@ def index_statistics(root: Path) -> IndexStatistics | NoIndex:
     )
 
 
+def statistics_of(index: IndexStore) -> IndexStatistics | NoIndex:
+    """:func:`index_statistics` of any store (a replica's: no SQLite file), or why it
+    cannot be read now."""
+    try:
+        with index.reading():
+            meta = index.meta()
+            counts = index.counts()
+    except SzragError as error:
+        return NoIndex(error.message)
+    return IndexStatistics(
+        schema_version=_number(meta.get("schema_version")),
+        generated_at=public_timestamp(meta.get("generated_at")),
+        profile=meta.get("profile"),
+        counts=counts,
+    )
+
+
 def _number(value: Any) -> int | None:
     try:
         return int(value)
@@ -71,7 +92,6 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
     import json
 
     from szrag.code.model import CodeRecord
-    from szrag.code.mounts import mounted_routes
 
     with open_read_only(root) as conn:
         generation = store.read_meta(conn).get("generation", "")
@@ -82,6 +102,37 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
         known = frozenset(store.file_paths(conn))
         rows = store.route_rows(conn)
     records = {path: CodeRecord.from_dict({"routes": json.loads(found)}) for path, found in rows}
+    ordered = _listed(records, known)
+    if generation:
+        if len(_ROUTES) >= _ROUTES_KEPT:
+            _ROUTES.pop(next(iter(_ROUTES)))
+        _ROUTES[key] = tuple(dict(route) for route in ordered)
+    return ordered
+
+
+def routes_of(index: IndexStore) -> list[dict[str, Any]]:
+    """:func:`read_routes` of any store (a replica's PostgreSQL one: no checkout, no SQLite
+    file), from its code records; kept for the store's generation."""
+    from szrag.code.model import CodeRecord
+
+    def listed() -> tuple[dict[str, Any], ...]:
+        with index.reading():
+            known = frozenset(entry.path for entry in index.file_entries())
+            records = {
+                path: CodeRecord.from_dict({"routes": record.get("routes", [])})
+                for path, record in index.code_records()
+                if record.get("routes")
+            }
+        return tuple(_listed(records, known))
+
+    return [dict(route) for route in index.derived("runtime.routes", listed)]
+
+
+def _listed(records: Mapping[str, CodeRecord], known: frozenset[str]) -> list[dict[str, Any]]:
+    """Every route of ``records`` under the prefixes it is mounted at, by route, method and
+    file."""
+    from szrag.code.mounts import mounted_routes
+
     routes = [
         {
             "method": (route.method or "ANY").upper(),
@@ -93,12 +144,7 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
         for path, mounted in mounted_routes(records, known).items()
         for route in mounted
     ]
-    ordered = sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))
-    if generation:
-        if len(_ROUTES) >= _ROUTES_KEPT:
-            _ROUTES.pop(next(iter(_ROUTES)))
-        _ROUTES[key] = tuple(dict(route) for route in ordered)
-    return ordered
+    return sorted(routes, key=lambda r: (r["route"], r["method"], r["path"], r["line"] or 0))
 
 
 _ROUTES_KEPT = 4  # indexes (by root and generation) whose route lists are kept

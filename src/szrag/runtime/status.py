@@ -9,12 +9,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from szrag.base.public import public
 from szrag.runtime.git import read_git_head
-from szrag.runtime.indexinfo import IndexStatistics, NoIndex, index_statistics
+from szrag.runtime.indexinfo import IndexStatistics, NoIndex, index_statistics, statistics_of
 from szrag.runtime.logs import iso_time
 from szrag.version import __version__
+
+if TYPE_CHECKING:
+    from szrag.index.protocol import IndexStore
 
 # Environment variable -> status field. Values identify a deployment; they are not secrets.
 DEPLOYMENT_VARIABLES = {"DEPLOY_ENV": "target", "GIT_SHA": "gitSha", "RELEASE": "release"}
@@ -71,9 +75,15 @@ def repository_fields(root: Path) -> RepositoryFacts:
 
 
 def process_status(
-    root: Path, *, started: float, started_monotonic: float, deployment: Mapping[str, str]
+    root: Path,
+    *,
+    started: float,
+    started_monotonic: float,
+    deployment: Mapping[str, str],
+    index: IndexStore | None = None,
 ) -> Status:
-    """The full status document."""
+    """The full status document (the index's facts from ``index`` when given, the store a
+    server answers from, else from the SQLite file under ``root``)."""
     return Status(
         service="szrag",
         version=__version__,
@@ -84,6 +94,6 @@ def process_status(
         started_at=started,
         uptime_seconds=round(time.monotonic() - started_monotonic, 3),
         repository=repository_fields(root),
-        index=index_statistics(root),
+        index=statistics_of(index) if index is not None else index_statistics(root),
         deployment=dict(deployment),
     )

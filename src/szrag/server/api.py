@@ -22,11 +22,11 @@ from sse_starlette import EventSourceResponse
 
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, ScopedAnswer
-from szrag.base.errors import ClientGone
+from szrag.base.errors import ClientGone, StoreUnavailable
 from szrag.base.public import public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
-from szrag.runtime.indexinfo import read_routes
+from szrag.runtime.indexinfo import routes_of
 from szrag.server.auth import Caller, authenticate, require_admin
 from szrag.server.errors import ApiError
 from szrag.server.ratelimit import RateLimiter
@@ -279,7 +279,7 @@ async def metrics(caller: ReadCaller, state: State) -> JSONResponse:
 @router.get("/api/routes")
 async def routes(caller: ReadCaller, state: State) -> JSONResponse:
     """The HTTP routes the index detected in the repository."""
-    found = await anyio.to_thread.run_sync(read_routes, state.service.root)
+    found = await anyio.to_thread.run_sync(routes_of, state.service.index)
     return ok({"routes": sanitise(found), "count": len(found)})
 
 
@@ -311,5 +311,7 @@ async def healthz(state: State) -> JSONResponse:
         if is_damage(error):
             state.service.heal_in_background(str(error))
             return failure(503, "index_damaged", "the index is damaged and is being rebuilt")
+        if isinstance(error, StoreUnavailable):  # a replica's database: it says why
+            return failure(503, error.code, error.message)
         return failure(503, "index_unavailable", "the index cannot be read")
     return ok({"status": "ok", "heals": int(getattr(index, "heals", 0))})

@@ -28,7 +28,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from szrag.base.errors import DamagedIndexError, SzragError
 from szrag.base.settings import Settings
 from szrag.commands import Allowlist
-from szrag.index.shared import open_shared_index
+from szrag.index.protocol import IndexStore
+from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.runtime import ProcessRuntime
 from szrag.server import api, page, slack, webhooks
 from szrag.server.errors import ApiError
@@ -116,6 +117,7 @@ def create_app(
         http_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=100))
         ask_limiter = RateLimiter(server_settings.ask_rate)
         faces: RepositoryFaces | None = None
+        index: IndexStore
         if plan is None:
             index = await anyio.to_thread.run_sync(open_shared_index, root)
             index.keep_in_memory()  # a server answers many questions: rank from memory
@@ -135,8 +137,9 @@ def create_app(
                 await http_client.aclose()
                 process_runtime.detach()
                 raise
-            index = faces.service.shared_index(first.name)
+            index = faces.service.index(first.name)
             service, images = first.service, first.images
+        process_runtime.serves(index)  # the status reads the store answered from
         state = ServerState(
             settings=server_settings,
             service=service,
@@ -148,7 +151,7 @@ def create_app(
         )
         if faces is not None:
             state.watcher = faces.watcher_of(faces.default)
-        elif server_settings.watch:
+        elif server_settings.watch and isinstance(index, SharedIndex):
             state.watcher = IndexWatcher(index, debounce_ms=server_settings.watch_debounce_ms)
             state.watcher.start()
         if server_settings.slack_signing_secret or server_settings.slack_app_token:

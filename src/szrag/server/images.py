@@ -1,7 +1,9 @@
 """Serving the repository's images at ``/<relative path>``, and nothing else from it.
 
-Only a path the index lists as an image is served, and only when it still resolves inside the
-repository (a symlink pointing out is refused). Anything else, ``..`` tricks, encoded
+Only a path the index lists as an image is served, with the bytes its store gives: a checkout's
+index reads the file, only when it still resolves inside the repository (a symlink pointing
+out is refused); a PostgreSQL store gives the bytes it was published with, so a replica
+without a checkout serves them too. Anything else, ``..`` tricks, encoded
 separators and the repository's other files included, is a plain 404 that says nothing about
 what exists.
 """
@@ -9,7 +11,7 @@ what exists.
 from __future__ import annotations
 
 import threading
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from szrag.index.protocol import IndexStore
 
@@ -39,7 +41,6 @@ class ImageCatalogue:
 
     def __init__(self, index: IndexStore) -> None:
         self.index = index
-        self.root = index.root.resolve()
         self._lock = threading.Lock()
         self._generation: str | None = None
         self._paths: frozenset[str] = frozenset()
@@ -53,13 +54,11 @@ class ImageCatalogue:
                 self._generation = generation
             return self._paths
 
-    def resolve(self, requested: str) -> Path | None:
-        """The file to serve for the URL path ``requested`` (without its leading ``/``)."""
+    def read(self, requested: str) -> bytes | None:
+        """The bytes to serve for the URL path ``requested`` (without its leading ``/``), or
+        None for anything that is not a listed image the store can give."""
         if not is_clean_relative(requested) or content_type(requested) is None:
             return None
         if requested not in self.paths():
             return None
-        absolute = (self.root / requested).resolve()
-        if not absolute.is_relative_to(self.root) or not absolute.is_file():
-            return None
-        return absolute
+        return self.index.image_data(requested)

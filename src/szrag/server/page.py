@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 
+import anyio
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.convertors import Convertor, register_url_convertor
 
 from szrag.base.public import to_public
@@ -148,7 +149,7 @@ async def source_lines(
     ``repository`` (default the first), redacted and highlighted line by line."""
     reader(request)
     index = (await _scope(server_state(request), repository))[0].index
-    found = index.lines(path, start, end) if end >= start else []
+    found = await anyio.to_thread.run_sync(index.lines, path, start, end) if end >= start else []
     if not found:
         raise ApiError(404, "not_found", f"no indexed source {path}:{start}-{end}")
     end = start + len(found) - 1  # a range past the file's end is cut at its last line
@@ -172,11 +173,12 @@ async def image(path: str, request: Request, repository: str | None = REPOSITORY
     read budget; hosts and origins were checked by the application's guard.
     """
     reader(request)
-    found = (await _scope(server_state(request), repository))[1].resolve(path)
+    images = (await _scope(server_state(request), repository))[1]
+    found = await anyio.to_thread.run_sync(images.read, path)
     if found is None:
         raise ApiError(404, "not_found", "no such file")
     media_type = content_type(path) or "application/octet-stream"
-    return FileResponse(found, media_type=media_type, headers={"Cache-Control": "no-cache"})
+    return Response(found, media_type=media_type, headers={"Cache-Control": "no-cache"})
 
 
 async def _scope(state: ServerState, repository: str | None) -> tuple[AskService, ImageCatalogue]:

@@ -33,6 +33,7 @@ from szrag.base.errors import (
 )
 from szrag.base.public import public_timestamp
 from szrag.index.protocol import IndexStore
+from szrag.index.shared import SharedIndex
 from szrag.runtime.git import read_git_head
 from szrag.server.images import ImageCatalogue
 from szrag.server.service import AskService
@@ -148,14 +149,14 @@ class RepositoryFaces:
             face = self._faces.get(name)
             if face is not None:
                 return face
-            index = self.service.shared_index(name)
+            index = self.service.index(name)
             face = RepositoryFace(
                 name, AskService(host, http_client=self.http_client), ImageCatalogue(index)
             )
             keeper = self.keepers.get(name)
             if keeper is not None:  # refreshed after each fetch that moves it, not watched
                 face.watcher = keeper.watcher()
-            elif self.settings.watch:
+            elif self.settings.watch and isinstance(index, SharedIndex):  # not a replica's store
                 face.watcher = IndexWatcher(index, debounce_ms=self.settings.watch_debounce_ms)
                 face.watcher.start()
             self._faces[name] = face

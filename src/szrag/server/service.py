@@ -29,8 +29,8 @@ from szrag.commands import (
 )
 from szrag.commands.policy import CommandPolicy
 from szrag.conversations import Feedback
-from szrag.index import Index
 from szrag.index.build import is_damage
+from szrag.index.protocol import IndexStore
 from szrag.runtime import ProcessRuntime, Runtime, as_runtime
 from szrag.server.errors import ApiError
 from szrag.server.requests import FeedbackRequest
@@ -76,7 +76,7 @@ class AskService:
         return self.host.root
 
     @property
-    def index(self) -> Index:
+    def index(self) -> IndexStore:
         """The shared index."""
         assert self.host.index is not None
         return self.host.index

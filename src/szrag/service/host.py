@@ -44,6 +44,8 @@ from szrag.commands.policy import CommandPolicy
 from szrag.context.plan import ContextPlan
 from szrag.conversations import ConversationMemory, ConversationStore
 from szrag.index import Index, load_index
+from szrag.index.protocol import IndexStore
+from szrag.index.shared import SharedIndex
 from szrag.runtime import BlockingRuntime, ProcessRuntime, Runtime
 from szrag.runtime.sources import ApplicationRuntime
 from szrag.service.audit import AuditLog
@@ -69,7 +71,7 @@ class Host:
     audit: AuditLog
     runtime: ProcessRuntime
     runner: CommandRunner
-    index: Index | None = None
+    index: IndexStore | None = None
     # what the live tools read: the running application's sources when configured
     # ([runtime], SZRAG_RUNTIME_URL, SZRAG_LOG_FILES), else this process (``runtime``)
     live: Runtime | BlockingRuntime | None = None
@@ -83,7 +85,7 @@ class Host:
 
     def __post_init__(self) -> None:
         live = self.live if self.live is not None else self.runtime
-        adapter = ToolAdapter(self.runner, live, self.root, privileged=True)
+        adapter = ToolAdapter(self.runner, live, self.root, privileged=True, index=self.index)
         object.__setattr__(self, "_adapter", adapter)
         store = self.conversation_store or ConversationStore.for_root(
             self.root, self.config.conversations
@@ -99,7 +101,7 @@ class Host:
         registry: CommandRegistry | None = None,
         audit: AuditLog | None = None,
         runtime: ProcessRuntime | None = None,
-        index: Index | None = None,
+        index: IndexStore | None = None,
         conversations: ConversationMemory | None = None,
     ) -> Host:
         """The host ``config`` describes, its parts wired once; each part given wins (the
@@ -110,6 +112,10 @@ class Host:
         runtime = runtime or ProcessRuntime(
             root, log_file=config.log_file, deployment=config.deployment
         )
+        # the status reads the store answered from; a one-shot's Index is bound to its
+        # thread (the status is read in a worker thread), so it reads its file itself
+        if index is not None and (isinstance(index, SharedIndex) or not isinstance(index, Index)):
+            runtime.serves(index)
         store = conversations or ConversationStore.for_root(root, config.conversations)
         audit = audit or AuditLog.beside(store, config.audit_log)
         policy = CommandPolicy(registry or default_registry(), config.allowlist)
@@ -144,7 +150,7 @@ class Host:
         audit: AuditLog | None = None,
         runtime: ProcessRuntime | None = None,
         live_tools: bool | None = None,
-        index: Index | None = None,
+        index: IndexStore | None = None,
         conversations: ConversationMemory | None = None,
     ) -> Host:
         """The host of the repository at ``root`` as ``environ`` describes it (no mapping: the
@@ -221,7 +227,7 @@ class Host:
         return self.config.plan.budgeted(budget)
 
     @contextlib.contextmanager
-    def opened_index(self) -> Iterator[Index]:
+    def opened_index(self) -> Iterator[IndexStore]:
         """The host's index (left open), or the repository's opened for this call."""
         if self.index is not None:
             yield self.index

@@ -128,11 +128,14 @@ class ServicePlan:
     repositories: tuple[RepositorySpec, ...]
     memory_mb: int = DEFAULT_MEMORY_MB
     file: Path | None = None  # the service file read, if any
-    data: Path | None = None  # where remote repositories are cloned
+    data: Path | None = None  # where remote repositories are cloned (a replica: its own files)
     # where the service keeps conversations, feedback (and, in PostgreSQL, the audit log): a
     # path or a postgresql:// URL, which may hold a password (None: ``home``'s conversations.db)
     conversations: str | Path | None = field(default=None, repr=False, metadata=public(hidden=True))
     fetch_interval: float = DEFAULT_FETCH_INTERVAL  # seconds; 0: fetched on webhooks alone
+    # a replica's: the PostgreSQL store every repository is read from (no checkout); each
+    # repository's path is then a folder of this replica's own
+    store: str | None = field(default=None, repr=False, metadata=public(hidden=True))
 
     def names(self) -> list[str]:
         """The repositories' names, in order."""
@@ -148,6 +151,12 @@ class ServicePlan:
         if not self.repositories:
             raise RepositoryError("a service needs at least one repository")
         return self.repositories[0].path / ".rag" / "service"
+
+    @property
+    def conversations_at(self) -> str | Path:
+        """Where the service's one conversation store is: ``conversations`` if set, else
+        ``home``'s ``conversations.db``."""
+        return self.conversations or self.home / "conversations.db"
 
     def named(self, name: str) -> RepositorySpec:
         """The repository called ``name``; UnknownRepository listing the known ones."""
@@ -195,6 +204,27 @@ def plan_from_options(options: Sequence[str], *, memory_mb: int | None = None) -
     """The plan of ``--repo NAME=PATH`` options."""
     specs = checked([RepositorySpec.parse(option) for option in options])
     return ServicePlan(specs, memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB)
+
+
+def replica_plan(
+    store: str, names: Sequence[str], data: Path, *, memory_mb: int | None = None
+) -> ServicePlan:
+    """The plan of a replica serving the repositories ``names`` published to ``store``: the
+    code read from the store alone, and the conversations, feedback and audit log kept in the
+    same database, so every replica continues every conversation; each repository's folder
+    ``data/NAME`` (made here) holds only what a replica keeps of its own."""
+    specs = []
+    for name in names:
+        folder = data / checked_name(name, where=f"repository {name!r} of the store")
+        folder.mkdir(parents=True, exist_ok=True)
+        specs.append(RepositorySpec(name, folder.resolve()))
+    return ServicePlan(
+        checked(specs),
+        memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB,
+        data=data.resolve(),
+        conversations=store,
+        store=store,
+    )
 
 
 def read_service_file(path: Path) -> ServicePlan:

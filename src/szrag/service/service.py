@@ -23,6 +23,10 @@ clone failed, and the other repositories answer meanwhile. A local repository wh
 gone is the same error and a ``failed`` state until the folder is back. Each webhook secret
 named in the plan (``webhook_secret_env``) is read from the environment the service is given,
 once, here: a variable named but not set is a ConfigError before anything is served.
+
+A replica's plan names a PostgreSQL store (``ServicePlan.store``): each repository is then
+opened from it by name (``PostgresIndex``), with no checkout, and configured as its published
+generation was built; everything else is the same service.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from szrag.base.config import RepoConfig
 from szrag.base.errors import ConfigError, RepositoryError, RepositoryUnavailable, SzragError
 from szrag.base.public import public_timestamp, utc_timestamp
 from szrag.conversations import ConversationMemory, open_conversation_store
+from szrag.index.protocol import IndexStore
 from szrag.index.shared import SharedIndex, open_shared_index
 from szrag.rank.retrieve import Source, retrieve
 from szrag.rank.words import query_terms
@@ -68,7 +74,7 @@ class Routed:
 class Opened:
     """One repository's open index and host, with what its views are thought to cost."""
 
-    def __init__(self, index: SharedIndex, host: Host) -> None:
+    def __init__(self, index: IndexStore, host: Host) -> None:
         self.index = index
         self.host = host
         self.files = index.counts()["files"]
@@ -91,7 +97,7 @@ class Service:
         environ: Mapping[str, str],
         *,
         configure: Callable[[Config], Config] | None = None,
-        opener: Callable[[Path], SharedIndex] = open_shared_index,
+        opener: Callable[[Path], IndexStore] = open_shared_index,
         conversations: ConversationMemory | None = None,
         audit: AuditLog | None = None,
     ) -> None:
@@ -100,7 +106,7 @@ class Service:
         self.plan = plan
         # one store and one log for every repository (closed with the service)
         self.conversations: ConversationMemory = conversations or open_conversation_store(
-            plan.conversations or plan.home / "conversations.db"
+            plan.conversations_at
         )
         self.audit = audit or AuditLog.beside(
             self.conversations, service_audit_path(plan.home, environ)
@@ -118,7 +124,10 @@ class Service:
         }
         self._secrets = webhook_secrets(plan, environ)
         self._gone: set[str] = set()  # local repositories whose folder has vanished
-        self._opener = opener
+        # a checkout's index is opened from its folder; a replica's from its store by name
+        self._opener: Callable[[RepositorySpec], IndexStore] = (
+            _store_opener(plan.store) if plan.store is not None else lambda spec: opener(spec.path)
+        )
         self._opened: OrderedDict[str, Opened] = OrderedDict()  # least recently asked first
         self._opening: dict[str, threading.Lock] = {
             spec.name: threading.Lock() for spec in plan.repositories
@@ -179,11 +188,22 @@ class Service:
                 self._touch(name, opened)
             return opened.host
 
-    def shared_index(self, name: str) -> SharedIndex:
-        """The open index of repository ``name`` (opened by ``host`` if it is not)."""
+    def index(self, name: str) -> IndexStore:
+        """The open index of repository ``name`` (opened by ``host`` if it is not): a
+        checkout's shared index, or a replica's store."""
         return self._opened_index(name)
 
-    def _opened_index(self, name: str) -> SharedIndex:
+    def shared_index(self, name: str) -> SharedIndex:
+        """The open shared index of repository ``name``, a checkout's (what a watcher
+        refreshes); RepositoryError on a replica, whose store its indexer refreshes."""
+        index = self._opened_index(name)
+        if not isinstance(index, SharedIndex):
+            raise RepositoryError(
+                f"repository {name!r} is read from a store: its indexer refreshes it"
+            )
+        return index
+
+    def _opened_index(self, name: str) -> IndexStore:
         """The index of ``name`` for routing: opened if it is not, but not counted as asked
         (routing reads counts, so it keeps no repository's views alive); a local repository
         whose folder is gone is RepositoryUnavailable, so routing passes it by."""
@@ -257,13 +277,15 @@ class Service:
             config = self.configs[spec.name] = self._config_of(spec)
         state.state = "indexing"
         try:
-            index = self._opener(spec.path)
+            index = self._opener(spec)
         except SzragError as error:
             state.state, state.error = "failed", error.message
             raise
         except OSError as error:
             state.state, state.error = "failed", str(error)
             raise RepositoryError(f"repository {spec.name!r}: {error}") from error
+        if index.config != config.repository:  # a store's generation keeps its own
+            config = self.configs[spec.name] = self._config_of(spec, index.config)
         index.keep_in_memory()
         host = Host.of(
             config,
@@ -290,8 +312,8 @@ class Service:
         follows once the index holds it (``note_refreshed``)."""
         self.states[name].fetched_at = utc_timestamp(at)
 
-    def _config_of(self, spec: RepositorySpec) -> Config:
-        config = load_config(spec.path, self._environ)
+    def _config_of(self, spec: RepositorySpec, repository: RepoConfig | None = None) -> Config:
+        config = load_config(spec.path, self._environ, repository=repository)
         return self._configure(config) if self._configure else config
 
     def _touch(self, name: str, opened: Opened) -> None:
@@ -379,7 +401,7 @@ class Service:
         self.conversations.close()
 
 
-def _note_index(state: RepositoryState, index: SharedIndex, root: Path) -> None:
+def _note_index(state: RepositoryState, index: IndexStore, root: Path) -> None:
     state.files = index.counts()["files"]
     state.indexed_at = public_timestamp(index.meta().get("generated_at"))
     head = read_git_head(root)
@@ -405,3 +427,14 @@ def _secret_of(spec: RepositorySpec, environ: Mapping[str, str]) -> str:
             " set it to the webhook's secret, or remove the key to turn the webhook off"
         )
     return secret
+
+
+def _store_opener(url: str) -> Callable[[RepositorySpec], IndexStore]:
+    """Opens each repository of a replica from the PostgreSQL store at ``url`` by its name."""
+
+    def open_published(spec: RepositorySpec) -> IndexStore:
+        from szrag.index.pg import PostgresIndex  # here: only a replica loads psycopg
+
+        return PostgresIndex(url, spec.name)
+
+    return open_published

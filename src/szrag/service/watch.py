@@ -35,6 +35,7 @@ from szrag.base.public import public
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.build import is_damage
+from szrag.index.protocol import IndexStore
 from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
 from szrag.service.repositories import HOME as SERVICE_HOME
@@ -67,7 +68,7 @@ def watch_changes(root: Path, debounce_ms: int, stop: anyio.Event) -> AsyncItera
     )
 
 
-def warm_views(index: Index) -> None:
+def warm_views(index: IndexStore) -> None:
     """Build the views every question shares for the index's current generation (in-memory
     ranking arrays, parsed code records, file records), so the first question after a change
     does not build them on the event loop; then keep them out of the garbage collector's
@@ -78,7 +79,7 @@ def warm_views(index: Index) -> None:
     keep_out_of_collections()
 
 
-def start_warming(index: Index) -> asyncio.Task[None]:
+def start_warming(index: IndexStore) -> asyncio.Task[None]:
     """``warm_views`` in a worker thread, for a long-running face that has just opened its
     index; a failure is logged (the first question then builds the views and reports why).
     The task must be awaited before the index is closed: a thread cannot be stopped."""

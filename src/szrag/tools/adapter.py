@@ -29,7 +29,7 @@ from szrag.commands.policy import CommandPolicy
 from szrag.commands.registry import CommandRegistry
 from szrag.commands.runner import CommandRunner, Observer
 from szrag.runtime import BlockingRuntime, Runtime, as_runtime
-from szrag.runtime.indexinfo import read_routes
+from szrag.runtime.indexinfo import read_routes, routes_of
 from szrag.tools.definitions import (
     COMMAND_TOOL,
     MAX_ERROR_ENTRIES,
@@ -46,6 +46,7 @@ from szrag.tools.schema import validate
 
 if TYPE_CHECKING:
     from szrag.commands.model import CommandOutcome
+    from szrag.index.protocol import IndexStore
     from szrag.runtime import Runtime
 
 log = logging.getLogger("szrag.tools")
@@ -253,11 +254,13 @@ class ToolAdapter:
         timeout: float = TOOL_TIMEOUT_MS / 1000,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
         privileged: bool = True,
+        index: IndexStore | None = None,
     ) -> None:
         self.runner = runner  # its policy decides what runCommand runs; it reports refusals
         self.runtime = runtime  # what it reads, and what counts the tool calls
         self.reads = as_runtime(runtime)
         self.index_root = Path(index_root)
+        self.index = index  # the store answered from (a replica's); else the file at the root
         self.on_activity = on_activity
         self.timeout = timeout
         self.max_output_bytes = max_output_bytes
@@ -517,7 +520,10 @@ class ToolAdapter:
 
     async def _get_routes(self, args: dict[str, Any], identity: Identity) -> RoutesFound:
         try:
-            routes = await asyncio.to_thread(read_routes, self.index_root)
+            if self.index is not None:
+                routes = await asyncio.to_thread(routes_of, self.index)
+            else:
+                routes = await asyncio.to_thread(read_routes, self.index_root)
         except SzragError as error:
             raise ToolError(error.message) from error
         method = args.get("method", "").strip().upper()

@@ -6,7 +6,7 @@ generation (``writer.py``); ``PostgresIndex`` reads the latest one as an ``Index
 ``vectors.py``); ``schema.py`` holds the tables, their migrations and the store's URL rules.
 """
 
-from szrag.index.pg.reader import PostgresIndex
-from szrag.index.pg.writer import Published, publish
+from szrag.index.pg.reader import PostgresIndex, published
+from szrag.index.pg.writer import IndexerLease, Published, publish
 
-__all__ = ["PostgresIndex", "Published", "publish"]
+__all__ = ["IndexerLease", "PostgresIndex", "Published", "publish", "published"]

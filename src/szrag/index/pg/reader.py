@@ -20,7 +20,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from szrag.base.config import RepoConfig
-from szrag.base.errors import IndexStoreError
+from szrag.base.errors import IndexStoreError, StoreUnavailable
 from szrag.base.text import tokens
 from szrag.index import store
 from szrag.index.collect import Skip
@@ -30,6 +30,7 @@ from szrag.index.pg.schema import (
     checked_url,
     config_of,
     connect,
+    first_line,
     shown_url,
     unreachable,
 )
@@ -38,6 +39,15 @@ from szrag.index.protocol import ChunkRow, ChunkWords, FullTextSearch, NamedLine
 
 T = TypeVar("T")
 POOL_SIZE = 4
+# A replica must answer, or fail, within a bounded time whatever its database does: a read
+# waits this long for a pooled connection (the pool reconnecting meanwhile), a statement runs
+# this long at most, and a connection whose server stopped answering is given up after
+# TCP_GIVE_UP_MS. Each pooled connection is checked as it is handed out, so one the server
+# closed (a restart) is replaced rather than failing a question.
+POOL_WAIT_SECONDS = 5.0
+STATEMENT_TIMEOUT_MS = 30_000
+TCP_GIVE_UP_MS = 10_000
+RECONNECT_SECONDS = 10.0  # one reconnection attempt's span; the next read starts another
 DERIVED_GENERATIONS = 2
 _FILES = "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code"
 _CHUNK_ROW = 'c.id, f.path, c.seq, c.start, c."end", f.type, c.heading'
@@ -64,6 +74,16 @@ class GenerationRecord:
     column_totals: tuple[int, ...]
 
 
+def published(url: str) -> list[str]:
+    """The names of the repositories published to the store at ``url``, by name
+    (IndexStoreError when it holds no szrag index, StoreUnavailable when it cannot be
+    reached)."""
+    with connect(url, autocommit=True) as conn:
+        check_schema(conn, url, "NAME")
+        rows = conn.execute("SELECT name FROM szrag_repositories ORDER BY name").fetchall()
+    return [row[0] for row in rows]
+
+
 class _Snapshot(threading.local):
     conn: psycopg.Connection[Any] | None = None
     generation: int | None = None
@@ -86,9 +106,21 @@ class PostgresIndex:
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": max(1, round(POOL_WAIT_SECONDS)),
+                "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+                "keepalives": 1,
+                "keepalives_idle": 5,
+                "keepalives_interval": 2,
+                "keepalives_count": 3,
+                "tcp_user_timeout": TCP_GIVE_UP_MS,
+            },
             open=False,
             name=f"szrag-{repository}",
+            timeout=POOL_WAIT_SECONDS,
+            reconnect_timeout=RECONNECT_SECONDS,
+            check=ConnectionPool.check_connection,
         )
         try:
             self._pool.open(wait=True, timeout=30)
@@ -133,18 +165,27 @@ class PostgresIndex:
 
     @contextmanager
     def reading(self) -> Iterator[PostgresIndex]:
-        """One consistent snapshot for several reads (per thread; nests)."""
+        """One consistent snapshot for several reads (per thread; nests): every read in it
+        is of the generation the first one found, however many publishes commit meanwhile.
+        A server that cannot be reached, or drops the connection, or takes too long, is
+        StoreUnavailable (the pool reconnects by itself for the next snapshot)."""
         local = self._local
         if local.conn is not None:
             yield self
             return
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            local.conn, local.generation = conn, None
-            try:
-                yield self
-            finally:
-                local.conn, local.generation = None, None
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                local.conn, local.generation = conn, None
+                try:
+                    yield self
+                finally:
+                    local.conn, local.generation = None, None
+        except psycopg.OperationalError as error:  # a pool timeout, a lost server, a timeout
+            raise StoreUnavailable(
+                f"the PostgreSQL store at {shown_url(self.url)} cannot be read now"
+                f" ({first_line(error)}); ask again when it is back"
+            ) from error
 
     @contextmanager
     def snapshot(self) -> Iterator[tuple[psycopg.Connection[Any], int]]:
@@ -324,6 +365,15 @@ class PostgresIndex:
                 " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
             )
         ]
+
+    def image_data(self, path: str) -> bytes | None:
+        """The bytes of the image at ``path`` as it was published (no checkout is read)."""
+        rows = self._rows(
+            "SELECT data FROM szrag_images"
+            " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+            {"path": path},
+        )
+        return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def skipped(self) -> list[Skip]:
         """Files left out of the index on purpose, with the reason."""

@@ -24,11 +24,12 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from szrag.base.config import ConversationConfig, RepoConfig, RuntimeConfig, profile_named
-from szrag.base.errors import ConfigError, IndexStoreError
+from szrag.base.errors import ConfigError, IndexStoreError, StoreUnavailable
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server before the store is called unreachable
 LOCK_CLASS = 0x737A  # the first key of szrag's advisory locks
 MIGRATION_LOCK = 0  # the second key while migrating; a repository's lock is its name's hash
+INDEXER_LOCK_CLASS = LOCK_CLASS + 1  # the first key of a repository's one indexer (a session lock)
 
 _KEY = 'repository text COLLATE "C" NOT NULL, generation bigint NOT NULL'
 
@@ -136,6 +137,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        # an image's bytes, so a replica without a checkout serves it (NULL: too large)
+        "0002_image_bytes",
+        "ALTER TABLE szrag_images ADD COLUMN data bytea",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -176,12 +182,12 @@ def checked_url(url: str) -> str:
     try:
         conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
-        reason = _first_line(error).replace(url, shown_url(url))
+        reason = first_line(error).replace(url, shown_url(url))
         raise ConfigError(f"store {shown_url(url)} is not a valid URL: {reason}") from error
     return url
 
 
-def _first_line(error: Exception) -> str:
+def first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
@@ -194,10 +200,10 @@ def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
         raise unreachable(url, error) from error
 
 
-def unreachable(url: str, error: Exception) -> IndexStoreError:
+def unreachable(url: str, error: Exception) -> StoreUnavailable:
     """The error of a store that cannot be reached (or refuses the connection)."""
-    return IndexStoreError(
-        f"the PostgreSQL store at {shown_url(url)} cannot be reached: {_first_line(error)}"
+    return StoreUnavailable(
+        f"the PostgreSQL store at {shown_url(url)} cannot be reached: {first_line(error)}"
     )
 
 
@@ -245,6 +251,12 @@ def check_schema(conn: psycopg.Connection[Any], url: str, repository: str) -> No
         raise IndexStoreError(
             f"the PostgreSQL store at {shown_url(url)} was written by a newer szrag"
             f" (migrations {', '.join(sorted(done - known))}); upgrade szrag to read it"
+        )
+    if done and known - done:
+        raise IndexStoreError(
+            f"the PostgreSQL store at {shown_url(url)} was written by an older szrag (it lacks"
+            f" {', '.join(sorted(known - done))}); publishing with this one migrates it:"
+            f" `szrag index --store URL --repo {repository}=PATH`"
         )
     if known - done:
         raise IndexStoreError(

@@ -27,11 +27,13 @@ from szrag.index.fts5 import COLUMNS, varints
 from szrag.index.handle import Index
 from szrag.index.pg.schema import (
     GENERATION_TABLES,
+    INDEXER_LOCK_CLASS,
     config_record,
     connect,
     migrate,
     repository_lock,
     shown_url,
+    unreachable,
 )
 from szrag.index.pg.vectors import chunk_vector, lexeme
 
@@ -139,7 +141,6 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
         ),
         ("szrag_chunk_texts", "id, text", "SELECT id, text FROM chunk_texts"),
         ("szrag_names", "name, kind, file_id, line", "SELECT name, kind, file_id, line FROM names"),
-        ("szrag_images", "path, size, mtime_ns", "SELECT path, size, mtime_ns FROM images"),
         ("szrag_edges", "source, target, kind", "SELECT source, target, kind FROM edges"),
         (
             "szrag_skipped",
@@ -155,6 +156,7 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
             for values in source.execute(query):
                 copy.write_row((*key, *values))
                 files += table == "szrag_files"
+    _copy_images(conn, index, key)
     _copy_full_text(conn, source, key)
     conn.execute(
         "INSERT INTO szrag_repositories (name, generation, published_at) VALUES (%s, %s, now())"
@@ -168,6 +170,18 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
             key,
         )
     return generation, files, chunks
+
+
+def _copy_images(conn: psycopg.Connection[Any], index: Index, key: tuple[str, int]) -> None:
+    """Each collected image's row with its bytes as the checkout holds them now (NULL for one
+    gone or too large: a replica then answers 404 for it, as the checkout would)."""
+    with conn.cursor().copy(
+        "COPY szrag_images (repository, generation, path, size, mtime_ns, data) FROM STDIN"
+    ) as copy:
+        for path, size, mtime_ns in index.conn.execute(
+            "SELECT path, size, mtime_ns FROM images ORDER BY path"
+        ).fetchall():
+            copy.write_row((*key, path, size, mtime_ns, index.image_data(path)))
 
 
 def _copy_full_text(
@@ -226,3 +240,63 @@ def _instances(
     for term, doc, column, offset in rows:
         found.setdefault(doc, []).append((term, _COLUMN_NUMBERS[column], offset))
     return found
+
+
+class IndexerLease:
+    """The one indexer of a repository: a session advisory lock held, over a connection of its
+    own, for as long as the indexer runs (``szrag index --store URL --watch``). A second
+    indexer of the same repository fails at once, naming the store and the repository; each
+    publish still takes the repository's transaction lock, so nothing ever interleaves.
+
+    The lock goes with its connection: an indexer killed (SIGKILL) frees it when the server
+    sees the connection close, and one whose server restarted takes it again before its next
+    publish (``hold``), or stops when another indexer took it meanwhile."""
+
+    def __init__(self, url: str, repository: str) -> None:
+        self.url = url
+        self.repository = checked_name(repository)
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def hold(self) -> None:
+        """Take the lock, or make sure it is still held; IndexStoreError when another indexer
+        holds it, StoreUnavailable when the server cannot be reached."""
+        if self._conn is not None:
+            try:
+                self._conn.execute("SELECT 1")
+                return
+            except psycopg.Error:  # the server restarted: the lock went with the connection
+                self._drop()
+        conn = connect(self.url, autocommit=True)
+        try:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                (INDEXER_LOCK_CLASS, self.repository),
+            ).fetchone()
+        except psycopg.Error as error:
+            conn.close()
+            raise unreachable(self.url, error) from error
+        if not row or not row[0]:
+            conn.close()
+            raise IndexStoreError(
+                f"another indexer is publishing repository {self.repository!r} to"
+                f" {shown_url(self.url)}: one indexer per repository (stop the other first)"
+            )
+        self._conn = conn
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def release(self) -> None:
+        """Let go of the lock (closing its connection)."""
+        self._drop()
+
+    def __enter__(self) -> IndexerLease:
+        self.hold()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

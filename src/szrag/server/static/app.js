@@ -391,6 +391,7 @@
 
     showResult(result) {
       this.sources = result.sources || [];
+      this.repository = result.repository || null;
       this.commit = result.runningCommit || null;
       this.repository = result.repository || null;
       if (this.repository) {
