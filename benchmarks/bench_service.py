@@ -113,6 +113,7 @@ def environment(extra: Mapping[str, str]) -> dict[str, str]:
         **kept,
         "SZRAG_AUDIT_LOG": "off",
         "SZRAG_WATCH": "0",
+        "SZRAG_RATE_LIMIT": "0",
         "PYTHONUNBUFFERED": "1",
         **extra,
     }

@@ -49,14 +49,15 @@ def mirror_of(repository: str, mirrors: Path) -> Path:
     raise SystemExit(f"no mirror of {repository} under {mirrors} (clone it with --mirror there)")
 
 
-def export(mirror: Path, destination: Path) -> int:
-    """Write the newest tree of ``mirror`` to ``destination``; the number of files written.
+def export(mirror: Path, destination: Path, revision: str = "HEAD") -> int:
+    """Write the tree of ``mirror`` at ``revision`` (default its newest) to ``destination``;
+    the number of files written.
 
     A mirror may lack its largest blobs (media kept out of a partial clone): those files are
     left out, as a checkout without them would."""
     git = ["git", "--git-dir", str(mirror)]
     listing = subprocess.run(
-        [*git, "ls-tree", "-r", "-z", "HEAD"], check=True, capture_output=True
+        [*git, "ls-tree", "-r", "-z", revision], check=True, capture_output=True
     ).stdout
     entries: list[tuple[str, str]] = []
     for record in listing.split(b"\0"):
