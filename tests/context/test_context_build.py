@@ -89,7 +89,7 @@ def test_best_first_breaks_ties_by_path() -> None:
 
 
 def stored(path: str, kind: str, words: str) -> StoredFile:
-    return StoredFile(0, path, 0, 0, 0, 0, "", kind, frozenset(tokens(words)), None)
+    return StoredFile.of((0, path, 0, 0, 0, 0, "", kind), tokens(words))
 
 
 def test_code_candidates_are_code_files_with_a_positive_score_best_12() -> None:

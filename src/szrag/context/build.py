@@ -23,7 +23,7 @@ from szrag.code.scoring import extract_environment_variables
 from szrag.code.units import MAX_UNIT_LINES
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
-from szrag.index.store import StoredChunk, StoredFile
+from szrag.index.store import StoredChunk, StoredFile, unpack
 from szrag.rank.retrieve import Source, more_sources, require_question
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
@@ -136,7 +136,9 @@ class CodeFiles:
     by_token: dict[str, array[int]]  # token -> the numbers of the files holding it
     by_path_token: dict[str, array[int]]  # token -> the numbers of the files whose path has it
     by_path: array[int]  # each file's place in path order, for ties
-    token_sets: tuple[frozenset[str], ...]  # each file's tokens, for ``updated``
+    # each file's tokens as the store packs them, for ``updated`` (decoded sets of every
+    # file took far more memory than this view's own tables)
+    packed_tokens: tuple[bytes, ...]
 
     @classmethod
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
@@ -148,7 +150,7 @@ class CodeFiles:
         for number, file in enumerate(code):
             for token in file.tokens:
                 by_token[token].append(number)
-            for token in path_tokens(file.path):
+            for token in tokens(file.path):  # not remembered: each path is read once
                 by_path_token[token].append(number)
         in_order = sorted(range(len(code)), key=lambda number: code[number].path)
         by_path = array("I", bytes(4 * len(code)))
@@ -160,7 +162,7 @@ class CodeFiles:
             {token: array("I", numbers) for token, numbers in by_token.items()},
             {token: array("I", numbers) for token, numbers in by_path_token.items()},
             by_path,
-            tuple(file.tokens for file in code),
+            tuple(file.packed_tokens for file in code),
         )
 
     def updated(self, files: Iterable[StoredFile]) -> CodeFiles:
@@ -173,24 +175,30 @@ class CodeFiles:
         ):
             return CodeFiles.of(code)
         by_token: dict[str, array[int]] | None = None
-        for number, (file, earlier) in enumerate(zip(code, self.token_sets, strict=True)):
-            if file.tokens is earlier or file.tokens == earlier:
+        for number, (file, packed) in enumerate(zip(code, self.packed_tokens, strict=True)):
+            if file.packed_tokens is packed or file.packed_tokens == packed:
                 continue
             if by_token is None:
                 by_token = dict(self.by_token)  # the arrays of other tokens are shared
-            for token in earlier - file.tokens:
+            earlier = frozenset(unpack(packed).split())
+            now = file.tokens
+            if now == earlier:
+                continue
+            for token in earlier - now:
                 kept = array("I", (held for held in by_token[token] if held != number))
                 if kept:
                     by_token[token] = kept
                 else:
                     del by_token[token]
-            for token in file.tokens - earlier:
+            for token in now - earlier:
                 grown = array("I", by_token.get(token, ()))
                 bisect.insort(grown, number)
                 by_token[token] = grown
         if by_token is None:
             return self
-        return replace(self, by_token=by_token, token_sets=tuple(file.tokens for file in code))
+        return replace(
+            self, by_token=by_token, packed_tokens=tuple(file.packed_tokens for file in code)
+        )
 
     def candidates(self, question: str) -> list[tuple[str, int]]:
         """The best 12 files with a positive candidate score (see ``candidate_score``), best
