@@ -34,8 +34,8 @@ from szrag.code.scoring import (
     NAME_TOKEN,
     WHOLE_NAME,
     SymbolQuestion,
-    name_words,
     names_symbol,
+    words_of_name,
 )
 
 IntArray = npt.NDArray[np.int64]
@@ -75,7 +75,7 @@ class SymbolTable:
             found = numbers.get(name)
             if found is None:
                 found = numbers[name] = len(numbers)
-                for token, token_stem in name_words(name):
+                for token, token_stem in words_of_name(name):
                     token_word = vocabulary.setdefault(token, len(vocabulary))
                     rows.append(
                         (found, token_word, vocabulary.setdefault(token_stem, len(vocabulary)))
