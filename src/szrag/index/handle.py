@@ -262,8 +262,10 @@ class Index:
         """The distinct tokens of each of ``paths`` that is indexed, space-joined as stored:
         inflated from the rows a long-running reader keeps, else read (only these files)."""
         if self._memory_enabled:
-            stored = self.files_by_path()
-            return {path: stored[path].joined_tokens for path in paths if path in stored}
+            from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
+
+            recent = self.derived("files.tokens.recent", TokenMemory)
+            return dict(recent.joined(self.files_by_path(), paths))
         return dict(store.file_tokens(self.conn, paths))
 
     def chunk_at(self, path: str, line: int | None = None) -> ChunkRow | None:

@@ -297,8 +297,10 @@ class PostgresIndex:
     def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
         """The distinct tokens of each of ``paths`` that is indexed."""
         if self._memory_enabled:
-            stored = self.files_by_path()
-            return {path: stored[path].joined_tokens for path in paths if path in stored}
+            from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
+
+            recent = self.derived("files.tokens.recent", TokenMemory)
+            return dict(recent.joined(self.files_by_path(), paths))
         rows = self._rows(
             "SELECT path, tokens FROM szrag_files"
             " WHERE repository = %(r)s AND generation = %(g)s AND path = ANY(%(paths)s)",
