@@ -139,6 +139,9 @@ class CodeFiles:
     # each file's tokens as the store packs them, for ``updated`` (decoded sets of every
     # file took far more memory than this view's own tables)
     packed_tokens: tuple[bytes, ...]
+    # the files by the first characters of their file name (``name_start``): a question that
+    # names a path holds them, so only the files keyed by its own substrings are tried
+    by_name_start: dict[str, tuple[int, ...]]
 
     @classmethod
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
@@ -163,6 +166,7 @@ class CodeFiles:
             {token: array("I", numbers) for token, numbers in by_path_token.items()},
             by_path,
             tuple(file.packed_tokens for file in code),
+            _by_name_start(file.path.lower() for file in code),
         )
 
     def updated(self, files: Iterable[StoredFile]) -> CodeFiles:
@@ -200,6 +204,22 @@ class CodeFiles:
             self, by_token=by_token, packed_tokens=tuple(file.packed_tokens for file in code)
         )
 
+    def named(self, question: str) -> list[int]:
+        """The numbers of the files whose path the question names (``mentions_path``), in
+        order: only the files keyed by one of the question's substrings are tried."""
+        asked = _as_paths(question)
+        found = {
+            number
+            for number in self.by_name_start.get("", ())  # a path ending in a slash
+            if self.lowered[number] in asked
+        }
+        for first in range(len(asked)):
+            for width in range(1, NAME_START + 1):
+                for number in self.by_name_start.get(asked[first : first + width], ()):
+                    if self.lowered[number] in asked:
+                        found.add(number)
+        return sorted(found)
+
     def candidates(self, question: str) -> list[tuple[str, int]]:
         """The best 12 files with a positive candidate score (see ``candidate_score``), best
         first: the same scores, counted token by token instead of file by file."""
@@ -209,8 +229,7 @@ class CodeFiles:
         for token in query_tokens:
             in_path.update(self.by_path_token.get(token, ()))
             in_file.update(self.by_token.get(token, ()))
-        asked = _as_paths(question)
-        named = [number for number, path in enumerate(self.lowered) if path in asked]
+        named = self.named(question)
         scores = {
             self.paths[number]: PATH_TOKEN_SCORE * in_path[number]
             + FILE_TOKEN_SCORE * in_file[number]
@@ -242,14 +261,26 @@ class CodeFiles:
         scores = PATH_TOKEN_SCORE * holding(self.by_path_token) + FILE_TOKEN_SCORE * holding(
             self.by_token
         )
-        asked = _as_paths(question)
-        scores[[number for number, path in enumerate(self.lowered) if path in asked]] += (
-            PATH_MENTION_SCORE
-        )
+        scores[self.named(question)] += PATH_MENTION_SCORE
         positive = np.flatnonzero(scores > 0)
         order = np.frombuffer(self.by_path, dtype=np.uintc)[positive]
         best = positive[np.lexsort((order, -scores[positive]))][:MAX_CANDIDATES]
         return [(self.paths[number], int(scores[number])) for number in best.tolist()]
+
+
+NAME_START = 6  # the characters of a file name that key it for ``CodeFiles.named``
+
+
+def name_start(lowered_path: str) -> str:
+    """The first ``NAME_START`` characters of a path's file name (all of a shorter one)."""
+    return lowered_path.rsplit("/", 1)[-1][:NAME_START]
+
+
+def _by_name_start(lowered: Iterable[str]) -> dict[str, tuple[int, ...]]:
+    keyed: defaultdict[str, list[int]] = defaultdict(list)
+    for number, path in enumerate(lowered):
+        keyed[name_start(path)].append(number)
+    return {key: tuple(numbers) for key, numbers in keyed.items()}
 
 
 def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
@@ -271,6 +302,22 @@ def _variables_in(files: Sequence[str], records: dict[str, CodeRecord]) -> list[
                 EnvReference(path, item.name, item.line) for item in record.environment_variables
             )
     return found
+
+
+def _variables_by_file(records: dict[str, CodeRecord]) -> dict[str, tuple[EnvReference, ...]]:
+    """``_variables_in`` of each file that reads any, for a process that keeps views: a
+    question's files (thousands when its words name many definitions) are then looked up,
+    not their records walked."""
+    return {path: tuple(found) for path in records if (found := _variables_in((path,), records))}
+
+
+def _variables(
+    index: IndexStore, files: Sequence[str], records: dict[str, CodeRecord]
+) -> list[EnvReference]:
+    if not index.in_memory:
+        return _variables_in(files, records)
+    by_file = index.derived("context.variables", lambda: _variables_by_file(records))
+    return [reference for path in files for reference in by_file.get(path, ())]
 
 
 # --- code entries -------------------------------------------------------------------------
@@ -448,7 +495,7 @@ def build_codebase_context(
         for name in extract_environment_variables(clean)
         for ref in find_environment_variable(name, index)
     ]
-    variables = tuple(dict.fromkeys([*named, *_variables_in(files, records)]))
+    variables = tuple(dict.fromkeys([*named, *_variables(index, files, records)]))
 
     entries: list[CodeEntry] = []
     for path in files:
