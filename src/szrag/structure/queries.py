@@ -293,7 +293,8 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
     found: list[Reference] = []
     for path, line in index.named(key, "call")[:limit]:
         stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
-        record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
+        code = stored.code if stored is not None else None  # decoded at each read: once
+        record = CodeRecord.from_dict(code) if code else None
         caller = _innermost(record.functions, line) if record is not None else None
         text = next(iter(index.lines(path, line, line)), "")
         shown = redact(bounded_line(text.strip()), path=path)
