@@ -237,3 +237,22 @@ def test_a_view_asked_for_by_two_threads_at_once_is_built_once(copy_fixture: Cop
         with contextlib.suppress(RuntimeError):
             index.derived("test.failing", failing)
         assert index.derived("test.failing", object) is not None  # a failed build is retried
+
+
+def test_records_kept_in_memory_share_their_texts_and_equal_sqlite_s(
+    copy_fixture: CopyFixture,
+) -> None:
+    from szrag.index.shared import open_shared_index
+    from szrag.structure.queries import code_records
+
+    root = copy_fixture("express_app")
+    with build_index(root) as index:
+        one_shot = code_records(index)
+    with open_shared_index(root) as kept:
+        kept.keep_in_memory()
+        with kept.reading():
+            records = code_records(kept)
+    assert records == one_shot
+    kinds = [item.kind for _, record in records for item in record.functions]
+    assert len(kinds) > len(set(kinds))  # the fixture repeats kinds: each one object
+    assert len({id(kind) for kind in kinds}) == len(set(kinds))
