@@ -230,10 +230,12 @@ class Postings:
 
     def held(self, keys: IntArray) -> IntArray:
         """The rows of any of ``keys`` (distinct), ascending."""
-        if not len(keys):
-            return np.zeros(0, dtype=np.int64)
-        parts = [self.order[self.starts[key] : self.starts[key + 1]] for key in keys.tolist()]
-        return np.sort(np.concatenate(parts))
+        first = self.starts[keys]
+        lengths = self.starts[keys + 1] - first
+        # each key's run of ``order``, the runs laid end to end without a loop over keys
+        before = np.cumsum(lengths) - lengths
+        places = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
+        return np.sort(self.order[places])
 
 
 class TableMatches(SymbolMatches):
