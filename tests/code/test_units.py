@@ -277,3 +277,23 @@ def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> No
     assert "bundle.js:1-1: its text is cut at 3,500 characters (a line of 3,500+" in notes
     assert "Main.kt:1-10: no definitions were parsed in this file; cut into windows" in notes
     assert report.to_dict()["notes"] == list(report.notes)
+
+
+def test_the_units_kept_are_bounded_by_files_and_lines() -> None:
+    from szrag.rank.units import FileUnits, _UnitCache
+
+    def units(lines: int) -> FileUnits:
+        return FileUnits(tuple(["x = 1"] * lines), (), (), (), (), ())
+
+    cache = _UnitCache(max_lines=100)
+    for number in range(5):
+        cache.put((f"f{number}.py", "hash"), units(30))
+    cache.put(("none.py", "hash"), None)
+    assert cache.get(("f0.py", "hash")) == (False, None)  # the oldest dropped for lines
+    assert cache.get(("f4.py", "hash"))[0] and cache.get(("none.py", "hash")) == (True, None)
+    assert cache._lines == sum(len(found.lines) for found in cache._kept.values() if found)
+    assert cache._lines <= 100
+    cache.put(("big.py", "hash"), units(500))  # a file larger than the bound is still kept
+    assert cache.get(("big.py", "hash"))[0] and len(cache._kept) == 1
+    cache.put(("big.py", "hash"), units(10))  # the same key again counts its lines once
+    assert cache._lines == 10

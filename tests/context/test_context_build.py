@@ -89,7 +89,7 @@ def test_best_first_breaks_ties_by_path() -> None:
 
 
 def stored(path: str, kind: str, words: str) -> StoredFile:
-    return StoredFile(0, path, 0, 0, 0, 0, "", kind, frozenset(tokens(words)), None)
+    return StoredFile.of((0, path, 0, 0, 0, 0, "", kind), tokens(words))
 
 
 def test_code_candidates_are_code_files_with_a_positive_score_best_12() -> None:
@@ -383,3 +383,38 @@ def test_code_entries_are_the_best_20_by_score(parts_repo: Index) -> None:
     scores = [entry.score for entry in context.code]
     assert scores == sorted(scores, reverse=True)
     assert [entry.path for entry in context.code] == list(context.files[:MAX_CODE_CONTEXTS])
+
+
+NAMED_PATHS = (
+    "a.py",
+    "lib/a.py",
+    "src/Router.ts",
+    "src/router.tsx",
+    "x/y/z/very_long_module_name.py",
+    "docs/index.js",
+    "b/c",
+    "README.py",
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what does a.py do",
+        "see LIB/A.PY and src\\router.ts",
+        "is x/y/z/very_long_module_name.py or very_long_module_name.py imported",
+        "which of src/router.tsx, docs/index.js, b/c and readme.py",
+        "nothing named here",
+        "a.py",
+        "",
+        "ab/c" + "d" * 300 + " src/Router.ts",
+    ],
+)
+def test_named_paths_are_the_paths_a_question_holds(question: str) -> None:
+    files = CodeFiles.of(stored(path, "python", "word") for path in NAMED_PATHS)
+    asked = question.lower().replace("\\", "/")
+    expected = [number for number, path in enumerate(files.lowered) if path in asked]
+    assert files.named(question) == expected
+    assert [files.paths[number] for number in expected] == [
+        path for path in NAMED_PATHS if mentions_path(question, path)
+    ]

@@ -199,7 +199,8 @@ def test_chunk_rows_and_file_coverage_from_memory_equal_sqlite(repo: Path) -> No
         expected_chunks = bm25.full_text(index).chunk_rows(ids)
         index.keep_in_memory()
         assert memory_postings(index, bm25.FIELD_WEIGHTS) is not None
-        assert isinstance(index.file_tokens(paths[:1])[paths[0]], frozenset)  # kept decoded
+        # kept deflated with the file rows, inflated as a string to test terms against
+        assert isinstance(index.file_tokens(paths[:1])[paths[0]], str)
         assert bm25.file_coverage(index, terms, paths) == expected_coverage
         assert any(expected_coverage.values()) and expected_coverage["gone.py"] == 0.0
         assert bm25.full_text(index).chunk_rows(ids) == expected_chunks

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from szrag.context import build_codebase_context
 from szrag.index import Index, build_index, load_index, refresh_index, store
-from szrag.index.memory import ChunkMemory
+from szrag.index.memory import ChunkMemory, TokenMemory
 from szrag.rank.retrieve import retrieve
 from szrag.structure.context import get_code_context
 
@@ -31,6 +31,8 @@ def _every_read(index: Index) -> list[object]:
             reads.append((index.dependencies(path), index.dependants(path)))
             reads.append((index.has_file(path), index.has_file(path + ".missing")))
             reads.append(get_code_context(path, index))
+            reads.append(index.file_tokens([path, path + ".missing"]))
+            reads.append(entry.path_tokens)
     return reads
 
 
@@ -68,6 +70,32 @@ def test_chunk_texts_kept_are_bounded(copy_fixture: CopyFixture) -> None:
         assert memory.texts(index.conn, ids) == expected
         assert memory.texts(index.conn, ids[:3]) == {key: expected[key] for key in ids[:3]}
         assert 0 < memory._chars <= 2000 and len(memory._texts) < len(ids)
+
+
+def test_file_tokens_kept_are_bounded_and_as_stored(copy_fixture: CopyFixture) -> None:
+    with build_index(copy_fixture("express_app")) as index:
+        paths = [entry.path for entry in index.file_entries()]
+        expected = store.file_tokens(index.conn, paths)
+        files = {file.path: file for file in index.files()}
+        memory = TokenMemory(max_chars=300)
+        assert memory.joined(files, [*paths, "gone.js"]) == expected
+        again = memory.joined(files, paths[::-1])
+        assert list(again) == paths[::-1] and again == expected  # in the order asked
+        assert 0 < memory._chars <= 300 and len(memory._joined) < len(paths)
+
+
+def test_a_file_row_decodes_its_tokens_and_record_as_stored(copy_fixture: CopyFixture) -> None:
+    with build_index(copy_fixture("express_app")) as index:
+        files = index.files()
+        joined = store.file_tokens(index.conn, [file.path for file in files])
+        records = dict(index.code_records())
+        assert any(file.code for file in files)
+        for file in files:
+            assert file.tokens == frozenset(joined[file.path].split())
+            assert file.joined_tokens == joined[file.path]
+            assert file.code == records.get(file.path)
+            assert file.code is None or file.code is not file.code  # none shared between readers
+            assert "packed" not in repr(file)
 
 
 def test_a_snapshot_reads_its_generation_once(copy_fixture: CopyFixture) -> None:
@@ -164,7 +192,8 @@ def test_views_carried_across_refreshes_are_the_views_built_afresh(
     assert all(files[path] is before[path] for path in files if path not in rewritten)
     (touched_path,) = report.touched
     assert files[touched_path] is not before[touched_path]
-    assert files[touched_path].tokens is before[touched_path].tokens
+    assert files[touched_path].packed_tokens is before[touched_path].packed_tokens
+    assert files[touched_path].packed_code is before[touched_path].packed_code
     assert files[touched_path].mtime_ns == 1
 
 
@@ -208,3 +237,22 @@ def test_a_view_asked_for_by_two_threads_at_once_is_built_once(copy_fixture: Cop
         with contextlib.suppress(RuntimeError):
             index.derived("test.failing", failing)
         assert index.derived("test.failing", object) is not None  # a failed build is retried
+
+
+def test_records_kept_in_memory_share_their_texts_and_equal_sqlite_s(
+    copy_fixture: CopyFixture,
+) -> None:
+    from szrag.index.shared import open_shared_index
+    from szrag.structure.queries import code_records
+
+    root = copy_fixture("express_app")
+    with build_index(root) as index:
+        one_shot = code_records(index)
+    with open_shared_index(root) as kept:
+        kept.keep_in_memory()
+        with kept.reading():
+            records = code_records(kept)
+    assert records == one_shot
+    kinds = [item.kind for _, record in records for item in record.functions]
+    assert len(kinds) > len(set(kinds))  # the fixture repeats kinds: each one object
+    assert len({id(kind) for kind in kinds}) == len(set(kinds))

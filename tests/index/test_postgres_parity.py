@@ -278,3 +278,37 @@ def test_the_tree_needs_the_counts_a_tsvector_cannot_hold(
         ).fetchone()
     assert kept is not None and kept[0] >= 2  # the repeated number, the long window
     assert digests is not None and digests[0] == 1  # the long token
+
+
+def test_a_warm_question_finds_the_same_evidence_from_either_store(
+    stores: dict[str, tuple[Index, PostgresIndex]],
+) -> None:
+    from szrag.answer.evidence import _find
+    from szrag.base.public import to_public
+    from szrag.context.plan import ContextPlan
+
+    sqlite, stored = stores["default"]
+    sqlite.keep_in_memory()
+    stored.keep_in_memory()
+    try:
+        paths = [entry.path for entry in sqlite.file_entries()] + ["no/such/file.py"]
+        assert stored.file_tokens(paths) == sqlite.file_tokens(paths)  # from the kept rows
+        plan = ContextPlan.of(sqlite.config, {})
+        for question in QUESTIONS:
+            found = []
+            for index in (sqlite, _typed(stored)):
+                with index.reading():
+                    evidence = _find(
+                        question, index, limit=8, plan=plan, budget_for=None, expand=True
+                    )
+                found.append(
+                    (
+                        [item.to_dict() for item in evidence.sources],
+                        to_public(evidence.context),
+                        evidence.packed.text,
+                    )
+                )
+            assert found[0] == found[1], question
+    finally:
+        sqlite.keep_in_memory(False)
+        stored.keep_in_memory(False)

@@ -55,7 +55,13 @@ def names_in(question_lower: str, name: str) -> bool:
 @functools.lru_cache(maxsize=65536)
 def name_words(name: str) -> tuple[tuple[str, str], ...]:
     """Each token of a name with its stem (``register_blueprints``: register, blueprint)."""
-    return tuple((token, stem(token)) for token in sorted(name_tokens(name)))
+    return words_of_name(name)
+
+
+def words_of_name(name: str) -> tuple[tuple[str, str], ...]:
+    """``name_words`` worked out without remembering it (nor the name's tokens): for a view
+    that reads every distinct name once, where the two caches would keep 65,536 names each."""
+    return tuple((token, stem(token)) for token in sorted(tokens(name)))
 
 
 @functools.lru_cache(maxsize=65536)

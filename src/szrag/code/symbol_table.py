@@ -14,6 +14,11 @@ distinct name's tokens and their stems as integer columns, and scores a question
   question's runs of word characters or has other characters, so those few are checked one by
   one (``graph.names_symbol``).
 
+A question reads only what its words reach: the rows of each of its words (``by_token``,
+``by_stem``: the rows sorted by word, with where each word's begin), the names those rows
+belong to and the names it names, and those names' definitions (``by_name``), never a column
+of every row or every definition.
+
 The scores are ``symbol_score``'s and the order is ``find_symbols``'s (a test compares both on
 real trees); numpy is imported only by the processes that keep views in memory.
 """
@@ -34,8 +39,8 @@ from szrag.code.scoring import (
     NAME_TOKEN,
     WHOLE_NAME,
     SymbolQuestion,
-    name_words,
     names_symbol,
+    words_of_name,
 )
 
 IntArray = npt.NDArray[np.int64]
@@ -63,6 +68,10 @@ class SymbolTable:
     files: dict[str, int]  # the number of each file holding definitions
     by_run: dict[str, tuple[int, ...]]  # a definition name of word characters, lowercased
     unusual: tuple[int, ...]  # the definition names with other characters
+    paths: tuple[str, ...]  # the files of ``files``, by number
+    by_token: Postings  # the rows of each word as a name's token,
+    by_stem: Postings  # as a token's stem,
+    by_name: Postings  # and the definitions of each name
 
     @classmethod
     def of(cls, records: Iterable[tuple[str, CodeRecord]]) -> SymbolTable:
@@ -75,7 +84,7 @@ class SymbolTable:
             found = numbers.get(name)
             if found is None:
                 found = numbers[name] = len(numbers)
-                for token, token_stem in name_words(name):
+                for token, token_stem in words_of_name(name):
                     token_word = vocabulary.setdefault(token, len(vocabulary))
                     rows.append(
                         (found, token_word, vocabulary.setdefault(token_stem, len(vocabulary)))
@@ -115,53 +124,73 @@ class SymbolTable:
             files,
             {run: tuple(found) for run, found in by_run.items()},
             tuple(unusual),
+            tuple(files),
+            Postings.of(columns[:, 1], len(vocabulary)),
+            Postings.of(columns[:, 2], len(vocabulary)),
+            Postings.of(np.array(own, dtype=np.int64), len(numbers)),
         )
 
     def matches(self, asked: SymbolQuestion) -> SymbolMatches:
         """The definitions ``asked`` gives a positive ``symbol_score``, best first, ties by
-        file and line (``find_symbols``)."""
+        file and line (``find_symbols``): only the names the question's words or runs reach,
+        and their definitions, are read."""
         rows, words = self._found(asked)
-        names = self.row_name[rows]
-        masks, own = self._masks(asked, words, names)
-        whole = np.bincount(names, minlength=len(self.names)) == self.token_count
         named = self._named(asked)
+        # the names reached, each given a place of its own: every other name scores nothing
+        reached = np.union1d(self.row_name[rows], np.array(sorted(named), dtype=np.int64))
+        local = np.searchsorted(reached, self.row_name[rows])
+        masks, own = self._masks(asked, words, local, len(reached))
+        whole = np.bincount(local, minlength=len(reached)) == self.token_count[reached]
+        is_named = np.isin(reached, np.array(sorted(named), dtype=np.int64))
         base = NAME_TOKEN * own + np.where(
-            named, FULL_NAME, np.where(whole & (own > 0), WHOLE_NAME, 0)
+            is_named, FULL_NAME, np.where(whole & (own > 0), WHOLE_NAME, 0)
         )
-        scores = base[self.definition_name]
-        with_class = np.flatnonzero((self.definition_class >= 0) & (own[self.definition_name] > 0))
+        chosen = self.by_name.held(reached)  # their definitions, ascending
+        mine = np.searchsorted(reached, self.definition_name[chosen])
+        scores = base[mine]
+        classes = self.definition_class[chosen]
+        with_class = np.flatnonzero((classes >= 0) & (own[mine] > 0))
         if with_class.size:
-            further = (
-                masks[self.definition_class[with_class]] & ~masks[self.definition_name[with_class]]
+            # a class no word reached has no bits: its mask is nothing
+            of_class = classes[with_class]
+            at = np.minimum(np.searchsorted(reached, of_class), len(reached) - 1)
+            class_masks = np.where(
+                (reached[at] == of_class)[:, None], masks[at], np.zeros_like(masks[at])
             )
+            further = class_masks & ~masks[mine[with_class]]
             scores[with_class] += CONTAINER_TOKEN * _popcount(further)
         positive = np.flatnonzero(scores > 0)
-        best = positive[np.lexsort((self.rank[positive], -scores[positive]))]
-        return TableMatches(self, best, scores[best])
+        best = positive[np.lexsort((self.rank[chosen[positive]], -scores[positive]))]
+        return TableMatches(self, chosen[best], scores[best])
 
     def _found(self, asked: SymbolQuestion) -> tuple[IntArray, IntArray]:
         """The rows whose token the question holds (written as code, else by its stem as a
-        prose word), and the word found in each: the token, else the stem."""
-        as_code = np.zeros(len(self.vocabulary), dtype=np.bool_)
-        as_code[[self.vocabulary[key] for key in asked.exact if key in self.vocabulary]] = True
-        as_prose = np.zeros(len(self.vocabulary), dtype=np.bool_)
-        as_prose[[self.vocabulary[key] for key in asked.stems if key in self.vocabulary]] = True
-        by_token = as_code[self.row_token]
-        rows = np.flatnonzero(by_token | as_prose[self.row_stem])
-        return rows, np.where(by_token[rows], self.row_token[rows], self.row_stem[rows])
+        prose word), ascending, and the word found in each: the token, else the stem."""
+        exact = np.array(
+            sorted({self.vocabulary[key] for key in asked.exact if key in self.vocabulary}),
+            dtype=np.int64,
+        )
+        stems = np.array(
+            sorted({self.vocabulary[key] for key in asked.stems if key in self.vocabulary}),
+            dtype=np.int64,
+        )
+        rows = np.union1d(self.by_token.held(exact), self.by_stem.held(stems))
+        by_token = np.isin(self.row_token[rows], exact)
+        return rows, np.where(by_token, self.row_token[rows], self.row_stem[rows])
 
     def _masks(
-        self, asked: SymbolQuestion, words: IntArray, names: IntArray
+        self, asked: SymbolQuestion, words: IntArray, names: IntArray, count: int
     ) -> tuple[MaskArray, IntArray]:
-        """Per name, the question's words it holds as a bit mask (one bit per distinct word,
-        as many 64-bit columns as the question needs), and how many they are; ``words`` are
-        the words found and ``names`` the names they were found in."""
+        """Per name reached (``count`` of them), the question's words it holds as a bit mask
+        (one bit per distinct word, as many 64-bit columns as the question needs), and how
+        many they are; ``words`` are the words found and ``names`` the places of the names
+        they were found in."""
         keys = np.array(
             sorted(self.vocabulary[key] for key in asked.keys if key in self.vocabulary),
             dtype=np.int64,
         )
         bit = np.searchsorted(keys, words)
-        masks = np.zeros((len(self.names), max(1, -(-len(keys) // _BITS))), dtype=np.uint64)
+        masks = np.zeros((count, max(1, -(-len(keys) // _BITS))), dtype=np.uint64)
         np.bitwise_or.at(
             masks,
             (names, bit // _BITS),
@@ -169,18 +198,44 @@ class SymbolTable:
         )
         return masks, _popcount(masks)
 
-    def _named(self, asked: SymbolQuestion) -> npt.NDArray[np.bool_]:
-        """Per name, whether the question names it (``names_symbol``)."""
-        named = np.zeros(len(self.names), dtype=np.bool_)
+    def _named(self, asked: SymbolQuestion) -> set[int]:
+        """The names the question names (``names_symbol``)."""
         tried = [
             number
             for run in set(_RUN.findall(asked.lowered))
             for number in self.by_run.get(run, ())
         ]
-        for number in (*tried, *self.unusual):
-            if names_symbol(asked.lowered, self.names[number]):
-                named[number] = True
-        return named
+        return {
+            number
+            for number in (*tried, *self.unusual)
+            if names_symbol(asked.lowered, self.names[number])
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """Row numbers grouped by a key: ``order`` lists the rows by key (in row order within
+    one), and the rows of key ``k`` are ``order[starts[k]:starts[k + 1]]``."""
+
+    order: IntArray
+    starts: IntArray
+
+    @classmethod
+    def of(cls, keys: IntArray, size: int) -> Postings:
+        """The rows of each of ``size`` keys, ``keys`` giving each row's."""
+        order = np.argsort(keys, kind="stable").astype(np.int64)
+        starts = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys, minlength=size), out=starts[1:])
+        return cls(order, starts)
+
+    def held(self, keys: IntArray) -> IntArray:
+        """The rows of any of ``keys`` (distinct), ascending."""
+        first = self.starts[keys]
+        lengths = self.starts[keys + 1] - first
+        # each key's run of ``order``, the runs laid end to end without a loop over keys
+        before = np.cumsum(lengths) - lengths
+        places = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
+        return np.sort(self.order[places])
 
 
 class TableMatches(SymbolMatches):
@@ -193,7 +248,8 @@ class TableMatches(SymbolMatches):
         self._numbers = numbers
         self._scores = scores
         self._made: dict[int, SymbolMatch] = {}
-        self._places: dict[int, list[int]] | None = None  # by file number, best first
+        # each match's file number, sorted, and the matches' places in that order
+        self._places: tuple[IntArray, IntArray] | None = None
 
     def __len__(self) -> int:
         return len(self._numbers)
@@ -202,7 +258,7 @@ class TableMatches(SymbolMatches):
         files = self._table.definition_file[self._numbers]
         numbers, first = np.unique(files, return_index=True)
         order = np.argsort(first)
-        paths = list(self._table.files)
+        paths = self._table.paths
         return {
             paths[number]: score
             for number, score in zip(
@@ -211,15 +267,16 @@ class TableMatches(SymbolMatches):
         }
 
     def of_file(self, path: str) -> list[SymbolMatch]:
-        if self._places is None:
-            places: dict[int, list[int]] = {}
-            for place, number in enumerate(self._table.definition_file[self._numbers].tolist()):
-                places.setdefault(number, []).append(place)
-            self._places = places
         number = self._table.files.get(path)
         if number is None:
             return []
-        return [self._at(place) for place in self._places.get(number, ())]
+        if self._places is None:  # the places of the matches by file, in their order within one
+            files = self._table.definition_file[self._numbers]
+            order = np.argsort(files, kind="stable")
+            self._places = (files[order], order)
+        held, order = self._places
+        first, last = np.searchsorted(held, (number, number + 1)).tolist()
+        return [self._at(place) for place in order[first:last].tolist()]
 
     def _at(self, place: int) -> SymbolMatch:
         made = self._made.get(place)

@@ -23,7 +23,7 @@ from szrag.code.scoring import extract_environment_variables
 from szrag.code.units import MAX_UNIT_LINES
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
-from szrag.index.store import StoredChunk, StoredFile
+from szrag.index.store import StoredChunk, StoredFile, unpack
 from szrag.rank.retrieve import Source, more_sources, require_question
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
@@ -136,7 +136,12 @@ class CodeFiles:
     by_token: dict[str, array[int]]  # token -> the numbers of the files holding it
     by_path_token: dict[str, array[int]]  # token -> the numbers of the files whose path has it
     by_path: array[int]  # each file's place in path order, for ties
-    token_sets: tuple[frozenset[str], ...]  # each file's tokens, for ``updated``
+    # each file's tokens as the store packs them, for ``updated`` (decoded sets of every
+    # file took far more memory than this view's own tables)
+    packed_tokens: tuple[bytes, ...]
+    # the files by the first characters of their file name (``name_start``): a question that
+    # names a path holds them, so only the files keyed by its own substrings are tried
+    by_name_start: dict[str, tuple[int, ...]]
 
     @classmethod
     def of(cls, files: Iterable[StoredFile]) -> CodeFiles:
@@ -148,7 +153,7 @@ class CodeFiles:
         for number, file in enumerate(code):
             for token in file.tokens:
                 by_token[token].append(number)
-            for token in path_tokens(file.path):
+            for token in tokens(file.path):  # not remembered: each path is read once
                 by_path_token[token].append(number)
         in_order = sorted(range(len(code)), key=lambda number: code[number].path)
         by_path = array("I", bytes(4 * len(code)))
@@ -160,7 +165,8 @@ class CodeFiles:
             {token: array("I", numbers) for token, numbers in by_token.items()},
             {token: array("I", numbers) for token, numbers in by_path_token.items()},
             by_path,
-            tuple(file.tokens for file in code),
+            tuple(file.packed_tokens for file in code),
+            _by_name_start(file.path.lower() for file in code),
         )
 
     def updated(self, files: Iterable[StoredFile]) -> CodeFiles:
@@ -173,24 +179,46 @@ class CodeFiles:
         ):
             return CodeFiles.of(code)
         by_token: dict[str, array[int]] | None = None
-        for number, (file, earlier) in enumerate(zip(code, self.token_sets, strict=True)):
-            if file.tokens is earlier or file.tokens == earlier:
+        for number, (file, packed) in enumerate(zip(code, self.packed_tokens, strict=True)):
+            if file.packed_tokens is packed or file.packed_tokens == packed:
                 continue
             if by_token is None:
                 by_token = dict(self.by_token)  # the arrays of other tokens are shared
-            for token in earlier - file.tokens:
+            earlier = frozenset(unpack(packed).split())
+            now = file.tokens
+            if now == earlier:
+                continue
+            for token in earlier - now:
                 kept = array("I", (held for held in by_token[token] if held != number))
                 if kept:
                     by_token[token] = kept
                 else:
                     del by_token[token]
-            for token in file.tokens - earlier:
+            for token in now - earlier:
                 grown = array("I", by_token.get(token, ()))
                 bisect.insort(grown, number)
                 by_token[token] = grown
         if by_token is None:
             return self
-        return replace(self, by_token=by_token, token_sets=tuple(file.tokens for file in code))
+        return replace(
+            self, by_token=by_token, packed_tokens=tuple(file.packed_tokens for file in code)
+        )
+
+    def named(self, question: str) -> list[int]:
+        """The numbers of the files whose path the question names (``mentions_path``), in
+        order: only the files keyed by one of the question's substrings are tried."""
+        asked = _as_paths(question)
+        found = {
+            number
+            for number in self.by_name_start.get("", ())  # a path ending in a slash
+            if self.lowered[number] in asked
+        }
+        for first in range(len(asked)):
+            for width in range(1, NAME_START + 1):
+                for number in self.by_name_start.get(asked[first : first + width], ()):
+                    if self.lowered[number] in asked:
+                        found.add(number)
+        return sorted(found)
 
     def candidates(self, question: str) -> list[tuple[str, int]]:
         """The best 12 files with a positive candidate score (see ``candidate_score``), best
@@ -201,8 +229,7 @@ class CodeFiles:
         for token in query_tokens:
             in_path.update(self.by_path_token.get(token, ()))
             in_file.update(self.by_token.get(token, ()))
-        asked = _as_paths(question)
-        named = [number for number, path in enumerate(self.lowered) if path in asked]
+        named = self.named(question)
         scores = {
             self.paths[number]: PATH_TOKEN_SCORE * in_path[number]
             + FILE_TOKEN_SCORE * in_file[number]
@@ -234,14 +261,26 @@ class CodeFiles:
         scores = PATH_TOKEN_SCORE * holding(self.by_path_token) + FILE_TOKEN_SCORE * holding(
             self.by_token
         )
-        asked = _as_paths(question)
-        scores[[number for number, path in enumerate(self.lowered) if path in asked]] += (
-            PATH_MENTION_SCORE
-        )
+        scores[self.named(question)] += PATH_MENTION_SCORE
         positive = np.flatnonzero(scores > 0)
         order = np.frombuffer(self.by_path, dtype=np.uintc)[positive]
         best = positive[np.lexsort((order, -scores[positive]))][:MAX_CANDIDATES]
         return [(self.paths[number], int(scores[number])) for number in best.tolist()]
+
+
+NAME_START = 6  # the characters of a file name that key it for ``CodeFiles.named``
+
+
+def name_start(lowered_path: str) -> str:
+    """The first ``NAME_START`` characters of a path's file name (all of a shorter one)."""
+    return lowered_path.rsplit("/", 1)[-1][:NAME_START]
+
+
+def _by_name_start(lowered: Iterable[str]) -> dict[str, tuple[int, ...]]:
+    keyed: defaultdict[str, list[int]] = defaultdict(list)
+    for number, path in enumerate(lowered):
+        keyed[name_start(path)].append(number)
+    return {key: tuple(numbers) for key, numbers in keyed.items()}
 
 
 def code_candidates(question: str, files: Iterable[StoredFile]) -> list[tuple[str, int]]:
@@ -263,6 +302,22 @@ def _variables_in(files: Sequence[str], records: dict[str, CodeRecord]) -> list[
                 EnvReference(path, item.name, item.line) for item in record.environment_variables
             )
     return found
+
+
+def _variables_by_file(records: dict[str, CodeRecord]) -> dict[str, tuple[EnvReference, ...]]:
+    """``_variables_in`` of each file that reads any, for a process that keeps views: a
+    question's files (thousands when its words name many definitions) are then looked up,
+    not their records walked."""
+    return {path: tuple(found) for path in records if (found := _variables_in((path,), records))}
+
+
+def _variables(
+    index: IndexStore, files: Sequence[str], records: dict[str, CodeRecord]
+) -> list[EnvReference]:
+    if not index.in_memory:
+        return _variables_in(files, records)
+    by_file = index.derived("context.variables", lambda: _variables_by_file(records))
+    return [reference for path in files for reference in by_file.get(path, ())]
 
 
 # --- code entries -------------------------------------------------------------------------
@@ -440,7 +495,7 @@ def build_codebase_context(
         for name in extract_environment_variables(clean)
         for ref in find_environment_variable(name, index)
     ]
-    variables = tuple(dict.fromkeys([*named, *_variables_in(files, records)]))
+    variables = tuple(dict.fromkeys([*named, *_variables(index, files, records)]))
 
     entries: list[CodeEntry] = []
     for path in files:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from szrag.base.config import RepoConfig
-from szrag.base.text import tokens
+from szrag.base.text import path_tokens as tokens_of_path
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.search import SqliteFullText
@@ -39,7 +39,12 @@ class FileEntry:
     path: str
     path_lower: str
     type: str
-    path_tokens: frozenset[str]
+
+    @property
+    def path_tokens(self) -> frozenset[str]:
+        """The tokens of the path (worked out when asked: only the spec ranker reads them,
+        and a long-running face keeps every file's entry)."""
+        return tokens_of_path(self.path)
 
 
 @dataclass
@@ -244,9 +249,7 @@ class Index:
             for row in self.conn.execute("SELECT id, path, type FROM files ORDER BY path"):
                 entry = earlier.get(row[1])
                 if entry is None or (entry.id, entry.type) != (row[0], row[2]):
-                    entry = FileEntry(
-                        row[0], row[1], row[1].lower(), row[2], frozenset(tokens(row[1]))
-                    )
+                    entry = FileEntry(row[0], row[1], row[1].lower(), row[2])
                 entries.append(entry)
             self._entries = entries
             self._entries_generation = generation
@@ -274,11 +277,13 @@ class Index:
         )
 
     def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
-        """The distinct tokens of each of ``paths`` that is indexed: the decoded sets a
-        long-running reader keeps, else the strings as stored (only these files inflated)."""
+        """The distinct tokens of each of ``paths`` that is indexed, space-joined as stored:
+        inflated from the rows a long-running reader keeps, else read (only these files)."""
         if self._memory_enabled:
-            stored = self.files_by_path()
-            return {path: stored[path].tokens for path in paths if path in stored}
+            from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
+
+            recent = self.derived("files.tokens.recent", TokenMemory)
+            return dict(recent.joined(self.files_by_path(), paths))
         return dict(store.file_tokens(self.conn, paths))
 
     def chunk_at(self, path: str, line: int | None = None) -> ChunkRow | None:

@@ -1,5 +1,6 @@
 """A long-running reader's views of one index generation: each file's chunk rows and the chunk
-texts read lately (``ChunkMemory``), and the edges by file (``Edges``).
+texts read lately (``ChunkMemory``), the token strings of the files read lately
+(``TokenMemory``), and the edges by file (``Edges``).
 
 A question's codebase context reads every chunk overlapping the symbols it matched in up to
 twenty files (a class spanning a file is the whole file), and inflating them was a third of a
@@ -15,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from szrag.index import store
@@ -66,6 +67,45 @@ class ChunkMemory:
                 self._chars -= len(self._texts.popitem(last=False)[1])
         found.update(read)
         return found
+
+
+TOKEN_CHARS = 8_000_000  # inflated token strings kept per generation: about 8 MB
+
+
+class TokenMemory:
+    """The space-joined tokens of the files read lately (the bm25 ranker reads its leading
+    hundred files' for each question, and the same files lead many questions), inflated from
+    the deflated rows a long-running reader keeps, least recently used first out, up to
+    ``TOKEN_CHARS`` characters; safe to share between threads."""
+
+    def __init__(self, max_chars: int = TOKEN_CHARS) -> None:
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+        self._joined: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+
+    def joined(self, files: Mapping[str, store.StoredFile], paths: Sequence[str]) -> dict[str, str]:
+        """The tokens of each of ``paths`` that ``files`` holds, space-joined."""
+        found: dict[str, str] = {}
+        with self._lock:
+            for path in paths:
+                joined = self._joined.get(path)
+                if joined is not None:
+                    self._joined.move_to_end(path)
+                    found[path] = joined
+        read = {
+            path: files[path].joined_tokens for path in paths if path not in found and path in files
+        }
+        if read:
+            with self._lock:
+                for path, joined in read.items():
+                    if path not in self._joined:
+                        self._joined[path] = joined
+                        self._chars += len(joined)
+                while self._chars > self._max_chars and self._joined:
+                    self._chars -= len(self._joined.popitem(last=False)[1])
+        found.update(read)
+        return {path: found[path] for path in paths if path in found}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
 from szrag.code.model import CodeRecord
@@ -58,15 +59,20 @@ class ScoredUnit:
 
 
 KEPT_FILES = 1024  # files whose units a long-running face keeps, whatever the generation
+# and the lines they may hold together: a file's units keep its lines and each unit's word
+# counts, about 65 KB a file on the benchmarks' corpus, so 1,024 large files were 60 MiB
+KEPT_LINES = 150_000
 
 
 class _UnitCache:
-    """Each file's units by content hash, the least recently used dropped past a bound: a
-    file unchanged by a refresh keeps the units made before it."""
+    """Each file's units by content hash, the least recently used dropped past a bound (in
+    files and in lines): a file unchanged by a refresh keeps the units made before it."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_lines: int = KEPT_LINES) -> None:
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[str, str], FileUnits | None] = OrderedDict()
+        self._lines = 0
+        self._max_lines = max_lines
 
     def get(self, key: tuple[str, str]) -> tuple[bool, FileUnits | None]:
         with self._lock:
@@ -77,9 +83,18 @@ class _UnitCache:
 
     def put(self, key: tuple[str, str], found: FileUnits | None) -> None:
         with self._lock:
+            if key in self._kept:
+                self._lines -= _held(self._kept.pop(key))
             self._kept[key] = found
-            while len(self._kept) > KEPT_FILES:
-                self._kept.popitem(last=False)
+            self._lines += _held(found)
+            while len(self._kept) > 1 and (
+                len(self._kept) > KEPT_FILES or self._lines > self._max_lines
+            ):
+                self._lines -= _held(self._kept.popitem(last=False)[1])
+
+
+def _held(found: FileUnits | None) -> int:
+    return len(found.lines) if found is not None else 0
 
 
 def units_of(index: IndexStore, path: str, kind: str) -> FileUnits | None:
@@ -97,28 +112,39 @@ def units_of(index: IndexStore, path: str, kind: str) -> FileUnits | None:
         return found
     lines = index.lines(path)
     if lines:
-        record = CodeRecord.from_dict(stored.code) if stored.code else None
+        code = stored.code  # decoded at each read: once here
+        record = CodeRecord.from_dict(code) if code else None
         definitions = record.functions if record is not None else ()
         found = _measured(lines, file_units(lines, definitions, prose=kind in PROSE_TYPES))
     cache.put(key, found)
     return found
 
 
+def _stemmed_lines(lines: Sequence[str]) -> list[set[str]]:
+    """The distinct stems of each line's words (a file repeats its words: each is stemmed
+    once, and each line's set made once however many units hold the line)."""
+    stems: dict[str, str] = {}
+    stemmed: list[set[str]] = []
+    for line_words in tokens_by_line("\n".join(lines)):
+        found = set()
+        for word in line_words:
+            word_stem = stems.get(word)
+            if word_stem is None:
+                word_stem = stems[word] = stem(word)
+            found.add(word_stem)
+        stemmed.append(found)
+    return stemmed
+
+
 def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
-    by_line = tokens_by_line("\n".join(lines))
-    stems: dict[str, str] = {}  # a file repeats its words: each is stemmed once
+    by_line = _stemmed_lines(lines)
     words: list[Counter[str]] = []
     lengths: list[int] = []
     names: list[frozenset[str]] = []
     keys: list[frozenset[str]] = []
     for unit in units:
-        counts: Counter[str] = Counter()
-        for line_words in by_line[unit.start - 1 : unit.end]:
-            for word in line_words:
-                if word not in stems:
-                    stems[word] = stem(word)
-            counts.update({stems[word] for word in line_words})
-        words.append(counts)
+        # stem -> the unit's lines holding it
+        words.append(Counter(chain.from_iterable(by_line[unit.start - 1 : unit.end])))
         lengths.append(sum(1 for line in lines[unit.start - 1 : unit.end] if line.strip()))
         name = unit.name or ""
         names.append(frozenset(stem(word) for word in tokens(name)))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from szrag.base.errors import PathError
 from szrag.base.redact import redact
@@ -49,18 +50,36 @@ def _decoded_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:
     earlier: dict[str, tuple[str, CodeRecord]] = index.carried("code.records", {})
     kept: dict[str, tuple[str, CodeRecord]] = {}
     records = []
+    shared: dict[str, str] = {}  # one object for each distinct text of the records made here
     for path, file in index.files_by_path().items():
-        if file.code is None:
+        if file.packed_code is None:
             continue
         known = earlier.get(path)
         if known is not None and known[0] == file.sha256:
             record = known[1]
         else:
-            record = CodeRecord.from_dict(file.code)
+            code = file.code
+            if code is None:
+                continue
+            record = CodeRecord.from_dict(_sharing(code, shared))
         kept[path] = (file.sha256, record)
         records.append((path, record))
     index.carry("code.records", kept)
     return records
+
+
+def _sharing(value: Any, shared: dict[str, str]) -> Any:
+    """``value`` (decoded JSON) with each text replaced by the one object ``shared`` holds
+    for it: a corpus's records repeat their texts (kinds, languages, imported modules and
+    names), 330,000 texts of which 52,000 distinct on the benchmarks' 25k-file corpus, and a
+    long-running face keeps every record."""
+    if isinstance(value, str):
+        return shared.setdefault(value, value)
+    if isinstance(value, dict):
+        return {key: _sharing(item, shared) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_sharing(item, shared) for item in value]
+    return value
 
 
 def records_by_path(index: IndexStore) -> dict[str, CodeRecord]:
@@ -293,7 +312,8 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
     found: list[Reference] = []
     for path, line in index.named(key, "call")[:limit]:
         stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
-        record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
+        code = stored.code if stored is not None else None  # decoded at each read: once
+        record = CodeRecord.from_dict(code) if code else None
         caller = _innermost(record.functions, line) if record is not None else None
         text = next(iter(index.lines(path, line, line)), "")
         shown = redact(bounded_line(text.strip()), path=path)

@@ -21,7 +21,6 @@ from psycopg_pool import ConnectionPool
 
 from szrag.base.config import RepoConfig
 from szrag.base.errors import IndexStoreError, StoreUnavailable
-from szrag.base.text import tokens
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
@@ -292,7 +291,7 @@ class PostgresIndex:
             if self._entries is not None and self._entries[0] == generation:
                 return self._entries[1]
             entries = [
-                FileEntry(file_id, path, path.lower(), kind, frozenset(tokens(path)))
+                FileEntry(file_id, path, path.lower(), kind)
                 for file_id, path, kind in self._rows(
                     "SELECT id, path, type FROM szrag_files"
                     " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
@@ -339,8 +338,10 @@ class PostgresIndex:
     def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
         """The distinct tokens of each of ``paths`` that is indexed."""
         if self._memory_enabled:
-            stored = self.files_by_path()
-            return {path: stored[path].tokens for path in paths if path in stored}
+            from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
+
+            recent = self.derived("files.tokens.recent", TokenMemory)
+            return dict(recent.joined(self.files_by_path(), paths))
         rows = self._rows(
             "SELECT path, tokens FROM szrag_files"
             " WHERE repository = %(r)s AND generation = %(g)s AND path = ANY(%(paths)s)",
