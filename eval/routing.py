@@ -3,14 +3,18 @@ with the repository named (scoped) and without (unscoped), side by side.
 
     python eval/routing.py ~/.cache/szrag/history/cases.jsonl [--only httpx --only koa]
 
-Each case is asked twice at its own revision (its dataset's tree checked out there and the
-index refreshed, the other repositories as they are): scoped, to its own repository's
-retriever; unscoped, through ``Service.route``, which picks the repository whose best source
-scores highest and answers from its sources. A case is a file hit at 5 when one of its gold
-files is among the first five files of the eight sources an answer retrieves (unscoped: only
-when the right repository was picked).
-Prints per dataset the cases, scoped and unscoped file hit@5, the share routed to the right
-repository and unscoped / scoped.
+Each case is asked at its own revision (its dataset's tree checked out there and the index
+refreshed, the other repositories as they are): scoped, to its own repository's retriever;
+unscoped, through ``Service.route``, which searches every repository and merges their files on
+one scale (``service/merging.py``). A case is a file hit at 5 when one of its gold files is
+among the first five files of the eight files retrieved: scoped, its own repository's;
+merged, the eight best files of all the repositories (a file of another repository is a miss,
+whatever its path); answered, the sources of the repository the question is routed to (the
+repository of the best merged file), from which an answer is made; likeliest, the former
+rule's: the sources of the repository most likely to have produced the question's words.
+Prints per dataset the cases, scoped, merged, answered and likeliest file hit@5, the share
+routed to the right repository by the merged rule and by the likeliest words, and merged /
+scoped.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from szrag.index import refresh_index
@@ -56,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     service = Service(plan, {})
     started = time.perf_counter()
-    results: dict[str, list[tuple[bool, bool, bool]]] = defaultdict(list)
+    results: dict[str, list[Judged]] = defaultdict(list)
     try:
         for case in cases:
             results[str(case.dataset)].append(ask(service, case))
@@ -67,8 +72,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def ask(service: Service, case: EvalCase) -> tuple[bool, bool, bool]:
-    """(scoped hit@5, unscoped hit@5, routed right) of one case at its revision."""
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One case's file hits at 5 and whether each rule chose its repository."""
+
+    scoped: bool
+    merged: bool
+    answered: bool
+    likeliest: bool
+    routed_right: bool
+    likeliest_right: bool
+
+
+def ask(service: Service, case: EvalCase) -> Judged:
+    """How one case fares at its revision, scoped and unscoped."""
     name = str(case.dataset)
     host = service.host(name)
     assert host.index is not None and case.revision is not None
@@ -76,9 +93,20 @@ def ask(service: Service, case: EvalCase) -> tuple[bool, bool, bool]:
     refresh_index(host.index)
     gold = set(case.files)
     scoped = files_of(retrieve(case.question, LIMIT, index=host.index))
-    routed = service.route(case.question)
+    routed = service.route(case.question, LIMIT)
+    merged = list(dict.fromkeys((item.repository, item.source.path) for item in routed.merged))
     right = routed.repository == name
-    return bool(gold & set(scoped)), right and bool(gold & set(files_of(routed.sources))), right
+    likely_right = routed.likeliest == name
+    likely = host.index if likely_right else None
+    return Judged(
+        scoped=bool(gold & set(scoped)),
+        merged=any(repository == name and path in gold for repository, path in merged[:K]),
+        answered=right and bool(gold & set(files_of(routed.sources))),
+        likeliest=likely is not None
+        and bool(gold & set(files_of(retrieve(case.question, LIMIT, index=likely)))),
+        routed_right=right,
+        likeliest_right=likely_right,
+    )
 
 
 def files_of(sources: Sequence[Source]) -> list[str]:
@@ -86,28 +114,36 @@ def files_of(sources: Sequence[Source]) -> list[str]:
     return list(dict.fromkeys(source.path for source in sources))[:K]
 
 
-def print_table(results: dict[str, list[tuple[bool, bool, bool]]]) -> None:
+COLUMNS = ("scoped", "merged", "answered", "likeliest", "routed_right", "likeliest_right")
+
+
+def print_table(results: dict[str, list[Judged]]) -> None:
     header = (
-        f"{'dataset':<14} {'cases':>5} {'scoped':>7} {'unscoped':>9} {'routed':>7} {'ratio':>6}"
+        f"{'dataset':<14} {'cases':>5} {'scoped':>7} {'merged':>7} {'answered':>9}"
+        f" {'likeliest':>10} {'routed':>7} {'likely':>7} {'ratio':>6}"
     )
     print(header)
     print("-" * len(header))
-    totals: list[tuple[bool, bool, bool]] = []
+    totals: list[Judged] = []
     for dataset in sorted(results):
         rows = results[dataset]
         totals.extend(rows)
         print(line(dataset, rows))
     print("-" * len(header))
     print(line("all", totals))
+    print("routed, likely: the right repository by the merged rule, by the likeliest words;")
+    print("ratio: merged / scoped")
 
 
-def line(name: str, rows: list[tuple[bool, bool, bool]]) -> str:
+def line(name: str, rows: list[Judged]) -> str:
     count = len(rows)
-    scoped = sum(row[0] for row in rows) / count
-    unscoped = sum(row[1] for row in rows) / count
-    routed = sum(row[2] for row in rows) / count
-    ratio = unscoped / scoped if scoped else float("nan")
-    return f"{name:<14} {count:>5} {scoped:>7.3f} {unscoped:>9.3f} {routed:>7.3f} {ratio:>6.2f}"
+    share = {column: sum(getattr(row, column) for row in rows) / count for column in COLUMNS}
+    ratio = share["merged"] / share["scoped"] if share["scoped"] else float("nan")
+    return (
+        f"{name:<14} {count:>5} {share['scoped']:>7.3f} {share['merged']:>7.3f}"
+        f" {share['answered']:>9.3f} {share['likeliest']:>10.3f} {share['routed_right']:>7.3f}"
+        f" {share['likeliest_right']:>7.3f} {ratio:>6.2f}"
+    )
 
 
 if __name__ == "__main__":

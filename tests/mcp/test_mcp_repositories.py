@@ -140,6 +140,11 @@ async def test_every_code_tool_takes_a_repository(folders: dict[str, Path]) -> N
             assert tool.input_schema["additionalProperties"] is False
     assert routed["repository"] == "billing"
     assert routed["sources"][0]["path"] == "src/invoice.py"
+    # naming no repository searches them all: each source names the repository it is from
+    assert routed["sources"][0]["repository"] == "billing"
+    assert all(source["repository"] in ("mailer", "billing") for source in routed["sources"])
+    assert all(isinstance(source["sharedScore"], float) for source in routed["sources"])
+    assert all("repository" not in source for source in named["sources"])
     assert named["repository"] == "mailer"
     assert all(source["path"] != "src/invoice.py" for source in named["sources"])
     assert context["repository"] == "mailer" and "src/welcome.py" in context["files"]

@@ -25,6 +25,7 @@ from szrag.context.assemble import assemble_context
 from szrag.index.protocol import IndexStore
 from szrag.rank.retrieve import MAX_QUESTION_CHARS, retrieve
 from szrag.service.host import Host
+from szrag.service.service import Service
 from szrag.structure.queries import (
     all_routes,
     find_environment_variable,
@@ -260,9 +261,24 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
 CODE_TOOLS_BY_NAME: dict[str, CodeTool] = {tool.name: tool for tool in CODE_TOOLS}
 
 # Several repositories: every code tool takes ``repository``; these two search by a question,
-# so without one their question is routed (the others ask the first repository).
+# so without one their question is routed (the others ask the first repository), and
+# search_code naming none searches them all (``search_everywhere``).
 REPOSITORY = "repository"
 ROUTED_TOOLS = frozenset({"search_code", "get_context"})
+SEARCH_EVERYWHERE = "search_code"
+
+
+def search_everywhere(service: Service, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``search_code`` naming no repository of several: the best files of every repository
+    on one scale, each source naming its ``repository``; the result's ``repository`` is the
+    one the question is routed to (the best file's)."""
+    question = args["question"]
+    routed = service.route(question, args.get("limit", DEFAULT_SOURCES))
+    return {
+        REPOSITORY: routed.repository,
+        "question": question,
+        "sources": [to_public(item.redacted()) for item in routed.merged],
+    }
 
 
 def with_repository(parameters: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
@@ -271,7 +287,8 @@ def with_repository(parameters: Mapping[str, Any], names: list[str]) -> dict[str
     choice: dict[str, Any] = {
         "type": "string",
         "description": "The repository to ask (default: the first, "
-        f"{names[0]}; search_code and get_context route a question naming none)",
+        f"{names[0]}; search_code naming none searches every repository, get_context routes"
+        " its question)",
     }
     if len(names) > 1:
         choice["enum"] = list(names)

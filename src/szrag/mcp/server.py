@@ -6,9 +6,11 @@ lists is the schema every call is checked against, with szrag's one validator.
 
 Several repositories (``szrag mcp --repo NAME=PATH``, ``--config FILE``): every code tool
 takes an optional ``repository`` (an enum of the names served when there are several). A tool
-given none asks the first repository, except the two that search by a question,
-``search_code`` and ``get_context``, whose question is routed to the repository most likely to
-answer it, as ``POST /api/ask`` routes one; each result names its ``repository``. An unknown
+given none asks the first repository, except the two that search by a question:
+``search_code`` searches every repository, their files merged on one scale
+(``service/merging.py``), each source naming its ``repository``, and ``get_context``'s
+question is routed to the repository of the best file of all, as ``POST /api/ask`` routes
+one; each result names its ``repository``. An unknown
 name is a tool error listing the known ones. The prompt takes ``repository`` too (without
 one its question is routed). The resources listed are the first repository's files; any
 repository's file reads as ``szrag://file/PATH?repository=NAME``. The live tools are the
@@ -51,8 +53,10 @@ from szrag.mcp.catalogue import (
     CODE_TOOLS_BY_NAME,
     REPOSITORY,
     ROUTED_TOOLS,
+    SEARCH_EVERYWHERE,
     CodeTool,
     mcp_tool_name,
+    search_everywhere,
     with_repository,
 )
 from szrag.service.configuration import Config
@@ -209,6 +213,9 @@ class McpFace:
             if service is None:
                 value = await anyio.to_thread.run_sync(tool.run, self.index, self.host, args)
                 return _result(value)
+            if named is None and tool.name == SEARCH_EVERYWHERE and len(service.names()) > 1:
+                found = await anyio.to_thread.run_sync(search_everywhere, service, args)
+                return _result(found)
             name = await self._repository_of(service, tool, named, args)
             host = await anyio.to_thread.run_sync(service.host, name)
             self._watch(service, name)

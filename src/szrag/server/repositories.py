@@ -2,7 +2,8 @@
 repository's answering service, images and index watcher, made when it is first asked about.
 
 A question names its repository (``"repository"`` in ``POST /api/ask``) or is routed to the
-repository whose best source scores highest; a follow-up in a conversation goes to the
+repository of the best file of all (``Service.route``: every repository searched, their files
+merged on one scale); a follow-up in a conversation goes to the
 repository the conversation began in. An unknown name is a 404 ``unknown_repository`` before
 anything runs.
 

@@ -6,8 +6,10 @@ A server answers many questions, so each repository's index is kept with views i
 must not cost fifty sets of views: :class:`Service` opens a repository's index when it is
 first asked about, estimates what its views hold, and when the estimates of all loaded
 repositories pass the budget (``memory_mb``) drops the views of the one asked least recently
-(its index stays open; the next question about it builds them again). A question without a
-repository is routed to the repository most likely to have produced its words (``route``).
+(its index stays open; the next question about it builds them again, while an unscoped
+search reads it from the store alone). A question without a repository is searched in every
+repository, their files merged on one scale (``service/merging.py``), and answered by the
+repository of the best file of all (``route``).
 
 The service keeps one conversation store and one audit log for all its repositories
 (``conversations.db`` and ``audit.log`` in its data folder, ``ServicePlan.home``; or where
@@ -32,7 +34,6 @@ generation was built; everything else is the same service.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections import OrderedDict
@@ -46,29 +47,32 @@ from szrag.base.public import public_timestamp, utc_timestamp
 from szrag.conversations import ConversationMemory, open_conversation_store
 from szrag.index.protocol import IndexStore
 from szrag.index.shared import SharedIndex, open_shared_index
-from szrag.rank.retrieve import Source, retrieve
+from szrag.rank.retrieve import Source, require_question, retrieve
 from szrag.rank.words import query_terms
 from szrag.runtime.git import read_git_head
 from szrag.service.audit import AuditLog, service_audit_path
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host
+from szrag.service.merging import MergedSource, Searched, TermCounts, likeliest, merge
 from szrag.service.repositories import RepositorySpec, RepositoryState, ServicePlan
 
 log = logging.getLogger("szrag.service")
 
 VIEW_KIB_PER_FILE = 26  # measured: a server's RSS grows about 26 MiB per 1,000 files
 VIEW_BASE_MIB = 8  # what a repository's views cost before its first file
-ROUTE_SOURCES = 8  # the sources of the chosen repository (the answer's default)
-SMOOTHING = 100  # Dirichlet's mu, in chunks: the same choices from 10 to 1,000
+ROUTE_SOURCES = 8  # the files each repository is searched for (the answer's default)
 
 
 @dataclass(frozen=True, slots=True)
 class Routed:
-    """Where an unscoped question goes: the chosen repository and how each scored."""
+    """Where an unscoped question goes: the chosen repository, how each scored, the chosen
+    one's own sources and the best sources of all the repositories merged."""
 
     repository: str
-    scores: tuple[tuple[str, float], ...]  # (repository, log-likelihood of the words), best first
-    sources: tuple[Source, ...]  # the chosen repository's sources
+    scores: tuple[tuple[str, float], ...]  # (repository, its best file's shared score), best first
+    sources: tuple[Source, ...]  # the chosen repository's sources, as it retrieved them
+    merged: tuple[MergedSource, ...] = ()  # every repository's best files, on one scale
+    likeliest: str | None = None  # the repository likeliest to have produced the words
 
 
 class Opened:
@@ -330,6 +334,9 @@ class Service:
                 break
             if other != name and candidate.views:
                 candidate.index.drop_views()
+                # and read from the store until it is asked again: an unscoped search of
+                # every repository must not build again, uncounted, the views dropped
+                candidate.index.keep_in_memory(False)
                 candidate.views = False
                 log.info("dropped the views of %s (memory budget %d MiB)", other, budget)
         for other, state in self.states.items():
@@ -349,44 +356,48 @@ class Service:
 
     # --- questions without a repository --------------------------------------------------
 
-    def route(self, question: str) -> Routed:
-        """The repository an unscoped question goes to (opening every repository it has not
-        opened): the one most likely to have produced the question's words, each repository
-        a language model of its chunks (query likelihood with Dirichlet smoothing towards
-        all repositories together: a word only one repository uses says the most, a word
-        every one uses says little), ties by the configured order. Measured on the
-        real-history set (``eval/routing.py``), this picks the right repository far more
-        often than comparing each repository's best BM25 score, whose scale is its own."""
-        terms = query_terms(question)
-        counts: list[tuple[str, int, int, dict[str, int]]] = []
-        for order, name in enumerate(self.names()):
-            try:
-                index = self._opened_index(name)
-            except SzragError as error:  # one broken repository does not stop the others
-                log.warning("repository %s left out of routing: %s", name, error.message)
-                continue
-            chunks, frequency = index.term_counts(terms)
-            counts.append((name, order, chunks, frequency))
-        if not counts:
+    def route(self, question: str, limit: int = ROUTE_SOURCES) -> Routed:
+        """Where an unscoped question goes (opening every repository it has not opened):
+        every repository is searched, their files put on one scale and merged
+        (``service/merging.py``), and the question goes to the repository of the best file
+        of all; ties by the configured order, and when no repository finds anything, the
+        one most likely to have produced the question's words. A repository that cannot be
+        searched now is left out. Measured on the real-history set (``eval/routing.py``):
+        the right repository for 0.698 of the questions, where the likeliest words alone
+        chose it for 0.635."""
+        clean = require_question(question)
+        terms = query_terms(clean)
+        searched = [
+            found for name in self.names() if (found := self._search(name, clean, terms, limit))
+        ]
+        if not searched:
             raise RepositoryError("no repository of the service can be searched now")
-        chunks = sum(item[2] for item in counts) or 1
-        overall = {term: sum(item[3][term] for item in counts) for term in terms}
-        judged = []
-        for name, order, size, frequency in counts:
-            likelihood = sum(
-                math.log(
-                    (frequency[term] + SMOOTHING * overall[term] / chunks) / (size + SMOOTHING)
-                )
-                for term in terms
-                if overall[term]
-            )
-            judged.append((-likelihood, order, name, likelihood))
-        judged.sort()
-        chosen = judged[0][2]
-        host = self.host(chosen)
-        assert host.index is not None
-        sources = tuple(retrieve(question, ROUTE_SOURCES, index=host.index))
-        return Routed(chosen, tuple((item[2], round(item[3], 3)) for item in judged), sources)
+        merged = tuple(merge(terms, searched, limit))
+        likely = likeliest(terms, searched)
+        chosen = merged[0].repository if merged else likely[0][0]
+        best: dict[str, float] = {}
+        for item in merged:
+            best.setdefault(item.repository, item.shared_score)
+        order = {name: number for number, (name, _) in enumerate(likely)}
+        scores = sorted(
+            ((item.repository, best.get(item.repository, 0.0)) for item in searched),
+            key=lambda pair: (-pair[1], order[pair[0]]),
+        )
+        sources = next(item.sources for item in searched if item.repository == chosen)
+        return Routed(chosen, tuple(scores), sources, merged, likely[0][0])
+
+    def _search(self, name: str, question: str, terms: list[str], limit: int) -> Searched | None:
+        """Repository ``name``'s retrieval of an unscoped question and its term counts (its
+        index opened, not counted as asked: a search of every repository keeps none of their
+        views alive); None, logged, when it cannot be searched now."""
+        try:
+            index = self._opened_index(name)
+            chunks, frequencies = index.term_counts(terms)
+            sources = tuple(retrieve(question, limit, index=index))
+        except SzragError as error:  # one broken repository does not stop the others
+            log.warning("repository %s left out of an unscoped search: %s", name, error.message)
+            return None
+        return Searched(name, TermCounts(chunks, frequencies), sources)
 
     # --- the end -------------------------------------------------------------------------
 
