@@ -42,6 +42,7 @@ from szrag.index.collect import (
     Skip,
     WalkSnapshot,
     collect,
+    unchanged,
 )
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
@@ -723,21 +724,15 @@ def refresh_index(
     try:
         if index.read_only:  # the warning came when it was opened
             raise _NotWritable
+        seen = store.data_version(conn)
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
-        collection = collect(index.root, index.config, previous)
-        seen = store.data_version(conn)
-        stale = None if verify else _stale_stats(conn, collection)
-        if not verify and stale is None:
+        if previous is not None and unchanged(index.root, index.config, previous):
+            # every directory and file as the walk the index was last brought in line with
+            # saw them: nothing to collect or compare
             report = RefreshReport(skipped=index.skipped())
-            if collection.snapshot != previous:
-                _keep_walk_quietly(conn, collection, kept)
         else:
-            with _WriteLock(conn, lock_wait):
-                if store.data_version(conn) != seen:  # another writer committed meanwhile
-                    stale = None
-                report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
-                _keep_walk(conn, collection, kept)
+            report = _refresh_collected(index, progress, verify, lock_wait, (kept, previous, seen))
     except _NotWritable:
         report = RefreshReport(skipped=index.skipped())
     except _LockBusy:
@@ -763,6 +758,32 @@ def refresh_index(
     return report
 
 
+def _refresh_collected(
+    index: Index,
+    progress: Progress | None,
+    verify: bool,
+    lock_wait: float | None,
+    last: tuple[str | None, WalkSnapshot | None, int],
+) -> RefreshReport:
+    """A walk compared with the index, and the refresh it calls for; ``last``: the kept walk
+    as stored and parsed, and the data version when it was read."""
+    kept, previous, seen = last
+    conn = index.conn
+    collection = collect(index.root, index.config, previous)
+    stale = None if verify else _stale_stats(conn, collection)
+    if not verify and stale is None:
+        report = RefreshReport(skipped=index.skipped())
+        if collection.snapshot != previous:
+            _keep_walk_quietly(conn, collection, kept, seen)
+        return report
+    with _WriteLock(conn, lock_wait):
+        if store.data_version(conn) != seen:  # another writer committed meanwhile
+            stale = None
+        report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
+        _keep_walk(conn, collection, kept)
+    return report
+
+
 def _keep_walk(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
     """Keep this walk's listings for the next (inside the caller's write transaction)."""
     if collection.snapshot is not None:
@@ -771,12 +792,17 @@ def _keep_walk(conn: sqlite3.Connection, collection: Collection, kept: str | Non
             store.save_walk(conn, snapshot)
 
 
-def _keep_walk_quietly(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
+def _keep_walk_quietly(
+    conn: sqlite3.Connection, collection: Collection, kept: str | None, seen: int
+) -> None:
     """Keep the listings when nothing else is written: never waiting for another writer (the
-    next walk lists the changed directories again instead)."""
+    next walk lists the changed directories again instead), and only while the index is
+    still the one they were found to match (``seen``: its data version then): the kept walk
+    always describes the index as committed, which ``collect.unchanged`` relies on."""
     try:
         with _WriteLock(conn, 0):
-            _keep_walk(conn, collection, kept)
+            if store.data_version(conn) == seen:
+                _keep_walk(conn, collection, kept)
     except (_LockBusy, sqlite3.OperationalError) as error:
         log.debug("walk listings not kept: %s", error)
 
