@@ -13,12 +13,10 @@ import heapq
 import logging
 import os
 import re
-import signal
 import sqlite3
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -181,6 +179,7 @@ def _worker_start(parent: int) -> None:
     killed outright (``kill -9``), so no orphan keeps reading the repository."""
     if sys.platform.startswith("linux"):
         import ctypes
+        import signal
 
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -290,6 +289,8 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
 
 
 def _finish_meta(conn: sqlite3.Connection, config: RepoConfig) -> None:
+    import uuid  # here: a question on a current index never writes a generation
+
     store.set_meta(
         conn,
         {
