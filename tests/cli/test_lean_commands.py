@@ -143,6 +143,10 @@ def test_a_plain_one_shot_question_is_answered_without_click(tmp_path: Path) -> 
         (["retrieve", "--json", "--limit", "101", "x"], None),
         (["retrieve", "--json", "--limit", "٣", "x"], None),  # not an ASCII number
         (["retrieve", "--json", "--limit"], None),
+        (["retrieve", "--json", "x", "--limit"], None),  # no value: Click's usage error
+        (["retrieve", "--json", "x", "--limit="], None),
+        (["retrieve", "--json", "x", "--root"], None),
+        (["retrieve", "--json", "x", "--root="], None),
         (["retrieve", "--json", "--root", "MISSING", "x"], None),
         (["retrieve", "--json", "--root", "FILE", "x"], None),
         (["retrieve", "--json", "--ranker", "spec", "x"], None),

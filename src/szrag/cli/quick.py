@@ -34,7 +34,7 @@ def parse_quick(args: list[str]) -> QuickRetrieve | None:
     if not args or args[0] != "retrieve":
         return None
     words: list[str] = []
-    root, limit, as_json = ".", "", False
+    root, limit, as_json = ".", None, False
     rest = iter(args[1:])
     for word in rest:
         name, equals, value = word.partition("=")
@@ -53,11 +53,15 @@ def parse_quick(args: list[str]) -> QuickRetrieve | None:
             words.append(word)
     if not as_json or not words or not root or not Path(root).is_dir():
         return None
-    if limit and not (limit.isascii() and limit.isdigit() and int(limit) in LIMIT_RANGE):
-        return None
+    if limit is not None and not (
+        limit.isascii() and limit.isdigit() and int(limit) in LIMIT_RANGE
+    ):
+        return None  # missing, not a number or out of range: Click says which
     from szrag.rank.retrieve import DEFAULT_LIMIT
 
-    return QuickRetrieve(" ".join(words), Path(root), int(limit) if limit else DEFAULT_LIMIT)
+    return QuickRetrieve(
+        " ".join(words), Path(root), DEFAULT_LIMIT if limit is None else int(limit)
+    )
 
 
 def answer_quickly(args: list[str]) -> bool:
