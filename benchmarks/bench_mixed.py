@@ -1,11 +1,13 @@
 """The speed figures on the mixed corpus, for this checkout beside a baseline revision, with
 the floor of each on this machine.
 
-    python benchmarks/bench_mixed.py [--baseline REV] [--rounds 3] [--mirrors DIR]
+    python benchmarks/bench_mixed.py [--baseline REV] [--rounds 3] [--mirrors DIR] [--large]
 
 Figures: cold build (wall, CPU of all processes, largest process's peak memory), refresh with
 nothing changed and with one file changed (a Python file, then a TypeScript one), a one-shot
-``szrag retrieve`` (process start to printed result, median over five questions), the warm server's ``/api/ask`` without a model
+``szrag retrieve`` (process start to printed result, median over five questions) and a one-shot
+``szrag ask --no-ai`` (one question a round), a server's start (process start to ``/healthz``
+answering, its index current) and its first ``/api/ask`` after that, the warm server's ``/api/ask`` without a model
 (the five questions again and again, and ten others asked once each: words the server has not
 searched for yet) and its time to the first token with a scripted provider that answers at
 once; with the file watcher on, as ``szrag serve`` runs by default, a question asked just after
@@ -18,7 +20,8 @@ full-text search, in a fresh process).
 
 Each version runs from its own source tree (the baseline in a git worktree under
 ``benchmarks/.work``) on its own copy of the corpus, so neither reads the other's index;
-one-shot and refresh runs alternate between the versions, round by round.
+one-shot and refresh runs alternate between the versions, round by round. ``--large`` runs
+on the growth corpus (``mixed_corpus.py --large``, about 25,000 files) instead.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_server import _percentile, szrag_server
-from benchmarks.mixed_corpus import DEFAULT_MIRRORS, WORK, build
+from benchmarks.mixed_corpus import DEFAULT_MIRRORS, LARGE_EXTRA, REPOSITORIES, WORK, build
 from szrag.llm.testing import ScriptedProvider, serve, text_reply
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -265,6 +268,19 @@ def index_bytes(root: Path) -> int:
     return sum(path.stat().st_size for path in (root / ".rag").glob("index.db*"))
 
 
+def measure_start(version: Version, url: str, question: str) -> None:
+    """A server started over a current index: process start to ``/healthz`` answering, then
+    its first ``/api/ask`` without a model (whatever views it has not built yet included)."""
+    started = time.perf_counter()
+    serving = szrag_server(version.corpus, url, environ=version.environment, start_timeout=300)
+    with serving as base, httpx.Client(base_url=base, timeout=120) as client:
+        ready = time.perf_counter()
+        version.record("server start", ready - started)
+        response = client.post("/api/ask", json={"question": question, "withAi": False})
+        version.record("first ask after start", time.perf_counter() - ready)
+        response.raise_for_status()
+
+
 def measure_server(version: Version, provider: ScriptedProvider, url: str, rounds: int) -> None:
     serving = szrag_server(version.corpus, url, environ=version.environment, start_timeout=300)
     with serving as base, httpx.Client(base_url=base, timeout=60) as client:
@@ -350,11 +366,16 @@ def main() -> None:
     parser.add_argument("--baseline", default=None, help="a git revision to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    parser.add_argument("--large", action="store_true", help="the growth corpus (25k files)")
     args = parser.parse_args()
 
-    versions = [Version("current", REPOSITORY / "src", build(WORK / "mixed", args.mirrors))]
+    name, repositories = (
+        ("mixed-large", REPOSITORIES + LARGE_EXTRA) if args.large else ("mixed", REPOSITORIES)
+    )
+    corpus = build(WORK / name, args.mirrors, repositories=repositories)
+    versions = [Version("current", REPOSITORY / "src", corpus)]
     if args.baseline:
-        copy = build(WORK / "mixed-baseline", args.mirrors)
+        copy = build(WORK / f"{name}-baseline", args.mirrors, repositories=repositories)
         versions.insert(
             0, Version(f"baseline {args.baseline}", baseline_source(args.baseline), copy)
         )
@@ -392,16 +413,23 @@ def main() -> None:
                 shot = version.szrag("retrieve", "--root", root, "--json", question)
                 version.record("one-shot retrieve", shot["wall"])
                 floor_runs.append(one_shot_floor(versions[-1], expressions[question]))
+            asked = QUESTIONS[round_number % len(QUESTIONS)]
+            shot = version.szrag("ask", "--no-ai", "--root", root, asked)
+            version.record("one-shot ask --no-ai", shot["wall"])
 
     provider = ScriptedProvider()
     with serve(provider) as url:
+        for round_number in range(args.rounds):
+            for version in versions:
+                measure_start(version, url, QUESTIONS[round_number % len(QUESTIONS)])
+
         for version in versions:
             measure_server(version, provider, url, args.rounds)
         for version in versions:
             measure_edits(version, url, args.rounds)
 
     files = sum(1 for _ in _corpus_files(versions[-1].corpus))
-    print(f"mixed corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores")
+    print(f"{name} corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores")
     header = f"{'figure':32}" + "".join(f"{version.label:>22}" for version in versions)
     print(header + f"{'floor':>34}")
     rows = (
@@ -416,6 +444,9 @@ def main() -> None:
             "s",
             f"stat+search {statistics.median(floor_runs):.3f}, python {floor['python']:.3f} s",
         ),
+        ("one-shot ask --no-ai", "s", ""),
+        ("server start", "s", f"python {floor['python']:.3f} s"),
+        ("first ask after start", "s", "a warm ask, below"),
         ("warm ask", "ms", ""),
         ("warm ask, new words", "ms", ""),
         ("first token", "ms", ""),

@@ -3,6 +3,7 @@ numpy or parser when its index is current."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -12,8 +13,10 @@ import time
 from pathlib import Path
 
 import click
+import pytest
 
 from szrag.cli import COMMANDS, main
+from szrag.cli.quick import QuickRetrieve, parse_quick
 
 HEAVY = ("numpy", "httpx", "fastapi", "uvicorn", "mcp", "tree_sitter", "szrag.answer", "slack_bolt")
 
@@ -99,3 +102,70 @@ def test_a_refresh_that_parses_a_changed_file_loads_no_question_over_the_index(
         "szrag.rank",
     )
     assert sorted(name for name in loaded if name.startswith(unused)) == []
+
+
+def _szrag(arguments: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "szrag", *arguments], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_a_plain_one_shot_question_is_answered_without_click(tmp_path: Path) -> None:
+    (tmp_path / "server.py").write_text("def refresh_cache():\n    return 'ok'\n", "utf-8")
+    (tmp_path / "notes.md").write_text("# Cache\n\nThe cache is refreshed hourly.\n", "utf-8")
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    line = ["retrieve", "--json", "--limit", "3", "refresh", "--root", str(tmp_path), "cache"]
+    out, loaded = _modules_after(line)
+    assert sorted(name for name in loaded if name.startswith("click")) == []
+    quick = _szrag(line)
+    # --text changes nothing in JSON output, and only Click knows it: the same line through Click
+    through_click = _szrag([*line, "--text"])
+    assert quick.returncode == through_click.returncode == 0
+    assert quick.stdout == through_click.stdout == out
+    assert [source["path"] for source in json.loads(quick.stdout)][:1] == ["server.py"]
+    # a failure is told as the Click command tells it
+    empty = _szrag(["retrieve", "--json", "--root", str(tmp_path), " "])
+    empty_through_click = _szrag(["retrieve", "--json", "--text", "--root", str(tmp_path), " "])
+    assert empty.returncode == empty_through_click.returncode == 2
+    assert empty.stderr == empty_through_click.stderr
+    assert "error: the question is empty" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (["retrieve", "--json", "how", "are", "routes", "found"], ("how are routes found", ".", 8)),
+        (["retrieve", "x", "--json", "--limit=100", "--root=ROOT"], ("x", "ROOT", 100)),
+        (["retrieve", "--limit", "1", "--json", "x"], ("x", ".", 1)),
+        (["retrieve", "x"], None),  # a table: Rich, through Click
+        (["retrieve", "--json"], None),  # no question: Click's usage error
+        (["retrieve", "--json", "--limit", "0", "x"], None),
+        (["retrieve", "--json", "--limit", "101", "x"], None),
+        (["retrieve", "--json", "--limit", "٣", "x"], None),  # not an ASCII number
+        (["retrieve", "--json", "--limit"], None),
+        (["retrieve", "--json", "x", "--limit"], None),  # no value: Click's usage error
+        (["retrieve", "--json", "x", "--limit="], None),
+        (["retrieve", "--json", "x", "--root"], None),
+        (["retrieve", "--json", "x", "--root="], None),
+        (["retrieve", "--json", "--root", "MISSING", "x"], None),
+        (["retrieve", "--json", "--root", "FILE", "x"], None),
+        (["retrieve", "--json", "--ranker", "spec", "x"], None),
+        (["retrieve", "--json", "--", "-x"], None),
+        (["retrieve", "--json", "-h"], None),
+        (["--debug", "retrieve", "--json", "x"], None),
+        (["ask", "--json", "x"], None),
+        ([], None),
+    ],
+)
+def test_only_the_plain_line_takes_the_quick_path(
+    tmp_path: Path, line: list[str], expected: tuple[str, str, int] | None
+) -> None:
+    (tmp_path / "FILE").write_text("not a folder\n", "utf-8")
+    (tmp_path / "ROOT").mkdir()
+    with contextlib.chdir(tmp_path):
+        found = parse_quick(line)
+    if expected is None:
+        assert found is None
+    else:
+        question, root, limit = expected
+        assert found == QuickRetrieve(question, Path(root), limit)

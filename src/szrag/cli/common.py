@@ -13,8 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-import click
-
 from szrag.base.errors import ConfigError, SzragError
 from szrag.base.public import dumps
 from szrag.index import Index, load_index
@@ -23,6 +21,7 @@ from szrag.index.build import Progress as ProgressCallback
 from szrag.index.build import log as _index_log
 
 if TYPE_CHECKING:
+    import click
     from rich.console import Console
 
     from szrag.conversations import ConversationMemory
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -107,19 +107,40 @@ def writes_to_terminal(stream: Any) -> bool:
         return False
 
 
-root_option = click.option(
-    "--root",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Repository root to index and query.",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+# The options every command shares are decorators that import Click when a command is
+# defined with them, not when this module is: a one-shot question answered without Click
+# (``cli/quick.py``) loads this module's printing and index helpers alone.
+
+
+def root_option(command: F) -> F:
+    """``--root``: the repository root to index and query."""
+    import click
+
+    return click.option(
+        "--root",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        default=Path("."),
+        show_default=True,
+        help="Repository root to index and query.",
+    )(command)
+
+
+def json_option(command: F) -> F:
+    """``--json``: machine-readable output."""
+    import click
+
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(
+        command
+    )
+
+
 REPLICA_DATA = ".szrag/replica"  # a replica's own files, each repository's in a folder
 
 
 def store_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """``--store URL``, a PostgreSQL store, by default ``SZRAG_STORE``."""
+    import click
+
     return click.option("--store", metavar="URL", envvar="SZRAG_STORE", help=help_text)
 
 
@@ -129,6 +150,8 @@ def replica(
     """The plan of a replica of ``store``: the published repositories ``--repo`` names (all
     of them without one), each checked to be published before anything runs; their own
     folders (conversations, audit log) under ``data``."""
+    import click
+
     from szrag.index.pg import published
     from szrag.service.repositories import replica_plan
 
@@ -159,6 +182,7 @@ def replica(
 def store_from_environment() -> bool:
     """Whether the running command's ``--store`` came from ``SZRAG_STORE`` rather than its
     command line (a command that needs ``--repo`` too then works locally without one)."""
+    import click
     from click.core import ParameterSource
 
     source = click.get_current_context().get_parameter_source("store")
@@ -201,11 +225,19 @@ def _joined_or_none(
     return " ".join(value) or None
 
 
-# A question needs no quotes: `szrag retrieve how are blueprints registered` works.
-question_argument = click.argument("question", nargs=-1, required=True, callback=_joined)
-optional_question_argument = click.argument(
-    "question", nargs=-1, required=False, callback=_joined_or_none
-)
+def question_argument(command: F) -> F:
+    """QUESTION, any number of words: `szrag retrieve how are blueprints registered` needs
+    no quotes."""
+    import click
+
+    return click.argument("question", nargs=-1, required=True, callback=_joined)(command)
+
+
+def optional_question_argument(command: F) -> F:
+    """QUESTION, as :func:`question_argument`, but it may be left out (None)."""
+    import click
+
+    return click.argument("question", nargs=-1, required=False, callback=_joined_or_none)(command)
 
 
 def print_json(value: Any) -> None:
@@ -233,6 +265,8 @@ def handle_errors(function: Callable[P, R]) -> Callable[P, R]:
 
 
 def _debug_enabled() -> bool:
+    import click
+
     context = click.get_current_context(silent=True)
     while context is not None:
         if context.obj and isinstance(context.obj, dict) and context.obj.get("debug"):

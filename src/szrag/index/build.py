@@ -13,12 +13,10 @@ import heapq
 import logging
 import os
 import re
-import signal
 import sqlite3
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +40,7 @@ from szrag.index.collect import (
     Skip,
     WalkSnapshot,
     collect,
+    unchanged,
 )
 from szrag.index.handle import Index, RefreshReport
 from szrag.index.terms import term_fields
@@ -180,6 +179,7 @@ def _worker_start(parent: int) -> None:
     killed outright (``kill -9``), so no orphan keeps reading the repository."""
     if sys.platform.startswith("linux"):
         import ctypes
+        import signal
 
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -289,6 +289,8 @@ def _rebuild_edges(conn: sqlite3.Connection, paths: Iterable[str] | None) -> Non
 
 
 def _finish_meta(conn: sqlite3.Connection, config: RepoConfig) -> None:
+    import uuid  # here: a question on a current index never writes a generation
+
     store.set_meta(
         conn,
         {
@@ -723,21 +725,15 @@ def refresh_index(
     try:
         if index.read_only:  # the warning came when it was opened
             raise _NotWritable
+        seen = store.data_version(conn)
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
-        collection = collect(index.root, index.config, previous)
-        seen = store.data_version(conn)
-        stale = None if verify else _stale_stats(conn, collection)
-        if not verify and stale is None:
+        if previous is not None and unchanged(index.root, index.config, previous):
+            # every directory and file as the walk the index was last brought in line with
+            # saw them: nothing to collect or compare
             report = RefreshReport(skipped=index.skipped())
-            if collection.snapshot != previous:
-                _keep_walk_quietly(conn, collection, kept)
         else:
-            with _WriteLock(conn, lock_wait):
-                if store.data_version(conn) != seen:  # another writer committed meanwhile
-                    stale = None
-                report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
-                _keep_walk(conn, collection, kept)
+            report = _refresh_collected(index, progress, verify, lock_wait, (kept, previous, seen))
     except _NotWritable:
         report = RefreshReport(skipped=index.skipped())
     except _LockBusy:
@@ -763,6 +759,32 @@ def refresh_index(
     return report
 
 
+def _refresh_collected(
+    index: Index,
+    progress: Progress | None,
+    verify: bool,
+    lock_wait: float | None,
+    last: tuple[str | None, WalkSnapshot | None, int],
+) -> RefreshReport:
+    """A walk compared with the index, and the refresh it calls for; ``last``: the kept walk
+    as stored and parsed, and the data version when it was read."""
+    kept, previous, seen = last
+    conn = index.conn
+    collection = collect(index.root, index.config, previous)
+    stale = None if verify else _stale_stats(conn, collection)
+    if not verify and stale is None:
+        report = RefreshReport(skipped=index.skipped())
+        if collection.snapshot != previous:
+            _keep_walk_quietly(conn, collection, kept, seen)
+        return report
+    with _WriteLock(conn, lock_wait):
+        if store.data_version(conn) != seen:  # another writer committed meanwhile
+            stale = None
+        report = _apply_refresh(conn, collection, index.config, progress, verify, stale)
+        _keep_walk(conn, collection, kept)
+    return report
+
+
 def _keep_walk(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
     """Keep this walk's listings for the next (inside the caller's write transaction)."""
     if collection.snapshot is not None:
@@ -771,12 +793,17 @@ def _keep_walk(conn: sqlite3.Connection, collection: Collection, kept: str | Non
             store.save_walk(conn, snapshot)
 
 
-def _keep_walk_quietly(conn: sqlite3.Connection, collection: Collection, kept: str | None) -> None:
+def _keep_walk_quietly(
+    conn: sqlite3.Connection, collection: Collection, kept: str | None, seen: int
+) -> None:
     """Keep the listings when nothing else is written: never waiting for another writer (the
-    next walk lists the changed directories again instead)."""
+    next walk lists the changed directories again instead), and only while the index is
+    still the one they were found to match (``seen``: its data version then): the kept walk
+    always describes the index as committed, which ``collect.unchanged`` relies on."""
     try:
         with _WriteLock(conn, 0):
-            _keep_walk(conn, collection, kept)
+            if store.data_version(conn) == seen:
+                _keep_walk(conn, collection, kept)
     except (_LockBusy, sqlite3.OperationalError) as error:
         log.debug("walk listings not kept: %s", error)
 

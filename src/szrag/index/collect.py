@@ -6,6 +6,7 @@ symlinked directory, and reports every file it leaves out on purpose with the re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -253,6 +254,7 @@ def _extension(name: str) -> str:
 # "mtime_ns:ctime_ns:inode" of a directory, "size:mtime_ns:ctime_ns:inode" of an ignore
 # file: strings, which the kept JSON gives back as they were written
 Signature = str
+UNVOUCHED = "-"  # in ``Listing.stats``: a file whose stat the walk cannot vouch for
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,12 +265,17 @@ class Listing:
     code being ``t`` text, ``i`` image or ``d`` directory, upper case for a symlink.
     ``signature`` is None when the listing cannot be trusted next time: modified too recently
     to tell a later change by its mtime (the walk's clock and the file system's may share a
-    tick), or holding an entry that could not be read or was left out with a reason."""
+    tick), or holding an entry that could not be read or was left out with a reason.
+    ``stats``: the stat this walk saw of each file entry (text or image) as
+    ``size:mtime:ctime:inode``, in entry order and ``/``-separated, ``-`` for one it cannot
+    vouch for (changed too recently, as for ``signature``, or not statable): what
+    ``unchanged`` compares a file with."""
 
     signature: Signature | None
     ignore_files: tuple[tuple[str, Signature | None], ...]
     entries: str
     virtualenvs: tuple[tuple[str, Signature | None], ...]  # folders left out as virtualenvs
+    stats: str = ""
 
 
 @dataclass
@@ -293,6 +300,7 @@ class WalkSnapshot:
                         listing.ignore_files,
                         listing.entries,
                         listing.virtualenvs,
+                        listing.stats,
                     ]
                     for prefix, listing in self.listings.items()
                 },
@@ -311,8 +319,9 @@ class WalkSnapshot:
                     tuple((str(name), _text(stat)) for name, stat in ignores) if ignores else (),
                     _entries(entries),
                     tuple((str(name), _text(sig)) for name, sig in venvs) if venvs else (),
+                    _stats(more[0]) if more else "",  # a snapshot kept before stats: none
                 )
-                for prefix, (signature, ignores, entries, venvs) in data["listings"].items()
+                for prefix, (signature, ignores, entries, venvs, *more) in data["listings"].items()
             }
             return cls(str(data["fingerprint"]), listings)
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
@@ -330,6 +339,14 @@ def _entries(value: object) -> str:
     if len(parts) % 2 or not set(parts[::2]) <= _CODES or not all(parts[1::2]):
         raise ValueError("malformed listing entries")
     return text
+
+
+def _stats(value: object) -> str:
+    """``value`` as the stats of a listing's files; ValueError when it is no text (text
+    that is not stats matches no file's stat, so it vouches for nothing)."""
+    if not isinstance(value, str):
+        raise ValueError("malformed listing stats")
+    return value
 
 
 _CODES = frozenset("tidTID")
@@ -370,6 +387,70 @@ def collect(root: Path, config: RepoConfig, previous: WalkSnapshot | None = None
     collection.files.sort(key=lambda item: item.path)
     collection.images.sort(key=lambda item: item.path)
     return collection
+
+
+def unchanged(root: Path, config: RepoConfig, snapshot: WalkSnapshot) -> bool:
+    """Whether a walk of ``root`` now would find exactly what the walk that made ``snapshot``
+    found, every file with the stat it had then, proven with one stat per directory, ignore
+    file and file, and no listing, ignore rule or sort of any entry.
+
+    A directory's signature (mtime, ctime, inode) shows an entry added, removed or renamed;
+    a file's stat shows its content edited in place (ctime cannot be set back). Whatever the
+    snapshot cannot vouch for gives False, for a full walk to decide: another configuration,
+    a directory or file changed within the racy window of that walk, a listing holding a
+    symlink (what it points at may move without any stat here changing), a directory not
+    listed then. False is never a claim that something changed."""
+    root = root.resolve()
+    if snapshot.fingerprint != walk_fingerprint(root, config):
+        return False
+    listings = snapshot.listings
+    pending = [(str(root).rstrip("/") + "/", "")]
+    reached = 0
+    while pending:
+        base, prefix = pending.pop()
+        listing = listings.get(prefix)
+        if listing is None or listing.signature is None:
+            return False
+        if _directory_signature(base) != listing.signature:
+            return False
+        for name, signature in listing.ignore_files:
+            if signature is None or _ignore_signature(base + name) != signature:
+                return False
+        for name, signature in listing.virtualenvs:
+            if _directory_signature(base + name) != signature:
+                return False
+        if not _files_unchanged(base, prefix, listing, pending):
+            return False
+        reached += 1
+    return reached == len(listings)
+
+
+def _files_unchanged(
+    base: str, prefix: str, listing: Listing, pending: list[tuple[str, str]]
+) -> bool:
+    """Whether every file of ``listing`` has the stat it had; its directories are added to
+    ``pending`` to be proven in turn."""
+    parts = listing.entries.split("/") if listing.entries else []
+    stats = listing.stats.split("/") if listing.stats else []
+    position = 0
+    for code, name in zip(parts[::2], parts[1::2], strict=True):
+        if code == "d":
+            pending.append((base + name + "/", prefix + name + "/"))
+            continue
+        if code != "t" and code != "i":  # a symlink: listed again by a full walk
+            return False
+        if position >= len(stats):
+            return False
+        seen = stats[position]
+        position += 1
+        try:
+            found = os.stat(base + name)
+        except OSError:
+            return False
+        # an unvouched "-" equals no stat
+        if f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}" != seen:
+            return False
+    return position == len(stats)
 
 
 def _signature(result: os.stat_result) -> Signature:
@@ -434,17 +515,22 @@ class _Walk:
         self, directory: str, prefix: str, rules: _LazyRules, device: int, listing: Listing
     ) -> None:
         assert self.collection.snapshot is not None
-        self.collection.snapshot.listings[prefix] = listing
         rules = rules.child(directory, prefix, tuple(name for name, _ in listing.ignore_files))
         base = directory.rstrip("/") + "/"
         parts = listing.entries.split("/") if listing.entries else []
+        stats: list[str] = []
         for code, name in zip(parts[::2], parts[1::2], strict=True):
             if code == "t":
-                self._file(base + name, prefix + name, "text", False)
+                stats.append(self._file(base + name, prefix + name, "text", False))
             elif code == "d" or code == "D":
                 self._descend(base + name, prefix + name, rules, device, code == "D", None, False)
             else:
-                self._file(base + name, prefix + name, _KINDS[code.lower()], code.isupper())
+                kind = _KINDS[code.lower()]
+                stats.append(self._file(base + name, prefix + name, kind, code.isupper()))
+        seen = "/".join(stats)
+        self.collection.snapshot.listings[prefix] = (
+            listing if seen == listing.stats else dataclasses.replace(listing, stats=seen)
+        )
 
     def _list(
         self,
@@ -492,6 +578,7 @@ class _Walk:
         rules = rules.child(directory, prefix, ignore_names)
         judged = rules.get().judged
         kept: list[str] = []
+        stats: list[str] = []
         virtualenvs: list[tuple[str, Signature | None]] = []
         for entry in entries:
             name = entry.name
@@ -527,9 +614,13 @@ class _Walk:
                 continue
             code = kind[0]
             kept.extend((code.upper() if is_link else code, name))
-            self._file(entry.path, relative, kind, is_link)
+            stats.append(self._file(entry.path, relative, kind, is_link))
         self.collection.snapshot.listings[prefix] = Listing(
-            _signature(own) if trusted else None, ignore_files, "/".join(kept), tuple(virtualenvs)
+            _signature(own) if trusted else None,
+            ignore_files,
+            "/".join(kept),
+            tuple(virtualenvs),
+            "/".join(stats),
         )
 
     def _trusted_stat(self, path: str) -> Signature | None:
@@ -583,39 +674,43 @@ class _Walk:
             return None
         return "text"
 
-    def _file(self, location: str, relative: str, kind: str, link: bool) -> None:
+    def _file(self, location: str, relative: str, kind: str, link: bool) -> str:
+        """Sort one file entry; the stat it was sorted by (``size:mtime:ctime:inode``), or
+        ``UNVOUCHED`` when it cannot be vouched for next time (not a regular file, or changed
+        within the racy window of this walk)."""
         collection = self.collection
         try:
             result = os.stat(location)  # follows links: what the link points at
         except FileNotFoundError:
             collection.skipped.append(Skip(relative, "broken symlink"))
-            return
+            return UNVOUCHED
         except OSError as error:
             collection.skipped.append(Skip(relative, f"cannot stat ({error.strerror})"))
-            return
+            return UNVOUCHED
         if link and not _inside(self.root, Path(location)):
             collection.skipped.append(Skip(relative, "symlink points outside the root"))
-            return
+            return UNVOUCHED
         if not stat.S_ISREG(result.st_mode):
-            return
-        found = CollectedFile(
-            relative,
-            location,
-            FileStat(result.st_size, result.st_mtime_ns, result.st_ctime_ns, result.st_ino),
-        )
+            return UNVOUCHED
+        size, mtime, ctime = result.st_size, result.st_mtime_ns, result.st_ctime_ns
+        found = CollectedFile(relative, location, FileStat(size, mtime, ctime, result.st_ino))
+        # a file changed in the same clock tick as this stat may change again unseen
+        trusted = mtime < self.trusted_before and ctime < self.trusted_before
+        seen = f"{size}:{mtime}:{ctime}:{result.st_ino}" if trusted else UNVOUCHED
         if kind == "image":
             collection.images.append(found)
-            return
+            return seen
         profile = self.config.profile
         if profile.generated_suffixes and relative.lower().endswith(profile.generated_suffixes):
             collection.skipped.append(Skip(relative, "generated or bundled"))
-            return
-        if result.st_size > self.config.max_file_bytes:
+            return seen
+        if size > self.config.max_file_bytes:
             collection.skipped.append(
-                Skip(relative, f"too large ({result.st_size} bytes > {self.config.max_file_bytes})")
+                Skip(relative, f"too large ({size} bytes > {self.config.max_file_bytes})")
             )
-            return
+            return seen
         collection.files.append(found)
+        return seen
 
 
 UNDECODABLE_NAME = "name is not valid UTF-8"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from szrag.base.collector import collections_paused
 from szrag.base.config import RepoConfig
 from szrag.base.text import path_tokens as tokens_of_path
 from szrag.index import store
@@ -151,7 +152,8 @@ class Index:
             if key in views:  # built by the thread this one waited for
                 return cast(T, views[key])
             try:
-                views[key] = value = compute()
+                with collections_paused():  # long-lived objects: no pass walks them as made
+                    views[key] = value = compute()
             finally:
                 with self._views_lock:
                     self._building.pop((generation, key), None)

@@ -31,6 +31,7 @@ import anyio
 from watchfiles import DefaultFilter, awatch
 
 from szrag import rank
+from szrag.base.collector import collections_paused
 from szrag.base.public import public
 from szrag.context import build_codebase_context
 from szrag.index import Index, RefreshReport, refresh_index
@@ -73,9 +74,10 @@ def warm_views(index: IndexStore) -> None:
     ranking arrays, parsed code records, file records), so the first question after a change
     does not build them on the event loop; then keep them out of the garbage collector's
     full passes (``keep_out_of_collections``)."""
-    rank.warm(index)
-    records_by_path(index)
-    build_codebase_context(WARM_QUESTION, index)  # the file and symbol views
+    with collections_paused():
+        rank.warm(index)
+        records_by_path(index)
+        build_codebase_context(WARM_QUESTION, index)  # the file and symbol views
     keep_out_of_collections()
 
 

@@ -1,0 +1,198 @@
+"""The quick freshness proof (``collect.unchanged``): a tree whose every directory and file is
+as the kept walk saw it is current without a walk; any change, and anything the walk could not
+vouch for, sends the refresh to the full walk, which finds what changed.
+
+Files get their change time (ctime) when written and no call sets it back, so the trees are
+written once for the module and the racy window of a walk (two seconds) is waited out once:
+only then can a walk vouch for their stats."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from szrag.base.config import DEFAULT, RepoConfig
+from szrag.index import store
+from szrag.index.build import load_index, refresh_index
+from szrag.index.collect import _RACY_NS, WalkSnapshot, collect, unchanged
+from szrag.index.handle import RefreshReport
+
+CONFIG = RepoConfig(profile=DEFAULT)
+CORE = "src/pkg/core.py"
+CORE_TEXT = "def core():\n    return 1\n"
+
+
+def _write(root: Path, relative: str, text: str) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _age_directories(root: Path) -> None:
+    """Every directory last modified a minute ago (an entry added or removed since still
+    changes its ctime, which the signature holds too)."""
+    past = time.time() - 60
+    for directory, folders, _ in os.walk(root):
+        folders[:] = [name for name in folders if name != ".rag"]
+        os.utime(directory, (past, past))
+
+
+def _tree(root: Path) -> None:
+    _write(root, "app.py", "import pkg.core\n")
+    _write(root, CORE, CORE_TEXT)
+    _write(root, "docs/guide.md", "# Guide\n\nHow to use it.\n")
+    _write(root, "docs/logo.png", "png")
+    _write(root, "big.py", "x = 1\n" * 400)  # left out as too large by the walk, by its stat
+    _write(root, ".gitignore", "build/\n")
+    _write(root, "build/out.py", "y = 2\n")
+
+
+def _edit(root: Path) -> None:
+    _write(root, CORE, CORE_TEXT + "\n\ndef more():\n    return 2\n")
+
+
+def _edit_keeping_size_and_mtime(root: Path) -> None:
+    path = root / CORE
+    before = path.stat()
+    path.write_text(CORE_TEXT.replace("1", "2"))  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _add(root: Path) -> None:
+    _write(root, "src/pkg/new.py", "def new():\n    return 3\n")
+
+
+def _delete(root: Path) -> None:
+    (root / "docs/guide.md").unlink()
+
+
+def _rename(root: Path) -> None:
+    (root / "app.py").rename(root / "main.py")
+
+
+def _shrink(root: Path) -> None:
+    _write(root, "big.py", "x = 1\n")
+
+
+SCENARIOS: dict[str, tuple[Callable[[Path], None], Callable[[RefreshReport], bool]]] = {
+    "edit": (_edit, lambda report: report.changed == [CORE]),
+    "edit keeping size and mtime": (
+        _edit_keeping_size_and_mtime,
+        lambda report: report.changed == [CORE],
+    ),
+    "add": (_add, lambda report: report.added == ["src/pkg/new.py"]),
+    "delete": (_delete, lambda report: report.removed == ["docs/guide.md"]),
+    "rename": (
+        _rename,
+        lambda report: report.added == ["main.py"] and report.removed == ["app.py"],
+    ),
+    "a file left out by its size shrinks": (_shrink, lambda report: report.added == ["big.py"]),
+}
+SMALL = RepoConfig(profile=DEFAULT, max_file_bytes=1000)
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One tree per scenario and two more, written and then left alone past the racy window."""
+    made = {}
+    for name in [*SCENARIOS, "untouched", "symlink"]:
+        root = tmp_path_factory.mktemp("tree")
+        _tree(root)
+        made[name] = root
+    (made["symlink"] / "docs" / "link.md").symlink_to(made["symlink"] / "docs" / "guide.md")
+    time.sleep(_RACY_NS / 1e9 + 0.2)  # no write from here on is within a walk's racy window
+    return made
+
+
+def _indexed(root: Path) -> None:
+    """Built, its directories aged (the index's own folder changed the root) and refreshed,
+    so the kept walk holds trusted listings."""
+    load_index(root, config=SMALL).close()
+    _age_directories(root)
+    load_index(root, config=SMALL).close()
+
+
+def test_an_untouched_tree_is_proven_current_and_stays_so(trees: dict[str, Path]) -> None:
+    root = trees["untouched"]
+    _indexed(root)
+    index = load_index(root, config=SMALL)
+    try:
+        kept = store.read_walk(index.conn)
+        assert kept is not None
+        snapshot = WalkSnapshot.from_json(kept)
+        assert snapshot is not None and unchanged(root, SMALL, snapshot)
+        report = refresh_index(index)
+        assert not report.changed_anything
+        assert "big.py" in {skip.path for skip in report.skipped}  # as the walk left it out
+        assert store.read_walk(index.conn) == kept
+        # another configuration decides other files: not proven by this walk
+        assert not unchanged(root, CONFIG, snapshot)
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_every_kind_of_change_is_found(trees: dict[str, Path], scenario: str) -> None:
+    root = trees[scenario]
+    change, expected = SCENARIOS[scenario]
+    _indexed(root)
+    index = load_index(root, config=SMALL)
+    try:
+        before = WalkSnapshot.from_json(store.read_walk(index.conn) or "")
+        assert before is not None and unchanged(root, SMALL, before)
+        change(root)
+        _age_directories(root)  # a directory's mtime set back still leaves its ctime
+        assert not unchanged(root, SMALL, before)
+        report = refresh_index(index)
+        assert expected(report), report
+        # the next refresh (proven or walked: a file written just now is not vouched for)
+        # finds nothing more, and the index holds what a fresh walk finds
+        assert not refresh_index(index).changed_anything
+        fresh = collect(root, SMALL)
+        assert sorted(entry.path for entry in index.file_entries()) == [
+            item.path for item in fresh.files
+        ]
+    finally:
+        index.close()
+
+
+def test_a_file_written_within_the_racy_window_is_not_vouched_for(tmp_path: Path) -> None:
+    _tree(tmp_path)  # written just now: a second write in the same clock tick could keep
+    _age_directories(tmp_path)  # its size and times, so the walk vouches for none of them
+    found = collect(tmp_path, CONFIG)
+    assert found.snapshot is not None
+    assert set(found.snapshot.listings["src/pkg/"].stats.split("/")) == {"-"}
+    assert not unchanged(tmp_path, CONFIG, found.snapshot)
+    index = load_index(tmp_path, config=CONFIG)
+    try:
+        _write(tmp_path, CORE, CORE_TEXT.replace("1", "2"))  # within the same second
+        assert refresh_index(index).changed == [CORE]
+    finally:
+        index.close()
+
+
+def test_a_listing_holding_a_symlink_is_walked(trees: dict[str, Path]) -> None:
+    root = trees["symlink"]
+    _indexed(root)
+    index = load_index(root, config=SMALL)
+    try:
+        snapshot = WalkSnapshot.from_json(store.read_walk(index.conn) or "")
+        assert snapshot is not None and not unchanged(root, SMALL, snapshot)
+        assert "docs/link.md" in {entry.path for entry in index.file_entries()}
+        (root / "docs/guide.md").write_text("# Guide\n\nChanged through the link.\n")
+        assert sorted(refresh_index(index).changed) == ["docs/guide.md", "docs/link.md"]
+    finally:
+        index.close()
+
+
+def test_a_snapshot_kept_before_stats_or_with_bad_stats(tmp_path: Path) -> None:
+    old = '{"fingerprint": "x", "listings": {"": ["1:2:3", [], "t/a.py", []]}}'
+    snapshot = WalkSnapshot.from_json(old)
+    assert snapshot is not None and snapshot.listings[""].stats == ""
+    assert not unchanged(tmp_path, CONFIG, snapshot)
+    assert WalkSnapshot.from_json(old.replace("[]]", "[], [1, 2]]")) is None
