@@ -19,10 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
+from szrag.base.errors import RepositoryError
 from szrag.commands import Allowlist
 from szrag.server import ServerSettings, create_app
 from szrag.server.testing import serve_asgi
-from szrag.service.repositories import read_service_file
+from szrag.service.repositories import plan_from_options, read_service_file
 
 MakeRemote = Callable[[str, dict[str, str]], Any]  # the git_remote fixture (conftest.py)
 SECRET = "webhook-s3cret"
@@ -331,3 +332,45 @@ def test_a_service_of_remotes_alone_starts_once_one_is_cloned(
         assert client.get("/healthz").status_code == 200
         routed = client.post("/api/ask", json={"question": "welcome e-mail", "withAi": False})
         assert routed.json()["data"]["repository"] == "mailer"
+
+
+def test_a_repo_option_with_a_url_is_cloned_and_served(
+    git_remote: MakeRemote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = git_remote("mailer", MAILER)
+    write_files(tmp_path / "billing", BILLING)
+    monkeypatch.chdir(tmp_path)
+    plan = plan_from_options([f"mailer={remote.url}#main", "billing=billing"])
+    mailer = plan.named("mailer")
+    assert (mailer.url, mailer.branch) == (remote.url, "main")
+    assert mailer.path == (tmp_path / ".szrag/repositories/mailer").resolve()
+    assert plan.data == (tmp_path / ".szrag/repositories").resolve()
+    assert plan.named("billing").url is None
+    for scp_like in ("git@github.com:acme/mailer.git", "ssh://git@host/acme/mailer"):
+        assert plan_from_options([f"mailer={scp_like}"]).named("mailer").remote
+    with pytest.raises(RepositoryError, match="NAME=URL#BRANCH"):
+        plan_from_options([f"mailer={remote.url}#"])
+
+    app = create_app(
+        plan=plan,
+        environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        deadline = time.monotonic() + 60
+        states: dict[str, str] = {}
+        while time.monotonic() < deadline:
+            listed = client.get("/api/repositories").json()["data"]
+            states = {item["name"]: item["state"] for item in listed}
+            if states.get("mailer") == "ready":
+                break
+            time.sleep(0.2)
+        assert states == {"mailer": "ready", "billing": "ready"}, states
+        answered = client.post(
+            "/api/ask",
+            json={"question": "welcome email", "withAi": False, "repository": "mailer"},
+        )
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["data"]["sources"][0]["path"] == "src/welcome.py"

@@ -44,8 +44,9 @@ def register(group: click.Group) -> None:
     "--repo",
     "repos",
     multiple=True,
-    metavar="NAME=PATH",
-    help="Serve this repository under NAME (repeatable); questions name one or are routed.",
+    metavar="NAME=PATH|URL",
+    help="Serve this repository under NAME (repeatable): a folder, or a git URL (URL#BRANCH)"
+    " cloned into .szrag/repositories and fetched; questions name one or are routed.",
 )
 @store_option(
     "Serve as a replica from this PostgreSQL store (default SZRAG_STORE), no checkout: --repo"

@@ -111,13 +111,22 @@ class RepositorySpec:
 
     @classmethod
     def parse(cls, option: str, *, base: Path | None = None) -> RepositorySpec:
-        """``NAME=PATH`` as ``--repo`` takes it (a relative path from ``base``, default the
-        working folder)."""
+        """``NAME=PATH`` or ``NAME=URL[#BRANCH]`` as ``--repo`` takes it: a relative path from
+        ``base`` (default the working folder); a git URL (``scheme://...`` or scp-like
+        ``user@host:path``) cloned into ``base``'s ``.szrag/repositories/NAME``."""
         name, equals, path = option.partition("=")
         if not equals or not path:
-            raise RepositoryError(f"--repo {option!r}: give NAME=PATH")
+            raise RepositoryError(f"--repo {option!r}: give NAME=PATH or NAME=URL")
+        where = f"--repo {shown_url(option)}"
+        checked = checked_name(name.strip(), where=where)
+        if is_git_url(path):
+            url, _, branch = path.partition("#")
+            if path.endswith("#") or url.startswith("-"):
+                raise RepositoryError(f"{where}: give NAME=URL or NAME=URL#BRANCH")
+            folder = (base or Path.cwd()) / CLONES / checked
+            return cls(checked, folder.resolve(), url, branch or None)
         folder = (base or Path.cwd()) / Path(path).expanduser()
-        return cls(checked_name(name.strip(), where=f"--repo {option}"), folder.resolve())
+        return cls(checked, folder.resolve())
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +210,21 @@ def checked(specs: Sequence[RepositorySpec]) -> tuple[RepositorySpec, ...]:
 
 
 def plan_from_options(options: Sequence[str], *, memory_mb: int | None = None) -> ServicePlan:
-    """The plan of ``--repo NAME=PATH`` options."""
+    """The plan of ``--repo NAME=PATH`` (or ``NAME=URL``) options; a URL's clone goes to the
+    working folder's ``.szrag/repositories``."""
     specs = checked([RepositorySpec.parse(option) for option in options])
-    return ServicePlan(specs, memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB)
+    data = (Path.cwd() / CLONES).resolve() if any(spec.remote for spec in specs) else None
+    return ServicePlan(specs, memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB, data=data)
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
+
+
+def is_git_url(text: str) -> bool:
+    """Whether ``text`` names a git remote rather than a folder: a URL with a scheme
+    (``https://``, ``ssh://``, ``file://``...) or scp-like ``user@host:path``."""
+    return bool(_SCHEME.match(text) or _SCP_LIKE.match(text))
 
 
 def replica_plan(

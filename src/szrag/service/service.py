@@ -42,7 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from szrag.base.config import RepoConfig
-from szrag.base.errors import ConfigError, RepositoryError, RepositoryUnavailable, SzragError
+from szrag.base.errors import (
+    ConfigError,
+    RepositoryError,
+    RepositoryUnavailable,
+    StoreUnavailable,
+    SzragError,
+)
 from szrag.base.public import public_timestamp, utc_timestamp
 from szrag.conversations import ConversationMemory, open_conversation_store
 from szrag.index.protocol import IndexStore
@@ -394,6 +400,8 @@ class Service:
             index = self._opened_index(name)
             chunks, frequencies = index.term_counts(terms)
             sources = tuple(retrieve(question, limit, index=index))
+        except StoreUnavailable:
+            raise  # every repository of a replica reads the one database: a 503 says why
         except SzragError as error:  # one broken repository does not stop the others
             log.warning("repository %s left out of an unscoped search: %s", name, error.message)
             return None
