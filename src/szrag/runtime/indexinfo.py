@@ -52,12 +52,7 @@ def index_statistics(root: Path) -> IndexStatistics | NoIndex:
             counts = store.counts(conn)
     except IndexStoreError as error:
         return NoIndex(error.message)
-    return IndexStatistics(
-        schema_version=_number(meta.get("schema_version")),
-        generated_at=public_timestamp(meta.get("generated_at")),
-        profile=meta.get("profile"),
-        counts=counts,
-    )
+    return _statistics(meta, counts)
 
 
 def statistics_of(index: IndexStore) -> IndexStatistics | NoIndex:
@@ -69,6 +64,10 @@ def statistics_of(index: IndexStore) -> IndexStatistics | NoIndex:
             counts = index.counts()
     except SzragError as error:
         return NoIndex(error.message)
+    return _statistics(meta, counts)
+
+
+def _statistics(meta: Mapping[str, Any], counts: Mapping[str, int]) -> IndexStatistics:
     return IndexStatistics(
         schema_version=_number(meta.get("schema_version")),
         generated_at=public_timestamp(meta.get("generated_at")),
