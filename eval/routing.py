@@ -12,6 +12,10 @@ merged, the eight best files of all the repositories (a file of another reposito
 whatever its path); answered, the sources of the repository the question is routed to (the
 repository of the best merged file), from which an answer is made; likeliest, the former
 rule's: the sources of the repository most likely to have produced the question's words.
+What an answer is given is judged too, over all eight files: given, a gold file among the
+routed repository's eight; given beside, that or a gold file among the other repositories'
+files offered beside them (``Routed.elsewhere``: the case's own repository's, when the
+question went elsewhere).
 Prints per dataset the cases, scoped, merged, answered and likeliest file hit@5, the share
 routed to the right repository by the merged rule and by the likeliest words, and merged /
 scoped.
@@ -82,6 +86,8 @@ class Judged:
     likeliest: bool
     routed_right: bool
     likeliest_right: bool
+    given: bool
+    given_beside: bool
 
 
 def ask(service: Service, case: EvalCase) -> Judged:
@@ -98,6 +104,10 @@ def ask(service: Service, case: EvalCase) -> Judged:
     right = routed.repository == name
     likely_right = routed.likeliest == name
     likely = host.index if likely_right else None
+    given = right and bool(gold & {source.path for source in routed.sources})
+    beside = any(
+        item.repository == name and item.source.path in gold for item in routed.elsewhere()
+    )
     return Judged(
         scoped=bool(gold & set(scoped)),
         merged=any(repository == name and path in gold for repository, path in merged[:K]),
@@ -106,6 +116,8 @@ def ask(service: Service, case: EvalCase) -> Judged:
         and bool(gold & set(files_of(retrieve(case.question, LIMIT, index=likely)))),
         routed_right=right,
         likeliest_right=likely_right,
+        given=given,
+        given_beside=given or beside,
     )
 
 
@@ -114,13 +126,22 @@ def files_of(sources: Sequence[Source]) -> list[str]:
     return list(dict.fromkeys(source.path for source in sources))[:K]
 
 
-COLUMNS = ("scoped", "merged", "answered", "likeliest", "routed_right", "likeliest_right")
+COLUMNS = (
+    "scoped",
+    "merged",
+    "answered",
+    "likeliest",
+    "routed_right",
+    "likeliest_right",
+    "given",
+    "given_beside",
+)
 
 
 def print_table(results: dict[str, list[Judged]]) -> None:
     header = (
         f"{'dataset':<14} {'cases':>5} {'scoped':>7} {'merged':>7} {'answered':>9}"
-        f" {'likeliest':>10} {'routed':>7} {'likely':>7} {'ratio':>6}"
+        f" {'likeliest':>10} {'routed':>7} {'likely':>7} {'ratio':>6} {'given':>6} {'beside':>7}"
     )
     print(header)
     print("-" * len(header))
@@ -132,7 +153,8 @@ def print_table(results: dict[str, list[Judged]]) -> None:
     print("-" * len(header))
     print(line("all", totals))
     print("routed, likely: the right repository by the merged rule, by the likeliest words;")
-    print("ratio: merged / scoped")
+    print("ratio: merged / scoped; given, beside: a gold file in what the answer is given,")
+    print("without and with the other repositories' files offered beside (all eight files)")
 
 
 def line(name: str, rows: list[Judged]) -> str:
@@ -142,7 +164,8 @@ def line(name: str, rows: list[Judged]) -> str:
     return (
         f"{name:<14} {count:>5} {share['scoped']:>7.3f} {share['merged']:>7.3f}"
         f" {share['answered']:>9.3f} {share['likeliest']:>10.3f} {share['routed_right']:>7.3f}"
-        f" {share['likeliest_right']:>7.3f} {ratio:>6.2f}"
+        f" {share['likeliest_right']:>7.3f} {ratio:>6.2f} {share['given']:>6.3f}"
+        f" {share['given_beside']:>7.3f}"
     )
 
 

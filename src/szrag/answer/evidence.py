@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.base.activity import COMPLETED, SKIPPED, STARTED, ActivityRecorder, plural
 from szrag.base.activity import new_id as new_activity_id
 from szrag.base.redact import redact
@@ -36,6 +37,8 @@ class Evidence:
     live: str = ""  # the running application's records that match this code
     drift: str = ""  # which cited files changed since the commit that runs
     commit: str | None = None  # the commit the running application was built from
+    elsewhere: tuple[MergedSource, ...] = ()  # other repositories' sources, redacted
+    elsewhere_text: str = ""  # those sources as the model reads them
 
 
 BudgetFor = Callable[[Sequence[Image]], int]

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.answer.evidence import Evidence
 from szrag.answer.results import Answer, CommandReport, Outcome
 from szrag.base.activity import ActivityRecorder
@@ -101,6 +102,11 @@ def local_answer(
         lines += symbol_lines(evidence.context)
     else:
         lines += ["", "No repository source matched the question."]
+    if evidence.elsewhere:
+        lines += ["", "In other repositories:"]
+        for item in evidence.elsewhere:
+            heading = f" ({item.source.heading})" if item.source.heading else ""
+            lines.append(f"- {item.cited}{heading}")
     if evidence.images:
         lines += ["", "Matching images:", *(f"- {image.path}" for image in evidence.images)]
     if closing:
@@ -115,6 +121,7 @@ class Found:
     sources: tuple[Source, ...]
     images: tuple[Image, ...]
     command: CommandReport | None
+    elsewhere: tuple[MergedSource, ...] = ()
 
     def answer(
         self, outcome: Outcome, text: str, recorder: ActivityRecorder, **rest: Any
@@ -127,5 +134,6 @@ class Found:
             images=self.images,
             command=self.command,
             activities=tuple(recorder.activities),
+            elsewhere=self.elsewhere,
             **rest,
         )

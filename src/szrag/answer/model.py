@@ -136,6 +136,7 @@ def messages_for(
     live: str = "",
     *,
     prior: Sequence[Mapping[str, str]] = (),
+    elsewhere: str = "",
 ) -> list[dict[str, Any]]:
     """The first request's messages: the system prompt, the earlier turns of a conversation
     (``prior``) and the user message."""
@@ -151,6 +152,7 @@ def messages_for(
                 command=run.prompt_record if run else None,
                 command_input=run.prompt_input if run else None,
                 live_evidence=live,
+                other_repositories=elsewhere,
             ),
         },
     ]
@@ -179,6 +181,7 @@ class ModelRequest:
             root,
             evidence.live,
             prior=self.prior,
+            elsewhere=evidence.elsewhere_text,
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from szrag.answer.command import run_question_command
+from szrag.answer.elsewhere import elsewhere_reserve, join_elsewhere
 from szrag.answer.evidence import gather_evidence, public_context, public_source
 from szrag.answer.history import History, followed_questions, history_messages
 from szrag.answer.live import join_live
@@ -128,11 +129,14 @@ async def _answer_turn(
         if asks_model and earlier:
             history = await _history(earlier, host, plan, recorder)
 
+        # other repositories' sources, when routed here, take their share of the budget
+        reserve = elsewhere_reserve(question.elsewhere, plan.budget, plan.counter())
+
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
-                return plan.budget
+                return plan.budget - reserve
             bare = messages_for(shown, "", images, run, host.root, prior=history.messages)
-            return plan.fitted(bare, adapter.definitions() if adapter else None)
+            return plan.fitted(bare, adapter.definitions() if adapter else None) - reserve
 
         evidence = await gather_evidence(
             "\n".join((clean, *followed)),
@@ -144,12 +148,16 @@ async def _answer_turn(
             expand=not is_command_oriented(clean),
             earlier=len(followed),
         )
+        evidence = await join_elsewhere(
+            evidence, question.elsewhere, reserve, plan.counter(), recorder
+        )
     if asks_model and isinstance(host.live, ApplicationRuntime):
         evidence = await join_live(clean, evidence, host.live, recorder)
     found = Found(
         tuple(public_source(source) for source in evidence.sources),
         evidence.images,
         run.report if run else None,
+        evidence.elsewhere,
     )
     if not question.with_ai:
         text = local_answer(NOT_ASKED_INTRO, evidence, found.command, shown)

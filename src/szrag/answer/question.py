@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.base.activity import OnActivity
 from szrag.commands.model import Identity, Permit
 from szrag.rank.retrieve import DEFAULT_LIMIT
@@ -47,7 +48,9 @@ class Question:
     ``tools`` (default: the host's setting) offers the model the live tools, the admin-only
     ones when ``privileged``. ``conversation_id`` continues a kept conversation; ``remember``
     keeps the turn in a new one (owned by ``identity``, of ``face``) when no id is given.
-    ``budget`` (tokens of repository context) wins over the configured one."""
+    ``budget`` (tokens of repository context) wins over the configured one. ``elsewhere``:
+    the sources of a service's other repositories offered beside this one's (a question
+    asked of no repository, routed here)."""
 
     text: str
     with_ai: bool = True
@@ -61,6 +64,7 @@ class Question:
     conversation_id: str | None = None
     remember: bool = False
     listeners: Listeners = Listeners()
+    elsewhere: tuple[MergedSource, ...] = ()
 
     @property
     def command_id(self) -> str | None:

@@ -12,7 +12,10 @@ outcome's shape (:meth:`Answer.public_view`):
 * ``no_model`` (no provider key): ``{answer, sources, images, command, activities}``.
 
 An answer kept in a conversation adds ``answerId`` (what feedback refers to) and
-``conversationId`` (what a follow-up continues), whatever its outcome.
+``conversationId`` (what a follow-up continues), whatever its outcome. An answer of a service
+over several repositories to a question that named none adds ``otherSources`` when other
+repositories' files were offered beside its own (``{repository, path, start, end, type,
+heading, text, score, sharedScore}`` each).
 
 Sources and code texts in a result are redacted already: a result is what a caller may show.
 """
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.base.activity import Activity
 from szrag.base.public import public, public_dict
 from szrag.commands.model import Response
@@ -88,6 +92,7 @@ class Answer:
     running_commit: str | None = None  # the commit the running application was built from
     answer_id: str | None = None  # set when the answer is kept in a conversation
     conversation_id: str | None = None
+    elsewhere: tuple[MergedSource, ...] = ()  # other repositories' sources, redacted
 
     @property
     def asked_model(self) -> bool:
@@ -110,6 +115,7 @@ class Answer:
                 running_commit=self.running_commit,
                 answer_id=self.answer_id,
                 conversation_id=self.conversation_id,
+                other_sources=self.elsewhere,
             )
         return LocalAnswer(
             answer=self.answer,
@@ -120,6 +126,7 @@ class Answer:
             context=self.context if self.outcome is Outcome.NOT_ASKED else None,
             answer_id=self.answer_id,
             conversation_id=self.conversation_id,
+            other_sources=self.elsewhere,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,6 +135,7 @@ class Answer:
 
 
 _OMIT_NONE = public(omit_none=True)
+_OMIT_EMPTY = public(omit_empty=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +154,7 @@ class ModelAnswer:
     running_commit: str | None = field(default=None, metadata=_OMIT_NONE)
     answer_id: str | None = field(default=None, metadata=_OMIT_NONE)
     conversation_id: str | None = field(default=None, metadata=_OMIT_NONE)
+    other_sources: tuple[MergedSource, ...] = field(default=(), metadata=_OMIT_EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +170,7 @@ class LocalAnswer:
     context: PackedContext | None = field(default=None, metadata=_OMIT_NONE)
     answer_id: str | None = field(default=None, metadata=_OMIT_NONE)
     conversation_id: str | None = field(default=None, metadata=_OMIT_NONE)
+    other_sources: tuple[MergedSource, ...] = field(default=(), metadata=_OMIT_EMPTY)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 from rich.console import Console
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.answer.question import Question
 from szrag.answer.results import Answer, Outcome, ScopedAnswer
 from szrag.base.activity import Activity
@@ -215,6 +216,7 @@ class AnswerView:
             self.out.print(answer, markup=False, highlight=False, soft_wrap=True)
         if result.outcome is Outcome.ANSWERED:  # local answers list them already
             self._sources(result.sources)
+            self._elsewhere(result.elsewhere)
             self._images(result.images)
         usage = result.usage
         # a request that failed has no usage worth a line (the JSON still carries the estimate)
@@ -248,6 +250,14 @@ class AnswerView:
                 f"[dim]{_escape(heading)}  (score {source.score})[/]",
                 highlight=False,
             )
+
+    def _elsewhere(self, offered: Sequence[MergedSource]) -> None:
+        if not offered:
+            return
+        self.out.print("\n[bold]In other repositories[/]")
+        for item in offered:
+            heading = f"  {item.source.heading}" if item.source.heading else ""
+            self.out.print(f"  {_escape(item.cited)}[dim]{_escape(heading)}[/]", highlight=False)
 
     def _images(self, images: Sequence[Image]) -> None:
         if not images:
@@ -308,12 +318,13 @@ def ask(
     view = AnswerView(console, err_console, verbose=choices.verbose)
     text = " ".join(question)
     scope, plan = None, None
+    elsewhere: tuple[MergedSource, ...] = ()
     if store is not None and repository is None and store_from_environment():
         store = None  # SZRAG_STORE is asked with --repo NAME; without one, --root as ever
     if store is not None:
-        scope, root, plan = stored_repository_of(text, repository, store, service_file)
+        scope, root, plan, elsewhere = stored_repository_of(text, repository, store, service_file)
     elif repository is not None or service_file is not None:
-        scope, root, plan = repository_of(text, repository, service_file)
+        scope, root, plan, elsewhere = repository_of(text, repository, service_file)
     if scope is not None and not as_json:
         err_console.print(f"[dim]repository {scope}[/]", highlight=False)
     opened = open_store(store, scope) if store and scope else open_index(root)
@@ -326,9 +337,11 @@ def ask(
             kept.callback(memory.close)
             memory = memory.for_repository(scope)
         host = choices.host(root, index, memory)
-        asked = choices.question(
-            text,
-            conversation_for(host, choices.continue_last, choices.conversation),
+        asked = dataclasses.replace(
+            choices.question(
+                text, conversation_for(host, choices.continue_last, choices.conversation)
+            ),
+            elsewhere=elsewhere,
         ).heard_by(
             on_activity=view.on_activity if choices.verbose or not as_json else None,
             on_token=None if as_json else view.on_token,
@@ -344,9 +357,10 @@ def ask(
 
 def repository_of(
     question: str, repository: str | None, service_file: Path | None
-) -> tuple[str, Path, ServicePlan]:
-    """The repository of a service file a question is asked of, its folder and the service's
-    plan: the one named, else the one the question is most likely about."""
+) -> tuple[str, Path, ServicePlan, tuple[MergedSource, ...]]:
+    """The repository of a service file a question is asked of, its folder, the service's
+    plan and the other repositories' sources offered beside: the one named (none offered),
+    else the one the question is routed to."""
     from szrag.service.repositories import SERVICE_FILE, read_service_file
     from szrag.service.service import Service
 
@@ -354,38 +368,42 @@ def repository_of(
     if not chosen.is_file():
         raise ConfigError(f"no service file at {chosen}: give --config FILE (szrag repos add)")
     plan = read_service_file(chosen)
+    elsewhere: tuple[MergedSource, ...] = ()
     if repository is not None:
         spec = plan.named(repository)
     else:
         service = Service(plan, os.environ)
         try:
-            spec = plan.named(service.route(question).repository)
+            routed = service.route(question)
         finally:
             service.close()
+        spec, elsewhere = plan.named(routed.repository), routed.elsewhere()
     if spec.remote and not spec.path.is_dir():
         raise ConfigError(
             f"repository {spec.name} is not cloned yet: `szrag serve --config` clones"
             f" {spec.shown_url} into {spec.path}"
         )
-    return spec.name, spec.path, plan
+    return spec.name, spec.path, plan, elsewhere
 
 
 def stored_repository_of(
     question: str, repository: str | None, store: str, service_file: Path | None
-) -> tuple[str, Path, ServicePlan]:
+) -> tuple[str, Path, ServicePlan, tuple[MergedSource, ...]]:
     """The published repository of ``store`` a question is asked of (the one named, else the
     one the question is most likely about), a local folder of its own and the replica's
     plan (its conversations in the store's database)."""
     from szrag.service.service import Service
 
     plan = replica(store, (repository,) if repository else (), service_file, Path(REPLICA_DATA))
+    elsewhere: tuple[MergedSource, ...] = ()
     if repository is None:
         service = Service(plan, os.environ)
         try:
-            repository = service.route(question).repository
+            routed = service.route(question)
         finally:
             service.close()
-    return repository, plan.named(repository).path, plan
+        repository, elsewhere = routed.repository, routed.elsewhere()
+    return repository, plan.named(repository).path, plan, elsewhere
 
 
 @contextlib.contextmanager

@@ -58,10 +58,13 @@ def build_user_message(
     command: Mapping[str, Any] | None = None,
     command_input: str | None = None,
     live_evidence: str = "",
+    other_repositories: str = "",
 ) -> str:
     """The question with the packed repository knowledge, image metadata and command result
     (``command_input`` is the text the command was given, left out when it is sensitive),
-    and the running application's records that match the code (``live_evidence``)."""
+    and the running application's records that match the code (``live_evidence``); in a service
+    of several repositories, other repositories' sources (``other_repositories``, each headed
+    ``repository:path:start-end``)."""
     parts = [
         f"<question>\n{question.strip()}\n</question>",
         _block(
@@ -72,6 +75,8 @@ def build_user_message(
     ]
     if command is not None:
         parts.append(_block("command_result", command_text(command, command_input)))
+    if other_repositories:
+        parts.append(_block("other_repositories", other_repositories))
     if live_evidence:
         parts.append(_block("live_evidence", live_evidence))
     return "\n\n".join(parts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Coroutine
 from typing import Annotated, Any, TypeVar
 
@@ -140,7 +141,7 @@ async def ask(request: Request, caller: AskCaller, state: State) -> Response:
     question = parse_ask(payload, caller)
     # the repository found, then the question admitted, before the stream starts: an unknown
     # repository is a real 404, a refused command a real 403, an unknown conversation a 404
-    service, repository = await _answering(state, question, parse_repository(payload))
+    service, repository, question = await _answering(state, question, parse_repository(payload))
     admitted = await service.admit(question)
     if wants_events(request):
         return _stream(admitted, service, repository, state)
@@ -180,21 +181,24 @@ async def feedback(request: Request, caller: AskCaller, state: State) -> JSONRes
 
 async def _answering(
     state: ServerState, question: Question, repository: str | None
-) -> tuple[AskService, str | None]:
-    """The service that answers ``question`` and, in a service over several repositories,
-    the repository's name: the one named, else the one its conversation began in, else the
-    one it is routed to. A single repository answers everything; naming another is a 404."""
+) -> tuple[AskService, str | None, Question]:
+    """The service that answers ``question``, in a service over several repositories the
+    repository's name (the one named, else the one its conversation began in, else the one
+    it is routed to), and the question as it is asked there: a routed one with the other
+    repositories' best sources beside. A single repository answers everything; naming
+    another is a 404."""
     faces = state.repositories
     if faces is None:
         only_repository(state.service.root.name, repository)
-        return state.service, None
+        return state.service, None, question
     if repository is not None:
         face = await faces.face(repository)
     elif question.conversation_id is not None:
         face = await faces.of_conversation(question.conversation_id)
     else:
-        face = await faces.route(question.text)
-    return face.service, face.name
+        face, elsewhere = await faces.route(question.text)
+        question = dataclasses.replace(question, elsewhere=elsewhere)
+    return face.service, face.name, question
 
 
 @router.get("/api/repositories")

@@ -25,6 +25,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 
+from szrag.answer.elsewhere import MergedSource
 from szrag.answer.results import Answer, ScopedAnswer
 from szrag.base.errors import (
     RepositoryError,
@@ -173,10 +174,11 @@ class RepositoryFaces:
         face = self._faces.get(name)
         return face.watcher if face is not None else None
 
-    async def route(self, question: str) -> RepositoryFace:
-        """The face of the repository a question without one goes to."""
+    async def route(self, question: str) -> tuple[RepositoryFace, tuple[MergedSource, ...]]:
+        """The face of the repository a question without one goes to, and the other
+        repositories' sources its answer is offered beside its own."""
         routed = await anyio.to_thread.run_sync(self.service.route, question)
-        return await self.face(routed.repository)
+        return await self.face(routed.repository), routed.elsewhere()
 
     async def of_conversation(self, conversation_id: str) -> RepositoryFace:
         """The face of the repository the conversation is about (one lookup in the service's

@@ -366,7 +366,7 @@ class SlackFace:
     def _answer_by_response_url(self, respond: Say, request: Question, scoping: Scoping) -> None:
         try:
             scope = self._scope(scoping, request.identity.channel_id, None)
-            result = self._on_loop(scope.service.ask(request))
+            result = self._on_loop(scope.service.ask(scope.asked(request)))
         except Exception as error:
             self._fail(respond, error)
             return
@@ -508,7 +508,7 @@ class SlackFace:
         try:
             scope = self._scope(scoping, channel, key)
             request = dataclasses.replace(request, conversation_id=self._start(scope.service, key))
-            result = self._on_loop(scope.service.ask(request))
+            result = self._on_loop(scope.service.ask(scope.asked(request)))
         except Exception as error:
             message = self._failure_message(error)
             blocks = [*([question_block(shown)] if shown else []), *failure_blocks(message)]
@@ -542,7 +542,7 @@ class SlackFace:
         try:
             scope = self._scope(scoping, channel, key)
             request = dataclasses.replace(request, conversation_id=self._start(scope.service, key))
-            result = self._on_loop(scope.service.ask(request))
+            result = self._on_loop(scope.service.ask(scope.asked(request)))
         except Exception as error:
             message = self._failure_message(error)
             self._whisper_to(

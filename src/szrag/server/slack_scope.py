@@ -15,9 +15,12 @@ On a server of one repository (``--root``) every question is about it, as always
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
+from szrag.answer.elsewhere import MergedSource
+from szrag.answer.question import Question
 from szrag.base.errors import UnknownConversation
 from szrag.server.repositories import RepositoryFaces
 from szrag.server.service import AskService
@@ -35,6 +38,13 @@ class Scope:
 
     service: AskService
     repository: str | None = None
+    elsewhere: tuple[MergedSource, ...] = ()  # a routed question's other repositories' sources
+
+    def asked(self, question: Question) -> Question:
+        """``question`` as it is asked here (a routed one with the other sources beside)."""
+        return (
+            dataclasses.replace(question, elsewhere=self.elsewhere) if self.elsewhere else question
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +110,8 @@ class SlackScopes:
         elif (spec := faces.service.plan.for_channel(channel)) is not None:
             face = await faces.face(spec.name)
         else:
-            face = await faces.route(scoping.question)
+            face, elsewhere = await faces.route(scoping.question)
+            return Scope(face.service, face.name, elsewhere)
         return Scope(face.service, face.name)
 
     async def of_thread(self, key: str) -> Scope | None:

@@ -49,6 +49,7 @@ from szrag.base.text import code_terms
 from szrag.context import build_codebase_context, pack_repository_context
 from szrag.context.plan import ContextPlan
 from szrag.index import Index, load_index, refresh_index
+from szrag.index.protocol import IndexStore
 from szrag.rank.retrieve import DEFAULT_LIMIT, Source, retrieve
 
 # "history": questions from repositories' history (eval/prepare_history.py); "feedback": questions
@@ -572,6 +573,7 @@ def has_evidence(files: Iterable[str], packed_chunks: Iterable[tuple[str | None,
 class _Dataset:
     index: Index
     baseline: WholeFileBM25 | None = None
+    reader: IndexStore | None = None  # where the cases are read from, when not ``index``
 
 
 def evaluate_rankers(
@@ -582,8 +584,12 @@ def evaluate_rankers(
     context: bool = False,
     budget: int | None = None,
     progress: Callable[[int, EvalCase], None] | None = None,
+    read_through: Callable[[Index, EvalCase], IndexStore] | None = None,
 ) -> list[EvalReport]:
     """Run every case through each ranker (None: the profile's) in one pass; one report each.
+
+    ``read_through``, given each case's freshly refreshed index, returns the store its
+    questions are read from instead (another store the index is copied into, say).
 
     With ``context``, every ranker's sources are also packed (those of the first
     ``DEFAULT_LIMIT`` files, every unit of each, as an answer would use) and the evidence
@@ -599,6 +605,8 @@ def evaluate_rankers(
             if progress is not None:
                 progress(number, case)
             dataset = _open_for(case, opened, need_baseline=BASELINE in rankers)
+            if read_through is not None:
+                dataset.reader = read_through(dataset.index, case)
             for slot, name in enumerate(rankers):
                 results[slot].append(_run_case(case, dataset, name, k, context, budget))
     finally:
@@ -638,7 +646,7 @@ def _run_case(
     context: bool,
     budget: int | None,
 ) -> CaseResult:
-    index = dataset.index
+    index = dataset.reader or dataset.index
     started = time.perf_counter()
     if ranker == BASELINE:
         assert dataset.baseline is not None
@@ -714,6 +722,9 @@ def evaluate(
     ranker: str | None = None,
     context: bool = False,
     budget: int | None = None,
+    read_through: Callable[[Index, EvalCase], IndexStore] | None = None,
 ) -> EvalReport:
     """Run every case through ``retrieve`` with ``ranker`` and aggregate the metrics."""
-    return evaluate_rankers(cases, [ranker], k=k, context=context, budget=budget)[0]
+    return evaluate_rankers(
+        cases, [ranker], k=k, context=context, budget=budget, read_through=read_through
+    )[0]

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
-from szrag.base.public import public
+from szrag.answer.elsewhere import MergedSource
 from szrag.rank.bm25 import idf
 from szrag.rank.retrieve import Source
 
@@ -63,20 +63,6 @@ class Searched:
     repository: str
     counts: TermCounts
     sources: tuple[Source, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MergedSource:
-    """A source of an unscoped search: the repository it is from, the source as that
-    repository retrieved it, and its file's score on the scale shared by all of them."""
-
-    repository: str
-    source: Source = field(metadata=public(spread=True))
-    shared_score: float
-
-    def redacted(self) -> MergedSource:
-        """This source with the secrets in its text replaced."""
-        return replace(self, source=self.source.redacted())
 
 
 def shared_weight(terms: Sequence[str], own: TermCounts, every: TermCounts) -> float:

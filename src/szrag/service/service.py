@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from szrag.answer.elsewhere import ELSEWHERE_FILES, MergedSource, offered_elsewhere
 from szrag.base.config import RepoConfig
 from szrag.base.errors import (
     ConfigError,
@@ -59,7 +60,7 @@ from szrag.runtime.git import read_git_head
 from szrag.service.audit import AuditLog, service_audit_path
 from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host
-from szrag.service.merging import MergedSource, Searched, TermCounts, likeliest, merge
+from szrag.service.merging import Searched, TermCounts, likeliest, merge
 from szrag.service.repositories import RepositorySpec, RepositoryState, ServicePlan
 
 log = logging.getLogger("szrag.service")
@@ -67,6 +68,7 @@ log = logging.getLogger("szrag.service")
 VIEW_KIB_PER_FILE = 26  # measured: a server's RSS grows about 26 MiB per 1,000 files
 VIEW_BASE_MIB = 8  # what a repository's views cost before its first file
 ROUTE_SOURCES = 8  # the files each repository is searched for (the answer's default)
+ELSEWHERE_SCORE_SHARE = 0.5  # another repository's file offered beside: half the best score
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,14 @@ class Routed:
     sources: tuple[Source, ...]  # the chosen repository's sources, as it retrieved them
     merged: tuple[MergedSource, ...] = ()  # every repository's best files, on one scale
     likeliest: str | None = None  # the repository likeliest to have produced the words
+
+    def elsewhere(self, files: int = ELSEWHERE_FILES) -> tuple[MergedSource, ...]:
+        """The other repositories' sources an answer is offered beside the chosen one's:
+        those of their first ``files`` files in the merged ranking scoring at least
+        ``ELSEWHERE_SCORE_SHARE`` of its best."""
+        best = self.merged[0].shared_score if self.merged else 0.0
+        close = [item for item in self.merged if item.shared_score >= ELSEWHERE_SCORE_SHARE * best]
+        return tuple(offered_elsewhere(close, self.repository, files))
 
 
 class Opened:
