@@ -831,3 +831,69 @@ def test_sources_and_images_name_their_repository_or_are_refused(several: str, s
         assert client.get(image, params={"repository": "nope"}).status_code == 404
         info = client.get("/_szrag/info").json()["data"]
         assert info["repositories"] == [info["repository"]]
+
+
+BESIDE_FILES = {
+    "billing": {
+        f"src/{name}.py": f"def {name}(order):\n"
+        f"    '''The {name} of an order's invoice with its tax lines.'''\n"
+        f"    return total(order.lines, tax=vat_rate(order.country))\n"
+        for name in ("render", "tax", "refund", "discount", "currency", "ledger", "export")
+    },
+    "mailer": {
+        f"src/mail_{name}.py": f"def {name}_email(user):\n"
+        f"    '''Send the {name} email to the user.'''\n"
+        f"    return deliver_email(user.email, template='{name}')\n"
+        for name in ("welcome", "reset", "digest", "receipt", "reminder", "farewell")
+    },
+}
+
+
+@pytest.fixture
+def beside(tmp_path: Path) -> Iterator[str]:
+    """A server over ``billing`` and ``mailer``, whose files a question may mix."""
+    from szrag.commands import Allowlist
+    from szrag.server import create_app
+    from szrag.server.testing import serve_asgi
+    from szrag.service.repositories import plan_from_options
+
+    for name, files in BESIDE_FILES.items():
+        for relative, text in files.items():
+            (tmp_path / name / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / relative).write_text(text, encoding="utf-8")
+    app = create_app(
+        plan=plan_from_options([f"{name}={tmp_path / name}" for name in BESIDE_FILES]),
+        environ={"SZRAG_AUDIT_LOG": "off"},
+        settings=ServerSettings(watch=False, sse_ping_seconds=5.0),
+        answer_settings=Settings(ai_api_key=None),
+        allowlist=Allowlist(),
+        live_tools=False,
+    )
+    with serve_asgi(app) as base_url:
+        yield base_url
+
+
+def test_a_routed_answer_shows_the_other_repository_s_files_from_their_own_index(
+    browser: Session, beside: str
+) -> None:
+    browser.open(f"{beside}/")
+    browser.wait(lambda: not picked(browser)[0], what="the picker")
+    choose(browser, "")  # all repositories: the server routes the question
+    browser.find("#question").send_keys("refund invoice reminder email")
+    browser.find("#ask").click()
+    chosen = answered(browser).removeprefix("from ")
+    other = {"mailer": "billing", "billing": "mailer"}[chosen]
+    section = f"{TURN} .elsewhere-section"
+    assert browser.script(f"return document.querySelector('{section}').hidden") is False
+    assert "In other repositories" in browser.find(section).text
+    first = f"{TURN} .elsewhere li"
+    assert browser.find(f"{first} .location").text.startswith(f"{other}:")
+    assert browser.script(f"return document.querySelector('{first}').dataset.repository") == other
+    browser.find(f"{first} summary").click()
+    browser.wait(
+        lambda: browser.script(
+            f"return document.querySelector('{first} .source-body').dataset.highlighted === 'done'"
+        ),
+        what="the other repository's source highlighted from its own index",
+    )
+    browser.script("localStorage.clear()")

@@ -84,10 +84,14 @@ class Routed:
 
     def elsewhere(self, files: int = ELSEWHERE_FILES) -> tuple[MergedSource, ...]:
         """The other repositories' sources an answer is offered beside the chosen one's:
-        those of their first ``files`` files in the merged ranking scoring at least
-        ``ELSEWHERE_SCORE_SHARE`` of its best."""
+        those of their first ``files`` files in the merged ranking scoring above nothing and
+        at least ``ELSEWHERE_SCORE_SHARE`` of its best."""
         best = self.merged[0].shared_score if self.merged else 0.0
-        close = [item for item in self.merged if item.shared_score >= ELSEWHERE_SCORE_SHARE * best]
+        close = [
+            item
+            for item in self.merged
+            if item.shared_score > 0 and item.shared_score >= ELSEWHERE_SCORE_SHARE * best
+        ]  # a file that scores nothing is no evidence, however the best one scores
         return tuple(offered_elsewhere(close, self.repository, files))
 
 

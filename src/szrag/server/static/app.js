@@ -142,6 +142,8 @@
         usage: part("usage"),
         sourcesSection: part("sources-section"),
         sources: part("sources"),
+        elsewhereSection: part("elsewhere-section"),
+        elsewhere: part("elsewhere"),
         imagesSection: part("images-section"),
         images: part("images"),
         activitySection: part("activity-section"),
@@ -313,43 +315,62 @@
       this.parts.sourcesSection.hidden = false;
       this.parts.sources.replaceChildren();
       sources.forEach((source, index) => {
-        const item = document.createElement("li");
-        item.className = "source";
+        const item = this.sourceItem(source, this.repository, true);
         item.id = `turn-${this.number}-source-${index + 1}`;
-        const details = document.createElement("details");
-        const summary = document.createElement("summary");
-        const location = document.createElement("span");
-        location.className = "location";
-        location.textContent = `${source.path}:${source.start}-${source.end}`;
-        summary.appendChild(location);
-        if (source.heading) summary.appendChild(span("heading", source.heading));
-        if (typeof source.score === "number") summary.appendChild(span("score", `score ${source.score}`));
-        if (info.repoUrl) {
-          const browse = document.createElement("a");
-          browse.className = "browse";
-          browse.href = `${repoUrl(this.commit)}/${encodeURI(source.path)}#L${source.start}-L${source.end}`;
-          browse.textContent = "view";
-          browse.rel = "noopener noreferrer";
-          browse.target = "_blank";
-          summary.appendChild(browse);
-        }
-        const body = document.createElement("div");
-        body.className = "source-body";
-        body.appendChild(numberedLines(source.text || "", source.start, null));
-        details.append(summary, body);
-        details.addEventListener("toggle", () => {
-          if (details.open && !body.dataset.highlighted) this.highlight(source, body);
-        });
-        item.appendChild(details);
         this.parts.sources.appendChild(item);
       });
       this.linkCitations();
     }
 
-    async highlight(source, body) {
+    // Another repository's best files, offered beside this one's (a question that named
+    // none, on a server of several): their lines come from their own repository.
+    addElsewhere(sources) {
+      if (!sources || !sources.length) return;
+      this.parts.elsewhereSection.hidden = false;
+      this.parts.elsewhere.replaceChildren();
+      for (const source of sources) {
+        const item = this.sourceItem(source, source.repository, false);
+        item.dataset.repository = source.repository;
+        this.parts.elsewhere.appendChild(item);
+      }
+    }
+
+    sourceItem(source, repository, browsable) {
+      const item = document.createElement("li");
+      item.className = "source";
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      const location = document.createElement("span");
+      location.className = "location";
+      const where = `${source.path}:${source.start}-${source.end}`;
+      location.textContent = browsable ? where : `${repository}:${where}`;
+      summary.appendChild(location);
+      if (source.heading) summary.appendChild(span("heading", source.heading));
+      if (typeof source.score === "number") summary.appendChild(span("score", `score ${source.score}`));
+      if (browsable && info.repoUrl) {
+        const browse = document.createElement("a");
+        browse.className = "browse";
+        browse.href = `${repoUrl(this.commit)}/${encodeURI(source.path)}#L${source.start}-L${source.end}`;
+        browse.textContent = "view";
+        browse.rel = "noopener noreferrer";
+        browse.target = "_blank";
+        summary.appendChild(browse);
+      }
+      const body = document.createElement("div");
+      body.className = "source-body";
+      body.appendChild(numberedLines(source.text || "", source.start, null));
+      details.append(summary, body);
+      details.addEventListener("toggle", () => {
+        if (details.open && !body.dataset.highlighted) this.highlight(source, body, repository);
+      });
+      item.appendChild(details);
+      return item;
+    }
+
+    async highlight(source, body, repository) {
       body.dataset.highlighted = "pending";
       const query = new URLSearchParams({ path: source.path, start: source.start, end: source.end });
-      if (this.repository) query.set("repository", this.repository);
+      if (repository) query.set("repository", repository);
       try {
         const response = await fetch(`/_szrag/source?${query}`, { headers: authHeaders() });
         if (!response.ok) return;
@@ -402,6 +423,7 @@
       }
       this.showAnswer(result.answer);
       this.addSources(result.sources);
+      this.addElsewhere(result.otherSources);
       this.addImages(result.images);
       this.showUsage(result);
       if (result.conversationId) {
