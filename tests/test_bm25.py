@@ -52,7 +52,9 @@ def index(retrieval_repo: Path) -> Iterator[Index]:
 
 
 def paths(question: str, index: Index) -> list[str]:
-    return [source.path for source in retrieve(question, index=index, ranker="bm25")]
+    """The files found, best first (a file answering with several units listed once)."""
+    found = retrieve(question, index=index, ranker="bm25")
+    return list(dict.fromkeys(source.path for source in found))
 
 
 def test_identifier_and_split_identifier_queries(index: Index) -> None:

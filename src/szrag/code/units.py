@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from szrag.code.model import Definition
 
-MAX_UNIT_LINES = 80
+MAX_UNIT_LINES = 40  # a screenful: a longer definition is read, ranked and cited by its parts
 MAX_UNIT_CHARS = 3400  # within a source's character bound, so no unit is cut mid-line later
 MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too small to read
 MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit before them

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from szrag.base.text import CODE_TYPES, LineRanges, path_tokens, tokens
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
 from szrag.code.scoring import extract_environment_variables
-from szrag.code.units import MAX_UNIT_LINES
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
 from szrag.index.store import StoredChunk, StoredFile, unpack
@@ -339,13 +338,14 @@ def symbol_source(chunks: Sequence[StoredChunk], symbols: Sequence[SymbolMatch])
 
 
 DEFINITIONS_SHOWN = 3  # a file's best matching definitions whose own lines a context shows
+DEFINITION_LINES = 80  # of a long one, its first lines
 
 
 def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatch]) -> str:
     """The own lines of the file's best matching definitions (a long one's first
-    ``MAX_UNIT_LINES``), each line once: the definition itself, not the windows around it."""
+    ``DEFINITION_LINES``), each line once: the definition itself, not the windows around it."""
     spans = sorted(
-        (symbol.line, min(max(symbol.end_line, symbol.line), symbol.line + MAX_UNIT_LINES - 1))
+        (symbol.line, min(max(symbol.end_line, symbol.line), symbol.line + DEFINITION_LINES - 1))
         for symbol in list(symbols)[:DEFINITIONS_SHOWN]
     )
     merged: list[tuple[int, int]] = []
