@@ -692,17 +692,23 @@ TURN = "#thread .turn:last-child"
 @pytest.fixture
 def several(web_repo: Path, tmp_path: Path) -> Iterator[str]:
     """A server over ``mailer`` (first) and ``web`` (the page fixture, with its image)."""
+    mailer = tmp_path / "mailer"
+    for relative, text in MAILER_FILES.items():
+        (mailer / relative).parent.mkdir(parents=True, exist_ok=True)
+        (mailer / relative).write_text(text, encoding="utf-8")
+    yield from serve_repositories([f"mailer={mailer}", f"web={web_repo}"])
+
+
+def serve_repositories(options: list[str]) -> Iterator[str]:
+    """A server without a model over the repositories ``NAME=PATH``, for as long as it is
+    iterated."""
     from szrag.commands import Allowlist
     from szrag.server import create_app
     from szrag.server.testing import serve_asgi
     from szrag.service.repositories import plan_from_options
 
-    mailer = tmp_path / "mailer"
-    for relative, text in MAILER_FILES.items():
-        (mailer / relative).parent.mkdir(parents=True, exist_ok=True)
-        (mailer / relative).write_text(text, encoding="utf-8")
     app = create_app(
-        plan=plan_from_options([f"mailer={mailer}", f"web={web_repo}"]),
+        plan=plan_from_options(options),
         environ={"SZRAG_AUDIT_LOG": "off"},
         settings=ServerSettings(watch=False, sse_ping_seconds=5.0),
         answer_settings=Settings(ai_api_key=None),
@@ -852,25 +858,11 @@ BESIDE_FILES = {
 @pytest.fixture
 def beside(tmp_path: Path) -> Iterator[str]:
     """A server over ``billing`` and ``mailer``, whose files a question may mix."""
-    from szrag.commands import Allowlist
-    from szrag.server import create_app
-    from szrag.server.testing import serve_asgi
-    from szrag.service.repositories import plan_from_options
-
     for name, files in BESIDE_FILES.items():
         for relative, text in files.items():
             (tmp_path / name / relative).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name / relative).write_text(text, encoding="utf-8")
-    app = create_app(
-        plan=plan_from_options([f"{name}={tmp_path / name}" for name in BESIDE_FILES]),
-        environ={"SZRAG_AUDIT_LOG": "off"},
-        settings=ServerSettings(watch=False, sse_ping_seconds=5.0),
-        answer_settings=Settings(ai_api_key=None),
-        allowlist=Allowlist(),
-        live_tools=False,
-    )
-    with serve_asgi(app) as base_url:
-        yield base_url
+    yield from serve_repositories([f"{name}={tmp_path / name}" for name in BESIDE_FILES])
 
 
 def test_a_routed_answer_shows_the_other_repository_s_files_from_their_own_index(

@@ -350,3 +350,16 @@ def test_live_source_results_follow_the_public_conventions(
     assert result.exit_code == 0, result.output
     found = list(problems(json.loads(result.stdout), retrieval_repo))
     assert found == [], "\n".join(found)
+
+
+def test_an_answer_s_other_sources_follow_them(tmp_path: Path) -> None:
+    from szrag.answer.elsewhere import MergedSource
+    from szrag.answer.results import Answer, Outcome
+    from szrag.rank.retrieve import Source
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
+    offered = MergedSource("web", Source("src/app.py", 1, 3, "python", None, "x = 1", 5), 1.5)
+    shown = Answer(Outcome.NO_MODEL, "answer", (), (), None, (), elsewhere=(offered,)).to_dict()
+    assert shown["otherSources"][0]["sharedScore"] == 1.5
+    assert list(problems(shown, tmp_path, "otherSources")) == []
