@@ -30,6 +30,7 @@ from szrag.context.build import (
     symbol_source,
 )
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT
+from szrag.context.pack import EVIDENCE_PACKING
 from szrag.index import Index, build_index
 from szrag.index.store import StoredChunk, StoredFile
 from szrag.rank.retrieve import Source, retrieve
@@ -278,6 +279,22 @@ def test_a_question_naming_a_symbol_a_route_and_a_variable(app: App, index: Inde
     assert 0 < packed.tokens <= packed.budget
     assert packed.code_contexts == len(context.code)
     assert app.symbol_file in packed.files
+
+
+def test_a_named_definition_is_given_as_the_units_holding_it(app: App, index: Index) -> None:
+    assert index.config.profile.units  # the default profile answers with units
+    sources = retrieve(app.question, index=index)
+    context = build_codebase_context(app.question, index, sources)
+    entry = next(entry for entry in context.code if entry.path == app.symbol_file)
+    symbol = next(item for item in context.symbols if item.name == app.symbol)
+    assert entry.symbol_units, "the definition's units"
+    assert all(unit.path == app.symbol_file for unit in entry.symbol_units)
+    assert any(unit.start <= symbol.line <= unit.end for unit in entry.symbol_units)
+    assert any(app.definition in unit.text for unit in entry.symbol_units)
+    packed = pack_repository_context(
+        sources, context, packing=EVIDENCE_PACKING, budget=index.config.profile.context_budget
+    )
+    assert packed.text.count(app.definition) == 1
 
 
 def test_metadata_lists_findings_groups_scores_and_counts(app: App, index: Index) -> None:

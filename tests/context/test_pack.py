@@ -348,6 +348,34 @@ def test_a_found_files_units_are_weighed_by_the_files_rank_and_their_own() -> No
     assert taken == ["source:a.py:1-10", "source:a.py:20-29", "source:b.py:1-10"]
 
 
+def test_named_definitions_given_as_units_show_each_line_once() -> None:
+    # the units holding a named definition go with their file's first unit; one the
+    # file's sources already hold is not packed again
+    sources = [unit("a.py", 1, "a" * 40), unit("b.py", 1, "c" * 40)]
+    entry = CodeEntry(
+        "a.py",
+        1040,
+        "direct",
+        ("handler",),
+        "CODE: a.py (direct)",
+        symbol_source="SOURCE (1-30):\n" + "a" * 40,
+        symbol_units=(unit("a.py", 1, "a" * 40), unit("a.py", 20, "f" * 40)),
+    )
+    context = CodebaseContext(code=(entry,))
+    packed = pack_repository_context(
+        sources, context, counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
+    )
+    judged = [(chunk.key, chunk.status) for chunk in packed.chunks if chunk.kind != "code"]
+    assert judged == [
+        ("source:a.py:1-10", INCLUDED),
+        ("source:a.py:1-10", DUPLICATE),
+        ("source:a.py:20-29", INCLUDED),
+        ("source:b.py:1-10", INCLUDED),
+    ]
+    assert "SYMBOLS:" not in packed.text
+    assert packed.text.count("a" * 40) == 1
+
+
 def test_structure_never_displaces_a_retrieved_source() -> None:
     sources = [source("server/users.js", 40, "a" * 200), source("server/app.js", 30, "b" * 200)]
     named = [c for c in evidence_chunks(sources, evidence_context()) if c.kind == "symbol"]

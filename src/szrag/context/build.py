@@ -23,7 +23,7 @@ from szrag.code.scoring import extract_environment_variables
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
 from szrag.index.store import StoredChunk, StoredFile, unpack
-from szrag.rank.retrieve import Source, more_sources, require_question
+from szrag.rank.retrieve import Source, definition_units, more_sources, require_question
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
     bounded_line,
@@ -341,9 +341,9 @@ DEFINITIONS_SHOWN = 3  # a file's best matching definitions whose own lines a co
 DEFINITION_LINES = 80  # of a long one, its first lines
 
 
-def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatch]) -> str:
-    """The own lines of the file's best matching definitions (a long one's first
-    ``DEFINITION_LINES``), each line once: the definition itself, not the windows around it."""
+def definition_spans(symbols: Sequence[SymbolMatch]) -> list[tuple[int, int]]:
+    """The lines of the file's best matching definitions (a long one's first
+    ``DEFINITION_LINES``), in order, touching spans merged."""
     spans = sorted(
         (symbol.line, min(max(symbol.end_line, symbol.line), symbol.line + DEFINITION_LINES - 1))
         for symbol in list(symbols)[:DEFINITIONS_SHOWN]
@@ -354,8 +354,14 @@ def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatc
             merged[-1] = (merged[-1][0], max(merged[-1][1], last))
         else:
             merged.append((first, last))
+    return merged
+
+
+def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatch]) -> str:
+    """The own lines of the file's best matching definitions (``definition_spans``), each
+    line once: the definition itself, not the windows around it."""
     parts = []
-    for first, last in merged:
+    for first, last in definition_spans(symbols):
         lines = index.lines(path, first, last)
         if lines:
             text = "\n".join(bounded_line(line) for line in lines)
@@ -413,10 +419,12 @@ def code_entry(
 ) -> CodeEntry | None:
     """One file's structural context plus its matching symbols' source, or None if empty."""
     structure = get_code_context(path, index)
+    units: tuple[Source, ...] = ()
     if not symbols:
         source = ""
     elif index.config.profile.units:
         source = definition_source(index, path, symbols)
+        units = tuple(definition_units(index, path, definition_spans(symbols), score))
     else:
         ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
         source = symbol_source(index.chunks(path, ranges), symbols)
@@ -436,6 +444,7 @@ def code_entry(
         symbols=_unique(symbol.name for symbol in symbols),
         text=f"CODE: {path} ({relation})\n{body}",
         symbol_source=source,
+        symbol_units=units,
         structure=structure,
         via=via,
         connects=connects,

@@ -31,6 +31,8 @@ class CodeEntry:
     text: str = field(metadata=_HIDDEN)
     # the matched symbols' lines alone (empty without symbols)
     symbol_source: str = field(default="", metadata=_HIDDEN)
+    # the same lines as the units the file is cut into (profiles that answer with units)
+    symbol_units: tuple[Source, ...] = field(default=(), metadata=_HIDDEN)
     structure: str = field(default="", metadata=_HIDDEN)  # the file's structure listing alone
     # the direct file a dependency or dependant was reached from
     via: str | None = field(default=None, metadata=_HIDDEN)

@@ -216,7 +216,7 @@ def evidence_chunks(
 ) -> list[ContextChunk]:
     """The evidence-first candidates, best first: each unit of a found file (the retrieved
     sources, then the found files' next best units) weighted by its file's rank and its
-    own within the file (``1 / (r * j)``); the source of the symbols the question names
+    own within the file (``1 / (r * j)``); the units of the symbols the question names
     with its file's first unit; then the structural summary, each direct file's structure
     and one line per dependency or dependant (its path and the names that tie it to the
     file it was reached from). The score is the place in that order."""
@@ -233,21 +233,12 @@ def evidence_chunks(
     ]
     if context is not None:
         unranked = len(ranks) + 1  # a named symbol's file that retrieval did not return
-        weighted.extend(
-            (
-                1.0 / ranks.get(entry.path, unranked),
-                ContextChunk(
-                    key=f"symbol:{entry.path}",
-                    kind="symbol",
-                    score=0,
-                    text=f"SYMBOLS: {', '.join(entry.symbols)} in {entry.path}\n{entry.symbol_source}",
-                    path=entry.path,
-                    carries_source=True,
-                ),
-            )
-            for entry in context.code
-            if entry.symbol_source
-        )
+        for entry in context.code:
+            weight = 1.0 / ranks.get(entry.path, unranked)
+            if entry.symbol_units:  # the file's own units: a line already taken is not again
+                weighted.extend((weight, source_chunk(unit)) for unit in entry.symbol_units)
+            elif entry.symbol_source:
+                weighted.append((weight, symbols_chunk(entry)))
         summary = structure_chunk(context)
         if summary is not None:
             weighted.append((STRUCTURE_WEIGHT, summary))
@@ -290,6 +281,18 @@ def evidence_chunks(
         )
         for place, (_, chunk) in enumerate(ordered)
     ]
+
+
+def symbols_chunk(entry: CodeEntry) -> ContextChunk:
+    """The source of the symbols the question names in one file, as one chunk."""
+    return ContextChunk(
+        key=f"symbol:{entry.path}",
+        kind="symbol",
+        score=0,
+        text=f"SYMBOLS: {', '.join(entry.symbols)} in {entry.path}\n{entry.symbol_source}",
+        path=entry.path,
+        carries_source=True,
+    )
 
 
 def related_line(entry: CodeEntry) -> str:

@@ -293,6 +293,28 @@ def more_sources(
     ]
 
 
+def definition_units(
+    index: IndexStore, path: str, spans: Sequence[tuple[int, int]], score: int
+) -> list[Source]:
+    """The units of the indexed file ``path`` that hold any of the lines ``spans``, in file
+    order: definitions the question names, shown as the units the file is cut into, so a
+    context that also holds the file's best units shows each line once. Empty unless the
+    profile answers with units or when the index holds no lines of the file."""
+    if not index.config.profile.units or not spans:
+        return []
+    stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+    if stored is None:
+        return []
+    found = units_of(index, path, stored.type)
+    if found is None:
+        return []
+    return [
+        _unit_source(found, ScoredUnit(unit, 0.0), path, stored.type, score)
+        for unit in found.units
+        if any(unit.start <= last and first <= unit.end for first, last in spans)
+    ]
+
+
 def image_score(question_tokens: frozenset[str], image_path: str) -> int:
     """+10 per question token in the image path, else +6 when an alias of it is."""
     in_path = path_tokens(image_path)
