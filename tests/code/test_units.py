@@ -13,6 +13,7 @@ from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
 from szrag.rank.retrieve import retrieve
 from szrag.rank.units import chosen_units, rank_units, units_of
+from szrag.rank.words import quoted_literals
 
 
 def units_for(path: str, text: str) -> list[Unit]:
@@ -223,6 +224,35 @@ def test_the_second_stage_prefers_the_definition_the_question_names(auth_root: P
         assert words[0].unit.name == "DigestAuth._build_auth_header"
         challenge = chosen_units(found, "parse the www-authenticate challenge header")
         assert challenge[0].unit.name == "DigestAuth._parse_challenge"
+
+
+def test_text_the_question_quotes_lifts_the_unit_holding_it(auth_root: Path) -> None:
+    with load_index(auth_root) as index:
+        found = units_of(index, "auth.py", "code")
+        assert found is not None
+        plain = rank_units(found, "why is the request sent again with the digest header?")
+        assert plain[0].unit.name != "DigestAuth._parse_challenge"
+        quoted = rank_units(
+            found, "why is the request sent again with the digest header 'www-authenticate'?"
+        )
+        assert quoted[0].unit.name == "DigestAuth._parse_challenge"
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted"),
+    [
+        ("Remove pointless 'No server-side tools for' message", ("No server-side tools for",)),
+        ('why do I get "database is locked"?', ("database is locked",)),
+        ("what does `--line-range` do, and `-r`?", ("--line-range",)),
+        ("the user's file isn't 'ok'", ()),  # apostrophes open nothing; two letters tell nothing
+        ("\u2018smart quotes\u2019 and \u201cdouble ones\u201d", ("smart quotes", "double ones")),
+        ("'same' twice: 'same'", ("same",)),
+    ],
+)
+def test_quoted_literals_are_the_texts_in_quotes_or_backticks(
+    question: str, quoted: tuple[str, ...]
+) -> None:
+    assert quoted_literals(question) == quoted
 
 
 def test_retrieve_cites_the_units_real_span_and_the_slackzilla_profile_keeps_windows(

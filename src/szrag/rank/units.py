@@ -4,8 +4,9 @@ The first stage ranks files by their 60-line windows across the whole corpus. In
 chosen file, each unit (``szrag.code.units``: a function, a method, a class's own lines, a
 section) is scored by the question alone: BM25 over the file's units for the question's
 words in the unit's lines, its definition's name and class counted again, a named
-identifier matching the definition counted most, and a small share for overlapping the
-window the first stage chose (its corpus-wide judgement). The best unit is returned with
+identifier matching the definition counted most, text the question quotes (a message, an
+option) found verbatim in the unit counted as much as the best unit's words, and a small
+share for overlapping the window the first stage chose (its corpus-wide judgement). The best unit is returned with
 its real span, with up to two more of the same file that score close, within about a
 window's lines; a context with room to spare takes the next ones (``more_units``).
 """
@@ -23,12 +24,13 @@ from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
 from szrag.code.model import CodeRecord
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
-from szrag.rank.words import named_symbols, query_terms
+from szrag.rank.words import named_symbols, query_terms, quoted_literals
 
 K1 = 1.2
 B = 0.5  # a longer unit is judged less harshly than a longer document: a change spreads
 NAME_WEIGHT = 1.0  # a question word in the definition's own name counts once more
 NAMED_SYMBOL = 4.0  # times the best body score: an identifier the question writes out
+QUOTED_TEXT = 1.0  # times the best body score: a unit holding text the question quotes
 WINDOW_SHARE = 0.25  # of the best score, for lying in the window the first stage chose
 # A file answers with its best unit and, while they fit these lines (about a window's), up
 # to two more scoring at least this share of the best: a change rarely sits in one function.
@@ -160,6 +162,7 @@ def rank_units(
     """The file's units best first for ``question`` (ties in file order)."""
     terms = list(dict.fromkeys(stem(term) for term in query_terms(question)))
     named = named_symbols(question)
+    quoted = quoted_literals(question)
     count = len(found.units)
     average = sum(found.lengths) / count if count else 1.0
     weights = {}
@@ -185,6 +188,8 @@ def rank_units(
         score = raw[place]
         if named & found.name_keys[place]:
             score += NAMED_SYMBOL * best
+        if quoted and _holds_any(found.lines, unit, quoted):
+            score += QUOTED_TEXT * best
         if window is not None:
             overlap = min(unit.end, window[1]) - max(unit.start, window[0]) + 1
             if overlap > 0:
@@ -233,6 +238,10 @@ def more_units(
             spare.append(item)
             used += _size(item.unit)
     return spare
+
+
+def _holds_any(lines: Sequence[str], unit: Unit, texts: Sequence[str]) -> bool:
+    return any(text in line for line in lines[unit.start - 1 : unit.end] for text in texts)
 
 
 def _size(unit: Unit) -> int:

@@ -189,6 +189,25 @@ def named_symbols(question: str) -> set[str]:
     return {symbol_key(name) for name in found if len(name) > 2}
 
 
+# Text the question quotes: a message, an option, a literal. A quote opens after a space or
+# a bracket and closes before one, so the apostrophe of "user's" opens nothing.
+_QUOTED = re.compile(
+    r"(?<![\w'\"`])(?:'([^'\n]{3,200}?)'|\"([^\"\n]{3,200}?)\"|`([^`\n]{3,200}?)`"
+    r"|\u2018([^\u2019\n]{3,200}?)\u2019|\u201c([^\u201d\n]{3,200}?)\u201d)(?![\w'\"`])"
+)
+
+
+def quoted_literals(question: str) -> tuple[str, ...]:
+    """The texts the question quotes (in quotes or backticks), each once, in order: what a
+    line of the code may hold verbatim. Fewer than three characters quote nothing telling."""
+    found: dict[str, None] = {}
+    for groups in _QUOTED.findall(question):
+        text = next(group for group in groups if group).strip()
+        if len(text) >= 3:
+            found[text] = None
+    return tuple(found)
+
+
 def named_routes(question: str) -> list[str]:
     """URL paths the question names (``/api/users``)."""
     return [route.rstrip(".,?") for route in ROUTE.findall(question)]
