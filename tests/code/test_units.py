@@ -12,7 +12,7 @@ from szrag.code.extract import analyse
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
 from szrag.rank.retrieve import retrieve
-from szrag.rank.units import chosen_units, rank_units, units_of
+from szrag.rank.units import FileUnits, chosen_units, cut_of, rank_units, units_of
 from szrag.rank.words import quoted_literals
 
 
@@ -226,6 +226,55 @@ def test_the_second_stage_prefers_the_definition_the_question_names(auth_root: P
         assert challenge[0].unit.name == "DigestAuth._parse_challenge"
 
 
+def test_a_files_cut_is_made_once_and_measured_only_when_ranked(auth_root: Path) -> None:
+    with load_index(auth_root) as index:
+        cut = cut_of(index, "auth.py", "code")
+        assert cut is not None and not isinstance(cut, FileUnits)
+        assert cut.lines[0] == "import hashlib"
+        measured = units_of(index, "auth.py", "code")
+        assert isinstance(measured, FileUnits)
+        assert (measured.lines, measured.units) == (cut.lines, cut.units)
+        assert len(measured.lengths) == len(measured.name_words) == len(measured.units)
+        assert cut_of(index, "auth.py", "code") is measured  # the measured one is kept
+        assert units_of(index, "auth.py", "code") is measured
+        assert cut_of(index, "missing.py", "code") is None
+
+
+TERM_LINES = textwrap.dedent(
+    """\
+    class EntryCache:  # entries, entry, Entries
+        def parseEntries(self, parsed_entry, PARSING):
+            return [entry for entry in self.entries if entry.applied]
+
+        def apply(self, applies, applied_at):  # the \u212aelvin sign lowercases to k
+            self.kelvinMapped = mapped_entries  # mapping, mapped, maps
+            return "\u0130stanbul entry_ies y"
+    """
+).split("\n")
+
+
+def test_the_lines_holding_a_word_are_those_whose_words_stem_to_it() -> None:
+    # the reference: every line's words stemmed, as the second stage once measured a file
+    from szrag.base.text import stem, tokens_by_line
+    from szrag.rank.units import _measured
+
+    record = analyse("cache.py", "\n".join(TERM_LINES))
+    assert record is not None
+    definitions = record.functions
+    found = _measured(TERM_LINES, file_units(TERM_LINES, definitions, prose=False))
+    by_line = [{stem(word) for word in words} for words in tokens_by_line("\n".join(TERM_LINES))]
+    every_stem = set().union(*by_line) | {"entry", "kelvin", "absent", "y", "ies"}
+    for term in sorted(every_stem):
+        expected = tuple(number for number, stems in enumerate(by_line, 1) if term in stems)
+        assert found.lines_holding(term) == expected, term
+        assert found.term_counts(term) == [
+            sum(1 for number in expected if unit.start <= number <= unit.end)
+            for unit in found.units
+        ]
+    assert found.lines_holding("entry") == (1, 2, 3, 6, 7)
+    assert found.lines_holding("absent") == ()
+
+
 def test_text_the_question_quotes_lifts_the_unit_holding_it(auth_root: Path) -> None:
     with load_index(auth_root) as index:
         found = units_of(index, "auth.py", "code")
@@ -310,10 +359,10 @@ def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> No
 
 
 def test_the_units_kept_are_bounded_by_files_and_lines() -> None:
-    from szrag.rank.units import FileUnits, _UnitCache
+    from szrag.rank.units import FileCut, _UnitCache
 
-    def units(lines: int) -> FileUnits:
-        return FileUnits(tuple(["x = 1"] * lines), (), (), (), (), ())
+    def units(lines: int) -> FileCut:
+        return FileCut(tuple(["x = 1"] * lines), ())
 
     cache = _UnitCache(max_lines=100)
     for number in range(5):

@@ -295,6 +295,10 @@ def test_a_named_definition_is_given_as_the_units_holding_it(app: App, index: In
         sources, context, packing=EVIDENCE_PACKING, budget=index.config.profile.context_budget
     )
     assert packed.text.count(app.definition) == 1
+    # a file retrieval did not return has no units packed: its definitions stay one chunk
+    elsewhere = build_codebase_context(app.question, index, ())
+    entry = next(entry for entry in elsewhere.code if entry.path == app.symbol_file)
+    assert entry.symbol_source and not entry.symbol_units
 
 
 def test_metadata_lists_findings_groups_scores_and_counts(app: App, index: Index) -> None:

@@ -416,15 +416,20 @@ def code_entry(
     *,
     via: str | None = None,
     records: dict[str, CodeRecord] | None = None,
+    retrieved: bool = False,
 ) -> CodeEntry | None:
-    """One file's structural context plus its matching symbols' source, or None if empty."""
+    """One file's structural context plus its matching symbols' source, or None if empty.
+
+    The symbols of a ``retrieved`` file, whose units a context packs, are also given as the
+    units holding them, so that no line is packed twice (its units are cut already)."""
     structure = get_code_context(path, index)
     units: tuple[Source, ...] = ()
     if not symbols:
         source = ""
     elif index.config.profile.units:
         source = definition_source(index, path, symbols)
-        units = tuple(definition_units(index, path, definition_spans(symbols), score))
+        if retrieved:
+            units = tuple(definition_units(index, path, definition_spans(symbols), score))
     else:
         ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
         source = symbol_source(index.chunks(path, ranges), symbols)
@@ -471,6 +476,7 @@ def build_codebase_context(
     stored = index.files_by_path()
     records = records_by_path(index)
     selection = _Selection()
+    retrieved = {source.path for source in retrieved_sources}
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
     code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
@@ -521,6 +527,7 @@ def build_codebase_context(
             own,
             via=selection.via.get(path),
             records=records,
+            retrieved=path in retrieved,
         )
         if entry is not None:
             entries.append(entry)

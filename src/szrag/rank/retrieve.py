@@ -24,9 +24,10 @@ from szrag.index.protocol import IndexStore
 from szrag.rank import Query, RankedChunk, ranker_named
 from szrag.rank.units import (
     FILE_UNITS,
-    FileUnits,
+    FileCut,
     ScoredUnit,
     chosen_units,
+    cut_of,
     more_units,
     unit_text,
     units_of,
@@ -185,7 +186,7 @@ def _call_site_sources(index: IndexStore, question: str, limit: int) -> list[Sou
         stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
         if stored is None:
             continue
-        found = units_of(index, path, stored.type)
+        found = cut_of(index, path, stored.type)
         if found is None:
             continue
         holding = [
@@ -229,7 +230,7 @@ def _unit_sources(index: IndexStore, question: str, candidate: RankedChunk) -> l
     ]
 
 
-def _unit_source(found: FileUnits, item: ScoredUnit, path: str, kind: str, score: int) -> Source:
+def _unit_source(found: FileCut, item: ScoredUnit, path: str, kind: str, score: int) -> Source:
     return Source(
         path=path,
         start=item.unit.start,
@@ -254,7 +255,7 @@ def source_notes(index: IndexStore, sources: Sequence[Source]) -> list[str]:
             notes.append(f"{where}: its text is cut at {MAX_SOURCE_LENGTH:,} characters{shape}")
         if not index.config.profile.units:
             continue
-        found = units_of(index, source.path, source.type) if source.type in SOURCE_TYPES else None
+        found = cut_of(index, source.path, source.type) if source.type in SOURCE_TYPES else None
         if found is not None and found.units and all(unit.kind == "window" for unit in found.units):
             notes.append(f"{where}: no definitions were parsed in this file; cut into windows")
     return list(dict.fromkeys(notes))
@@ -305,7 +306,7 @@ def definition_units(
     stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
     if stored is None:
         return []
-    found = units_of(index, path, stored.type)
+    found = cut_of(index, path, stored.type)
     if found is None:
         return []
     return [

@@ -13,12 +13,12 @@ window's lines; a context with room to spare takes the next ones (``more_units``
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import chain
+from dataclasses import dataclass, field
 
 from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
 from szrag.code.model import CodeRecord
@@ -41,15 +41,59 @@ PROSE_TYPES = frozenset({"markdown", "docs", "text"})
 
 
 @dataclass(frozen=True, slots=True)
-class FileUnits:
-    """A file's lines and units, with each unit's word counts, made once per content."""
+class FileCut:
+    """A file's lines and the units they are cut into, made once per content."""
 
     lines: tuple[str, ...]
     units: tuple[Unit, ...]
-    words: tuple[Counter[str], ...]  # stemmed word -> lines of the unit holding it
+
+
+@dataclass(frozen=True, slots=True)
+class FileUnits(FileCut):
+    """A file's cut with what ranking its units reads: each unit's name words and length,
+    and the lines holding each word the file is asked about (found when first asked)."""
+
     name_words: tuple[frozenset[str], ...]
     name_keys: tuple[frozenset[str], ...]
     lengths: tuple[int, ...]  # non-blank lines
+    lowered: str  # the lines lowercased, joined by newlines: where a word is looked for
+    starts: tuple[int, ...]  # where each line begins in ``lowered``
+    held: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
+
+    def lines_holding(self, term: str) -> tuple[int, ...]:
+        """The (1-based) lines holding a word whose stem is ``term``, in order.
+
+        A word's stem begins with the word's own letters but for a last ``y`` (``entries``
+        gives ``entry``), so only the lines where those letters occur are split into words
+        and stemmed: a question's few words, not every word of the file."""
+        known = self.held.get(term)
+        if known is not None:
+            return known
+        probe = term[:-1] if term.endswith("y") and len(term) > 1 else term
+        found: list[int] = []
+        text = self.lowered
+        at = text.find(probe)
+        while at >= 0:
+            line = bisect.bisect_right(self.starts, at) - 1
+            words = tokens_by_line(self.lines[line])[0]
+            if any(word.startswith(probe) and stem(word) == term for word in words):
+                found.append(line + 1)
+            following = line + 1
+            if following >= len(self.starts):
+                break
+            at = text.find(probe, self.starts[following])
+        held = self.held[term] = tuple(found)  # the same for any thread that works it out
+        return held
+
+    def term_counts(self, term: str) -> list[int]:
+        """For each unit, how many of its lines hold a word whose stem is ``term``."""
+        holding = self.lines_holding(term)
+        if not holding:
+            return [0] * len(self.units)
+        return [
+            bisect.bisect_right(holding, unit.end) - bisect.bisect_left(holding, unit.start)
+            for unit in self.units
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +116,18 @@ class _UnitCache:
 
     def __init__(self, max_lines: int = KEPT_LINES) -> None:
         self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple[str, str], FileUnits | None] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, str], FileCut | None] = OrderedDict()
         self._lines = 0
         self._max_lines = max_lines
 
-    def get(self, key: tuple[str, str]) -> tuple[bool, FileUnits | None]:
+    def get(self, key: tuple[str, str]) -> tuple[bool, FileCut | None]:
         with self._lock:
             if key not in self._kept:
                 return False, None
             self._kept.move_to_end(key)
             return True, self._kept[key]
 
-    def put(self, key: tuple[str, str], found: FileUnits | None) -> None:
+    def put(self, key: tuple[str, str], found: FileCut | None) -> None:
         with self._lock:
             if key in self._kept:
                 self._lines -= _held(self._kept.pop(key))
@@ -95,12 +139,25 @@ class _UnitCache:
                 self._lines -= _held(self._kept.popitem(last=False)[1])
 
 
-def _held(found: FileUnits | None) -> int:
+def _held(found: FileCut | None) -> int:
     return len(found.lines) if found is not None else 0
 
 
 def units_of(index: IndexStore, path: str, kind: str) -> FileUnits | None:
-    """The units of the indexed file ``path`` (None when the index holds no lines of it)."""
+    """The units of the indexed file ``path``, measured for ranking (None when the index
+    holds no lines of it)."""
+    found = _cut_of(index, path, kind, measure=True)
+    assert found is None or isinstance(found, FileUnits)
+    return found
+
+
+def cut_of(index: IndexStore, path: str, kind: str) -> FileCut | None:
+    """The lines and units of the indexed file ``path`` without the word counts ranking
+    needs: what citing or showing a unit reads (None when the index holds no lines of it)."""
+    return _cut_of(index, path, kind, measure=False)
+
+
+def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCut | None:
     stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
     if stored is None:
         return None
@@ -110,49 +167,45 @@ def units_of(index: IndexStore, path: str, kind: str) -> FileUnits | None:
         index.carry("units.by_content", cache)
     key = (path, stored.sha256)
     known, found = cache.get(key)
-    if known:
+    if known and (found is None or not measure or isinstance(found, FileUnits)):
         return found
-    lines = index.lines(path)
-    if lines:
-        code = stored.code  # decoded at each read: once here
-        record = CodeRecord.from_dict(code) if code else None
-        definitions = record.functions if record is not None else ()
-        found = _measured(lines, file_units(lines, definitions, prose=kind in PROSE_TYPES))
+    if found is None:
+        lines = index.lines(path)
+        if lines:
+            code = stored.code  # decoded at each read: once here
+            record = CodeRecord.from_dict(code) if code else None
+            definitions = record.functions if record is not None else ()
+            units = file_units(lines, definitions, prose=kind in PROSE_TYPES)
+            found = FileCut(tuple(lines), tuple(units))
+    if found is not None and measure:
+        found = _measured(found.lines, found.units)
     cache.put(key, found)
     return found
 
 
-def _stemmed_lines(lines: Sequence[str]) -> list[set[str]]:
-    """The distinct stems of each line's words (a file repeats its words: each is stemmed
-    once, and each line's set made once however many units hold the line)."""
-    stems: dict[str, str] = {}
-    stemmed: list[set[str]] = []
-    for line_words in tokens_by_line("\n".join(lines)):
-        found = set()
-        for word in line_words:
-            word_stem = stems.get(word)
-            if word_stem is None:
-                word_stem = stems[word] = stem(word)
-            found.add(word_stem)
-        stemmed.append(found)
-    return stemmed
-
-
 def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
-    by_line = _stemmed_lines(lines)
-    words: list[Counter[str]] = []
     lengths: list[int] = []
     names: list[frozenset[str]] = []
     keys: list[frozenset[str]] = []
     for unit in units:
-        # stem -> the unit's lines holding it
-        words.append(Counter(chain.from_iterable(by_line[unit.start - 1 : unit.end])))
         lengths.append(sum(1 for line in lines[unit.start - 1 : unit.end] if line.strip()))
         name = unit.name or ""
         names.append(frozenset(stem(word) for word in tokens(name)))
         keys.append(frozenset(symbol_key(part) for part in name.split(".") if part))
+    lowered = [line.lower() for line in lines]
+    starts: list[int] = []
+    offset = 0
+    for line in lowered:
+        starts.append(offset)
+        offset += len(line) + 1
     return FileUnits(
-        tuple(lines), tuple(units), tuple(words), tuple(names), tuple(keys), tuple(lengths)
+        tuple(lines),
+        tuple(units),
+        tuple(names),
+        tuple(keys),
+        tuple(lengths),
+        "\n".join(lowered),
+        tuple(starts),
     )
 
 
@@ -165,18 +218,18 @@ def rank_units(
     quoted = quoted_literals(question)
     count = len(found.units)
     average = sum(found.lengths) / count if count else 1.0
+    counts = {term: found.term_counts(term) for term in terms}  # lines per unit
     weights = {}
-    for term in terms:
-        frequency = sum(1 for words in found.words if term in words)
+    for term, held in counts.items():
+        frequency = sum(1 for lines in held if lines)
         if frequency:
             weights[term] = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
     raw: list[float] = []
     for place in range(count):
-        words = found.words[place]
         norm = K1 * (1 - B + B * max(found.lengths[place], 1) / max(average, 1.0))
         score = 0.0
         for term, weight in weights.items():
-            tf = words.get(term, 0)
+            tf = counts[term][place]
             if tf:
                 score += weight * tf * (K1 + 1) / (tf + norm)
             if term in found.name_words[place]:
@@ -248,6 +301,6 @@ def _size(unit: Unit) -> int:
     return unit.end - unit.start + 1
 
 
-def unit_text(found: FileUnits, unit: Unit) -> str:
+def unit_text(found: FileCut, unit: Unit) -> str:
     """The lines of ``unit``."""
     return "\n".join(found.lines[unit.start - 1 : unit.end])
