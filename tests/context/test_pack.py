@@ -438,3 +438,55 @@ def test_a_counter_giving_too_few_counts_is_an_error() -> None:
     short = TokenCounter("short", len, count_run=lambda texts: [len(t) for t in list(texts)[1:]])
     with pytest.raises(ValueError, match="gave 1 counts for 2 texts"):
         pack_chunks([chunk("a", 1, "aa"), chunk("b", 2, "bb")], budget=100, counter=short)
+
+
+# --- in order: a chunk is redacted and counted only when it is judged -----------------------
+
+
+def test_chunks_that_cannot_fit_are_judged_by_their_least_count_alone() -> None:
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return len(text)
+
+    # a character counter whose bound is its count: exact, and known without counting
+    counter = TokenCounter("chars", count, bound=len)
+    chunks = [
+        chunk("first", 5, "a" * 60),
+        chunk("long", 4, "b" * 50),  # more than is left: judged by its length alone
+        chunk("first", 3, "a" * 60),  # the same key again: nothing to judge
+        chunk("short", 2, "c" * 30),  # fits what is left
+        chunk("later", 1, "d" * 40),
+    ]
+    packed = pack_chunks(chunks, budget=100, counter=counter, in_order=True)
+    judged = [(item.key, item.status, item.tokens) for item in packed.chunks]
+    assert judged == [
+        ("first", INCLUDED, 60),
+        ("long", OVER_BUDGET, 50),
+        ("first", DUPLICATE, 0),
+        ("short", INCLUDED, 30),
+        ("later", OVER_BUDGET, 40),
+    ]
+    assert counted == ["a" * 60, "c" * 30]
+    assert packed.tokens == 90
+
+
+def test_a_chunk_whose_least_count_fits_is_counted_exactly_and_redacted() -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    counter = TokenCounter("chars", len, bound=lambda text: len(text.split()))
+    text = f"token = {secret}\n" + "x = 1\n" * 5
+    packed = pack_chunks(
+        [chunk("a", 2, text, path="app.py"), chunk("b", 1, "y" * 200)],
+        budget=120,
+        counter=counter,
+        in_order=True,
+    )
+    assert [(item.key, item.status) for item in packed.chunks] == [
+        ("a", INCLUDED),
+        ("b", OVER_BUDGET),
+    ]
+    assert secret not in packed.text and packed.redactions == 1
+    assert packed.tokens == len(packed.text)  # the redacted text's own count
+    # "b" could count as few as one token (one word), so it was counted: 200 > 120 - tokens
+    assert next(item for item in packed.chunks if item.key == "b").tokens == 200

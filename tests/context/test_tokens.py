@@ -22,6 +22,7 @@ from szrag.context.tokens import (
     estimate_token_count,
     forget_counters,
     load_counter,
+    words_bound,
 )
 
 
@@ -229,3 +230,26 @@ def test_a_run_that_fails_midway_stops_its_threads() -> None:
 def test_a_counter_without_a_run_form_counts_one_text_at_a_time() -> None:
     words = TokenCounter("words", lambda text: len(text.split()))
     assert words.count_each(iter(["a b", "", "c d e"])) == [2, 0, 3]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def handler(request):\n    return request.headers['X-Hub-Signature-256']\n",
+        "const ok = await fetch(`/api/${id}`, {method: 'POST'});",
+        "word " * 300,
+        "a\u00a0b\u2028c\u3000d",  # spaces of other scripts
+        "-\x1c-\x1d-\x1e-\x1f-",  # separators str.split() takes for spaces and encodings do not
+        "   \n\n\t  ",
+        "x" * 5000,
+        "'s 're 've I'm 123456789 ±∞ émigré 漢字かな",
+    ],
+)
+def test_the_words_bound_is_never_above_an_encodings_count(text: str) -> None:
+    counter = load_counter("cl100k_base")
+    assert counter.exact, "cl100k_base ships offline"
+    assert counter.at_least(text) == words_bound(text) <= counter.count(text)
+
+
+def test_the_estimates_bound_is_its_count() -> None:
+    assert ESTIMATE.at_least("x" * 10) == ESTIMATE.count("x" * 10) == 3

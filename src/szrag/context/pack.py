@@ -58,7 +58,7 @@ class PackedChunk:
     path: str | None
     score: float
     priority: float
-    tokens: int
+    tokens: int  # its count; of a chunk left out before it was counted, the least it counts
     status: str
     redactions: int
     carries_source: bool = False
@@ -318,7 +318,7 @@ HOPELESS_CHARS_PER_TOKEN = 32
 
 
 def _measure_all(
-    chunks: Sequence[ContextChunk], counter: TokenCounter, in_order: bool, budget: int
+    chunks: Sequence[ContextChunk], counter: TokenCounter, budget: int
 ) -> list[_Measured]:
     hopeless = max(budget, 1) * HOPELESS_CHARS_PER_TOKEN
     redactions: dict[int, Redaction] = {}
@@ -342,11 +342,7 @@ def _measure_all(
             estimate = estimate_token_count(chunk.text)
             measured.append(_Measured(chunk, "", estimate, float(chunk.score) - estimate, 0, ()))
             continue
-        priority = (
-            float(chunk.score)
-            if in_order
-            else chunk_priority(chunk.kind, chunk.score, redaction.text)
-        )
+        priority = chunk_priority(chunk.kind, chunk.score, redaction.text)
         measured.append(
             _Measured(
                 chunk=chunk,
@@ -372,12 +368,15 @@ def pack_chunks(
     Ties in priority keep the input order (the sort is stable), so the result is the same
     for the same input. A chunk that does not fit is skipped whole, and smaller chunks after
     it may still fill the remaining budget. ``tokens`` is the sum of the included chunks'
-    counts; the blank lines that join them are not counted.
+    counts; the blank lines that join them are not counted. With ``in_order`` a chunk's
+    score is its priority, and a chunk is redacted and counted only when it is judged.
     """
     if budget < 0:
         raise ValueError(f"the token budget must not be negative (got {budget})")
     measure = counter if counter is not None else load_counter()
-    measured = _measure_all(chunks, measure, in_order, budget)
+    if in_order:
+        return _pack_in_order(chunks, budget, measure)
+    measured = _measure_all(chunks, measure, budget)
     ranked = sorted(measured, key=lambda item: -item.priority)
     seen: set[str] = set()
     used = 0
@@ -395,6 +394,66 @@ def pack_chunks(
         seen.add(item.chunk.key)
         judged.append(_judgement(item, status))
     return _assemble(taken, judged, used, budget, measure.name)
+
+
+def _pack_in_order(
+    chunks: Sequence[ContextChunk], budget: int, counter: TokenCounter
+) -> PackedContext:
+    """``pack_chunks`` with each chunk's score as its priority, each chunk redacted and
+    counted only when it is judged: one whose text, as it stands, cannot count fewer
+    tokens than are left (``TokenCounter.at_least``) is over budget without either.
+    Most candidates come after the budget is spent, and this spares their redaction and
+    counting; a secret redacted to fewer words might have let such a chunk in, but a
+    chunk never goes in unredacted or uncounted."""
+    hopeless = max(budget, 1) * HOPELESS_CHARS_PER_TOKEN
+    seen: set[str] = set()
+    used = 0
+    judged: list[PackedChunk] = []
+    taken: list[_Measured] = []
+    for chunk in sorted(chunks, key=lambda item: -item.score):  # stable: ties keep order
+        if chunk.key in seen:
+            judged.append(_unmeasured(chunk, 0, DUPLICATE))
+            continue
+        seen.add(chunk.key)
+        left = budget - used
+        least = (
+            estimate_token_count(chunk.text)
+            if len(chunk.text) > hopeless
+            else counter.at_least(chunk.text)
+        )
+        if least > left:
+            judged.append(_unmeasured(chunk, least, OVER_BUDGET))
+            continue
+        redaction = redact_text(chunk.text, path=chunk.path)
+        item = _Measured(
+            chunk,
+            redaction.text,
+            counter.count(redaction.text),
+            float(chunk.score),
+            redaction.count,
+            redaction.kinds,
+        )
+        status = INCLUDED if item.tokens <= left else OVER_BUDGET
+        if status == INCLUDED:
+            used += item.tokens
+            taken.append(item)
+        judged.append(_judgement(item, status))
+    return _assemble(taken, judged, used, budget, counter.name)
+
+
+def _unmeasured(chunk: ContextChunk, tokens: int, status: str) -> PackedChunk:
+    """A chunk judged without redacting or counting it: ``tokens`` is the least it counts."""
+    return PackedChunk(
+        key=chunk.key,
+        kind=chunk.kind,
+        path=chunk.path,
+        score=chunk.score,
+        priority=float(chunk.score),
+        tokens=tokens,
+        status=status,
+        redactions=0,
+        carries_source=chunk.carries_source,
+    )
 
 
 def _judgement(item: _Measured, status: str) -> PackedChunk:

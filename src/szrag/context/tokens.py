@@ -46,9 +46,15 @@ class TokenCounter:
     note: str | None = None
     # counts a run of texts (all of them, in order) faster than one by one, if given
     count_run: Callable[[Iterable[str]], list[int]] | None = None
+    # the least the count of a text can be, worked out far faster than the count, if known
+    bound: Callable[[str], int] | None = None
 
     def __call__(self, text: str) -> int:
         return self.count(text)
+
+    def at_least(self, text: str) -> int:
+        """A number the count of ``text`` is never below (0 when nothing better is known)."""
+        return self.bound(text) if self.bound is not None else 0
 
     def count_each(self, texts: Iterable[str]) -> list[int]:
         """The count of each of ``texts``, in order."""
@@ -57,7 +63,21 @@ class TokenCounter:
         return [self.count(text) for text in texts]
 
 
-ESTIMATE = TokenCounter(ESTIMATE_NAME, estimate_token_count)
+ESTIMATE = TokenCounter(ESTIMATE_NAME, estimate_token_count, bound=estimate_token_count)
+
+# characters str.split() takes for whitespace that the encodings' pre-tokenizers do not
+_SPLIT_ONLY_SPACES = ("\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def words_bound(text: str) -> int:
+    """The runs of non-whitespace in ``text``: no BPE encoding's count is below it.
+
+    tiktoken's encodings first cut the text into pieces by a pattern, then encode each
+    piece into one token or more; a piece holds whitespace only at its start or end (a
+    space before a word, newlines after punctuation), so no piece spans two runs."""
+    if any(space in text for space in _SPLIT_ONLY_SPACES):
+        return 0
+    return len(text.split())
 
 
 class _EncodingUnavailable(Exception):
@@ -154,7 +174,13 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
 
-    return TokenCounter(name or str(encoding.name), remembered, exact=True, count_run=count_run)
+    return TokenCounter(
+        name or str(encoding.name),
+        remembered,
+        exact=True,
+        count_run=count_run,
+        bound=words_bound,
+    )
 
 
 @functools.cache
