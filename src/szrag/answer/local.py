@@ -70,7 +70,7 @@ def symbol_lines(context: CodebaseContext | None) -> list[str]:
         return []
     found = [
         f"- `{item.name}` ({item.kind}) {item.file}:{item.line}-{item.end_line}"
-        for item in list(context.symbols)[:EXCERPT_SYMBOLS]
+        for item in context.symbols[:EXCERPT_SYMBOLS]  # a slice: no record made of the rest
     ]
     return ["", "Symbols found:", *found]
 
