@@ -79,6 +79,27 @@ def test_from_dict_tolerates_missing_and_unknown_keys() -> None:
     assert record.routes == () and record.partial is False
 
 
+def test_a_record_as_written_and_one_with_other_fields_decode_alike() -> None:
+    written = {
+        "language": "python",
+        "imports": [{"source": "os", "line": 1, "names": ["path"], "kind": "import"}],
+        "exports": [{"name": "f", "line": 3}],
+        "functions": [
+            {"name": "f", "kind": "function", "line": 3, "end_line": 4, "container": None}
+        ],
+    }
+    other = {  # an older or damaged record: a field missing here, an unknown one there
+        "language": "python",
+        "imports": [{"source": "os", "line": 1, "names": ["path"]}],
+        "exports": [{"name": "f", "line": 3, "default": False}],
+        "functions": [{"name": "f", "kind": "function", "line": 3, "end_line": 4}],
+    }
+    assert CodeRecord.from_dict(written) == CodeRecord.from_dict(other)
+    record = CodeRecord.from_dict(written)
+    assert record.imports == (Import("os", 1, ("path",), "import"),)
+    assert isinstance(record.imports[0].names, tuple)
+
+
 def test_syntax_errors_keep_what_was_read_and_mark_partial() -> None:
     text = "import os\n\ndef ok():\n    return os.getenv('HOME')\n\ndef broken(:\n    pass\n"
     record = analyse_source("mod.py", text)

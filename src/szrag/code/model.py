@@ -7,7 +7,7 @@ A file's ``CodeRecord`` is stored in the index as JSON (``to_dict``) and read ba
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, overload
 
@@ -210,21 +210,49 @@ class CodeRecord:
                 if isinstance(item, dict)
             )
 
-        imports = tuple(
-            Import(item.source, item.line, tuple(item.names), item.kind)
-            for item in items("imports", Import)
-        )
+        def written(key: str, kind: type[Any], make: Callable[[dict[str, Any]], Any]) -> Any:
+            # a record as ``to_dict`` wrote it holds every field and no other: made with the
+            # fields in order (a server decodes every record of the index at its start)
+            raw = data.get(key) or ()
+            fields = _FIELD_SETS[kind]
+            if all(isinstance(item, dict) and item.keys() == fields for item in raw):
+                return tuple(map(make, raw))
+            if kind is Import:
+                return tuple(
+                    Import(item.source, item.line, tuple(item.names), item.kind)
+                    for item in items(key, kind)
+                )
+            return items(key, kind)
+
+        imports = written("imports", Import, _written_import)
         return cls(
             language=str(data.get("language", "")),
             partial=bool(data.get("partial", False)),
             imports=imports,
-            exports=items("exports", Export),
-            functions=items("functions", Definition),
+            exports=written("exports", Export, _written_export),
+            functions=written("functions", Definition, _written_definition),
             calls=items("calls", Call),
             environment_variables=items("environment_variables", EnvironmentVariable),
             routes=items("routes", Route),
             path_references=items("path_references", PathReference),
         )
+
+
+_FIELD_SETS: dict[type[Any], frozenset[str]] = {
+    kind: frozenset(kind.__dataclass_fields__) for kind in (Import, Export, Definition)
+}
+
+
+def _written_import(item: dict[str, Any]) -> Import:
+    return Import(item["source"], item["line"], tuple(item["names"]), item["kind"])
+
+
+def _written_export(item: dict[str, Any]) -> Export:
+    return Export(item["name"], item["line"])
+
+
+def _written_definition(item: dict[str, Any]) -> Definition:
+    return Definition(item["name"], item["kind"], item["line"], item["end_line"], item["container"])
 
 
 @dataclass(frozen=True, slots=True)
