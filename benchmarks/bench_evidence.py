@@ -2,9 +2,9 @@
 
     python benchmarks/bench_evidence.py [--baseline REV] [--rounds 3] [--corpus DIR] [--large]
 
-One process opens the index as a server does (``open_shared_index``: new words scored by the
-full-text index while their postings are read in the background), builds the views a server
-warms, asks the five questions of ``bench_mixed.py`` (their words' postings read), then asks
+One process opens the index as a server does (``open_shared_index``, views kept in memory:
+new words scored by the full-text index while their postings are read in the background),
+builds the views a server warms, asks the five questions of ``bench_mixed.py`` (their words' postings read), then asks
 the new questions of ``bench_growth.py`` once each: words and files it has not seen. Each is
 timed by phase (retrieval with the second stage's units, the codebase context, the packed
 context) as ``answer/evidence.py`` runs them, in a worker thread as a server does. Prints the
@@ -47,6 +47,7 @@ def measure(root: Path) -> dict[str, list[float]]:
     from szrag.service.watch import warm_views
 
     index = open_shared_index(root)
+    index.keep_in_memory()  # as a server keeps its views
     warm_views(index)
     plan = ContextPlan.of(index.config, {})
     counter = plan.counter()

@@ -6,9 +6,10 @@ section) is scored by the question alone: BM25 over the file's units for the que
 words in the unit's lines, its definition's name and class counted again, a named
 identifier matching the definition counted most, text the question quotes (a message, an
 option) found verbatim in the unit counted as much as the best unit's words, and a small
-share for overlapping the window the first stage chose (its corpus-wide judgement). The best unit is returned with
-its real span, with up to two more of the same file that score close, within about a
-window's lines; a context with room to spare takes the next ones (``more_units``).
+share for overlapping the window the first stage chose (its corpus-wide judgement). The
+best unit is returned with its real span, with up to two more of the same file that score
+close, within about a window's lines; a context with room to spare takes the next ones
+(``more_units``).
 """
 
 from __future__ import annotations
