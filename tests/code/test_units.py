@@ -99,6 +99,16 @@ def test_a_5000_line_function_is_cut_in_bounded_parts_at_statements_naming_its_s
     assert covered == list(range(1, len(lines)))  # every line once, in order
 
 
+def test_a_20000_line_section_is_cut_at_its_blank_lines_without_scanning_them_all() -> None:
+    lines = ["# Changes"] + [f"line {n} of a long changelog" if n % 2 else "" for n in range(20000)]
+    units = file_units(lines, [], prose=True)
+    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+    assert [unit.start for unit in units[:3]] == [1, 41, 81]
+    assert all(not lines[unit.end - 1].strip() for unit in units[:-1])  # cut at blank lines
+    assert units[-1].end == len(lines)
+    assert [unit.start for unit in units[1:]] == [unit.end + 1 for unit in units[:-1]]
+
+
 def test_javascript_methods_and_arrow_functions_are_units() -> None:
     text = textwrap.dedent(
         """\

@@ -13,6 +13,7 @@ file or a 5,000-line function still gives units a model can be shown whole.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -237,9 +238,10 @@ def _part_end(lines: Sequence[str], at: int, last: int, starts: Sequence[int]) -
     limit -= 1  # the last line within the bound
     if limit >= last:
         return last
-    cuts = [start for start in starts if at + MIN_PART_LINES <= start <= limit + 1]
-    if cuts:
-        return cuts[-1] - 1
+    # the latest start within reach (``starts`` ascend: a search, not a scan of every start)
+    place = bisect.bisect_right(starts, limit + 1) - 1
+    if place >= 0 and starts[place] >= at + MIN_PART_LINES:
+        return starts[place] - 1
     return limit
 
 
