@@ -1,6 +1,6 @@
 """A warm server's evidence for a new question, phase by phase, beside a baseline revision.
 
-    python benchmarks/bench_evidence.py [--baseline REV] [--rounds 3] [--corpus DIR] [--large]
+    python benchmarks/bench_evidence.py [--baseline REV] [--rounds 3] [--mirrors DIR] [--large]
 
 One process opens the index as a server does (``open_shared_index``, views kept in memory:
 new words scored by the full-text index while their postings are read in the background),
@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -31,27 +32,39 @@ from benchmarks.bench_mixed import QUESTIONS, baseline_source
 from benchmarks.bench_server import _percentile
 from benchmarks.mixed_corpus import DEFAULT_MIRRORS, LARGE_EXTRA, REPOSITORIES, WORK, build
 
+if TYPE_CHECKING:
+    from szrag.index.shared import SharedIndex
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 PHASES = ("retrieval", "context", "packing", "evidence")
 
 
 def measure(root: Path) -> dict[str, list[float]]:
     """In this process: the phases of each new question over the index of ``root``."""
+    from szrag.index.shared import open_shared_index
+
+    index = open_shared_index(root)
+    try:
+        return _measure(index)
+    finally:
+        index.close()
+
+
+def _measure(index: SharedIndex) -> dict[str, list[float]]:
     import threading
     import time
 
     from szrag.context import build_codebase_context, pack_repository_context
     from szrag.context.plan import ContextPlan
-    from szrag.index.shared import open_shared_index
     from szrag.rank.retrieve import retrieve
     from szrag.service.watch import warm_views
 
-    index = open_shared_index(root)
     index.keep_in_memory()  # as a server keeps its views
     warm_views(index)
     plan = ContextPlan.of(index.config, {})
     counter = plan.counter()
     times: dict[str, list[float]] = {phase: [] for phase in PHASES}
+    failed: list[BaseException] = []
 
     def ask(question: str, record: bool) -> None:
         with index.reading():
@@ -73,16 +86,20 @@ def measure(root: Path) -> dict[str, list[float]]:
                 times[phase].append(seconds)
 
     def run() -> None:
-        for question in QUESTIONS:  # as a server's first questions: their postings read
-            ask(question, record=False)
-        time.sleep(1.0)  # the background reads of those words are over
-        for question in NEW_QUESTIONS:
-            ask(question, record=True)
+        try:
+            for question in QUESTIONS:  # as a server's first questions: their postings read
+                ask(question, record=False)
+            time.sleep(1.0)  # the background reads of those words are over
+            for question in NEW_QUESTIONS:
+                ask(question, record=True)
+        except BaseException as error:  # raised again below, not lost with the thread
+            failed.append(error)
 
     worker = threading.Thread(target=run)  # a server gathers evidence in a worker thread
     worker.start()
     worker.join()
-    index.close()
+    if failed:
+        raise failed[0]
     return times
 
 

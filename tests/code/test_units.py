@@ -285,6 +285,16 @@ def test_the_lines_holding_a_word_are_those_whose_words_stem_to_it() -> None:
     assert found.lines_holding("absent") == ()
 
 
+def test_the_words_a_file_keeps_the_lines_of_are_bounded() -> None:
+    from szrag.rank.units import HELD_WORDS, _measured
+
+    found = _measured(TERM_LINES, file_units(TERM_LINES, [], prose=False))
+    for number in range(HELD_WORDS + 10):
+        assert found.lines_holding(f"word{number}") == ()
+    assert 0 < len(found.held) <= HELD_WORDS
+    assert found.lines_holding("entry") == (1, 2, 3, 6, 7)  # worked out again when dropped
+
+
 def test_text_the_question_quotes_lifts_the_unit_holding_it(auth_root: Path) -> None:
     with load_index(auth_root) as index:
         found = units_of(index, "auth.py", "code")

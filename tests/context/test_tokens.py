@@ -14,6 +14,7 @@ from szrag.base.config import RepoConfig
 from szrag.base.errors import ConfigError
 from szrag.context.plan import ContextPlan
 from szrag.context.tokens import (
+    _BOUNDS,
     ESTIMATE,
     TOKENIZER_SETTING,
     TokenCounter,
@@ -249,6 +250,37 @@ def test_the_words_bound_is_never_above_an_encodings_count(text: str) -> None:
     counter = load_counter("cl100k_base")
     assert counter.exact, "cl100k_base ships offline"
     assert counter.at_least(text) == words_bound(text) <= counter.count(text)
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if (ok) {\n  run();\n}\n// done\n",
+        "}\n//",  # o200k_base: one piece, punctuation with the newline and slashes after it
+        "//\n" * 40,
+        "a/\n/b //\n\t// c",
+        "x = 1  # comment\r\n/* block */\n",
+        "  indented\n\n\tline\u00a0two",
+    ],
+)
+def test_no_piece_of_an_encodings_pattern_spans_two_counted_runs(
+    encoding: str, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the encoding's own pattern, from tiktoken, without loading its vocabulary: every piece
+    # it cuts encodes to one token or more, so a bound of at most the pieces is a bound
+    import regex
+    from tiktoken_ext import openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})
+    pattern = regex.compile(getattr(openai_public, encoding)()["pat_str"])
+    pieces = len(pattern.findall(text))
+    assert _BOUNDS[encoding](text) <= pieces
+
+
+def test_slashes_after_punctuation_are_one_piece_in_o200k_base() -> None:
+    assert words_bound("}\n//") == 2 and words_bound("}\n//", slashes_join=True) == 1
+    assert words_bound("//\n" * 40, slashes_join=True) == 0
 
 
 def test_the_estimates_bound_is_its_count() -> None:

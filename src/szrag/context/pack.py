@@ -58,7 +58,9 @@ class PackedChunk:
     path: str | None
     score: float
     priority: float
-    tokens: int  # its count; of a chunk left out before it was counted, the least it counts
+    # its count; in evidence-first packing a repeated key is 0, and a chunk left out before it
+    # was counted shows the least its text, as it stands, could count
+    tokens: int
     status: str
     redactions: int
     carries_source: bool = False

@@ -69,15 +69,27 @@ ESTIMATE = TokenCounter(ESTIMATE_NAME, estimate_token_count, bound=estimate_toke
 _SPLIT_ONLY_SPACES = ("\x1c", "\x1d", "\x1e", "\x1f")
 
 
-def words_bound(text: str) -> int:
-    """The runs of non-whitespace in ``text``: no BPE encoding's count is below it.
+def words_bound(text: str, *, slashes_join: bool = False) -> int:
+    """The runs of non-whitespace in ``text``: ``cl100k_base`` never counts fewer tokens.
 
-    tiktoken's encodings first cut the text into pieces by a pattern, then encode each
-    piece into one token or more; a piece holds whitespace only at its start or end (a
-    space before a word, newlines after punctuation), so no piece spans two runs."""
+    tiktoken's encodings first cut the text into pieces by a pattern, then encode each piece
+    into one token or more. In ``cl100k_base`` a piece holds whitespace only at its start or
+    end (a space before a word, newlines after punctuation), so no piece spans two runs.
+    ``o200k_base`` lets punctuation take the newlines and slashes after it (``}\n//`` is one
+    piece): with ``slashes_join`` a run of slashes alone is not counted."""
     if any(space in text for space in _SPLIT_ONLY_SPACES):
         return 0
-    return len(text.split())
+    runs = text.split()
+    if slashes_join:
+        return sum(1 for run in runs if run.strip("/"))
+    return len(runs)
+
+
+# the least count of a text under each encoding whose pattern the bound was worked out for
+_BOUNDS: dict[str, Callable[[str], int]] = {
+    "cl100k_base": words_bound,
+    "o200k_base": functools.partial(words_bound, slashes_join=True),
+}
 
 
 class _EncodingUnavailable(Exception):
@@ -179,7 +191,7 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
         remembered,
         exact=True,
         count_run=count_run,
-        bound=words_bound,
+        bound=_BOUNDS.get(name or str(encoding.name)),
     )
 
 

@@ -83,6 +83,8 @@ class FileUnits(FileCut):
             if following >= len(self.starts):
                 break
             at = text.find(probe, self.starts[following])
+        if len(self.held) >= HELD_WORDS:  # a long-running server asks a file many words
+            self.held.clear()
         held = self.held[term] = tuple(found)  # the same for any thread that works it out
         return held
 
@@ -106,9 +108,10 @@ class ScoredUnit:
 
 
 KEPT_FILES = 1024  # files whose units a long-running face keeps, whatever the generation
-# and the lines they may hold together: a file's units keep its lines and each unit's word
-# counts, about 65 KB a file on the benchmarks' corpus, so 1,024 large files were 60 MiB
+# and the lines they may hold together: a file's units keep its lines twice (as read and
+# lowercased) and the lines of each word it was asked about
 KEPT_LINES = 150_000
+HELD_WORDS = 512  # words whose lines a file keeps; past them it starts again
 
 
 class _UnitCache:
