@@ -285,6 +285,24 @@ def test_the_lines_holding_a_word_are_those_whose_words_stem_to_it() -> None:
     assert found.lines_holding("absent") == ()
 
 
+def test_a_files_scores_for_a_question_are_kept_and_its_window_added_each_time(
+    auth_root: Path,
+) -> None:
+    with load_index(auth_root) as index:
+        found = units_of(index, "auth.py", "code")
+        assert found is not None
+        question = "how is the digest response computed from the nonce and realm"
+        plain = rank_units(found, question)
+        assert question in found.scored
+        window = (plain[-1].unit.start, plain[-1].unit.end)  # the last unit, lifted a little
+        lifted = {item.unit: item.score for item in rank_units(found, question, window)}
+        assert lifted[plain[-1].unit] > plain[-1].score
+        assert rank_units(found, question) == plain  # the kept scores, no window added
+        for number in range(10):
+            rank_units(found, f"question {number}")
+        assert len(found.scored) <= 4
+
+
 def test_the_words_a_file_keeps_the_lines_of_are_bounded() -> None:
     from szrag.rank.units import HELD_WORDS, _measured
 

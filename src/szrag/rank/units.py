@@ -60,6 +60,9 @@ class FileUnits(FileCut):
     lowered: str  # the lines lowercased, joined by newlines: where a word is looked for
     starts: tuple[int, ...]  # where each line begins in ``lowered``
     held: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    # the last questions' scores before the window's share, and the best unit's words' score:
+    # a question ranks a file's units for its sources, then again for a context's further ones
+    scored: dict[str, tuple[tuple[float, ...], float]] = field(default_factory=dict, compare=False)
 
     def lines_holding(self, term: str) -> tuple[int, ...]:
         """The (1-based) lines holding a word whose stem is ``term``, in order.
@@ -217,6 +220,28 @@ def rank_units(
     found: FileUnits, question: str, window: tuple[int, int] | None = None
 ) -> list[ScoredUnit]:
     """The file's units best first for ``question`` (ties in file order)."""
+    asked, best = _question_scores(found, question)
+    scored: list[ScoredUnit] = []
+    for place, unit in enumerate(found.units):
+        score = asked[place]
+        if window is not None:
+            overlap = min(unit.end, window[1]) - max(unit.start, window[0]) + 1
+            if overlap > 0:
+                score += WINDOW_SHARE * best * overlap / (unit.end - unit.start + 1)
+        scored.append(ScoredUnit(unit, score))
+    order = sorted(range(len(scored)), key=lambda place: (-scored[place].score, place))
+    return [scored[place] for place in order]
+
+
+SCORED_QUESTIONS = 4  # questions whose scores a file keeps
+
+
+def _question_scores(found: FileUnits, question: str) -> tuple[tuple[float, ...], float]:
+    """Each unit's score for ``question`` but the window's share, and the best unit's score
+    for the question's words (what the shares are of)."""
+    known = found.scored.get(question)
+    if known is not None:
+        return known
     terms = list(dict.fromkeys(stem(term) for term in query_terms(question)))
     named = named_symbols(question)
     quoted = quoted_literals(question)
@@ -240,20 +265,18 @@ def rank_units(
                 score += NAME_WEIGHT * weight
         raw.append(score)
     best = max(raw, default=0.0) or 1.0
-    scored: list[ScoredUnit] = []
+    asked: list[float] = []
     for place, unit in enumerate(found.units):
         score = raw[place]
         if named & found.name_keys[place]:
             score += NAMED_SYMBOL * best
         if quoted and _holds_any(found.lines, unit, quoted):
             score += QUOTED_TEXT * best
-        if window is not None:
-            overlap = min(unit.end, window[1]) - max(unit.start, window[0]) + 1
-            if overlap > 0:
-                score += WINDOW_SHARE * best * overlap / (unit.end - unit.start + 1)
-        scored.append(ScoredUnit(unit, score))
-    order = sorted(range(count), key=lambda place: (-scored[place].score, place))
-    return [scored[place] for place in order]
+        asked.append(score)
+    if len(found.scored) >= SCORED_QUESTIONS:
+        found.scored.clear()
+    result = found.scored[question] = (tuple(asked), best)
+    return result
 
 
 def chosen_units(
