@@ -340,6 +340,10 @@ def test_a_public_key_is_not_a_secret() -> None:
         ("bypass", False),
         ("pass_rate_threshold", False),
         ("ENCRYPTION_KEY", False),  # only with a random-looking value
+        ("CHARS_PER_TOKEN", False),  # a rate: so many for each token
+        ("costPerToken", False),
+        ("PER_TOKEN", True),  # nothing it is a rate of
+        ("super_token", True),
     ],
 )
 def test_secret_names(name: str, secret: bool) -> None:

@@ -310,11 +310,14 @@ def is_secret_name(key: str) -> bool:
     """True when a key names a secret: its last word (or last two) is a secret word.
 
     ``DB_PASSWORD``, ``DB_PASS``, ``slackBotToken``, ``api-key``, ``client_secret`` are secret
-    names; ``password_field``, ``token_type``, ``max_tokens`` are not.
+    names; ``password_field``, ``token_type``, ``max_tokens``, ``chars_per_token`` (a rate)
+    are not.
     """
     words = key_words(key)
     if not words:
         return False
+    if len(words) > 2 and words[-2] == "per":
+        return False  # so many for each: CHARS_PER_TOKEN counts, it holds no token
     return (
         words[-1] in SECRET_WORDS
         # one word run together: PGPASSWORD, MYSQL_ROOTPASSWORD, dbsecret
