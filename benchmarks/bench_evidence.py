@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_growth import NEW_QUESTIONS
-from benchmarks.bench_mixed import QUESTIONS, baseline_source
+from benchmarks.bench_mixed import QUESTIONS, add_version_arguments, versions_of
 from benchmarks.bench_server import _percentile
-from benchmarks.mixed_corpus import DEFAULT_MIRRORS, LARGE_EXTRA, REPOSITORIES, WORK, build
 
 if TYPE_CHECKING:
     from szrag.index.shared import SharedIndex
@@ -119,24 +118,14 @@ def run_version(source: Path, root: Path) -> dict[str, list[float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default=None, help="a git revision to compare with")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
-    parser.add_argument("--large", action="store_true", help="the growth corpus (25k files)")
+    add_version_arguments(parser)
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure)))
         return
 
-    name, repositories = (
-        ("mixed-large", REPOSITORIES + LARGE_EXTRA) if args.large else ("mixed", REPOSITORIES)
-    )
-    corpus = build(WORK / name, args.mirrors, repositories=repositories)
-    versions = [("current", REPOSITORY / "src", corpus)]
-    if args.baseline:
-        copy = build(WORK / f"{name}-baseline", args.mirrors, repositories=repositories)
-        versions.insert(0, (f"baseline {args.baseline}", baseline_source(args.baseline), copy))
+    versions = versions_of(args)
     for _, source, root in versions:  # each index built (or refreshed) by its own version
         subprocess.run(
             [sys.executable, "-m", "szrag.cli", "index", "--root", str(root)],

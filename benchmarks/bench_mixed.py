@@ -361,24 +361,34 @@ def measure_edits(version: Version, url: str, rounds: int) -> None:
                     time.sleep(0.05)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_version_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark comparing this checkout with a baseline on the corpus."""
     parser.add_argument("--baseline", default=None, help="a git revision to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--large", action="store_true", help="the growth corpus (25k files)")
-    args = parser.parse_args()
 
+
+def versions_of(args: argparse.Namespace) -> list[tuple[str, Path, Path]]:
+    """(label, source tree, corpus) of each version ``add_version_arguments`` asked for, the
+    baseline first, each on its own copy of the corpus (built when missing)."""
     name, repositories = (
         ("mixed-large", REPOSITORIES + LARGE_EXTRA) if args.large else ("mixed", REPOSITORIES)
     )
     corpus = build(WORK / name, args.mirrors, repositories=repositories)
-    versions = [Version("current", REPOSITORY / "src", corpus)]
+    versions = [("current", REPOSITORY / "src", corpus)]
     if args.baseline:
         copy = build(WORK / f"{name}-baseline", args.mirrors, repositories=repositories)
-        versions.insert(
-            0, Version(f"baseline {args.baseline}", baseline_source(args.baseline), copy)
-        )
+        versions.insert(0, (f"baseline {args.baseline}", baseline_source(args.baseline), copy))
+    return versions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_version_arguments(parser)
+    args = parser.parse_args()
+
+    versions = [Version(*version) for version in versions_of(args)]
     floor = floors(versions[-1].corpus)
     for version in versions:  # as an installed package runs: from compiled bytecode
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(version.source)], check=True)
@@ -429,7 +439,9 @@ def main() -> None:
             measure_edits(version, url, args.rounds)
 
     files = sum(1 for _ in _corpus_files(versions[-1].corpus))
-    print(f"{name} corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores")
+    print(
+        f"{versions[-1].corpus.name} corpus: {files} files, {floor['corpus_mb']:.0f} MB; {os.cpu_count()} cores"
+    )
     header = f"{'figure':32}" + "".join(f"{version.label:>22}" for version in versions)
     print(header + f"{'floor':>34}")
     rows = (

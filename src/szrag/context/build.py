@@ -357,11 +357,11 @@ def definition_spans(symbols: Sequence[SymbolMatch]) -> list[tuple[int, int]]:
     return merged
 
 
-def definition_source(index: IndexStore, path: str, symbols: Sequence[SymbolMatch]) -> str:
-    """The own lines of the file's best matching definitions (``definition_spans``), each
-    line once: the definition itself, not the windows around it."""
+def definition_source(index: IndexStore, path: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The lines ``spans`` of the file's best matching definitions (``definition_spans``),
+    each line once: the definition itself, not the windows around it."""
     parts = []
-    for first, last in definition_spans(symbols):
+    for first, last in spans:
         lines = index.lines(path, first, last)
         if lines:
             text = "\n".join(bounded_line(line) for line in lines)
@@ -427,9 +427,10 @@ def code_entry(
     if not symbols:
         source = ""
     elif index.config.profile.units:
-        source = definition_source(index, path, symbols)
+        spans = definition_spans(symbols)
+        source = definition_source(index, path, spans)
         if retrieved:
-            units = tuple(definition_units(index, path, definition_spans(symbols), score))
+            units = tuple(definition_units(index, path, spans, score))
     else:
         ranges = [(symbol.line, max(symbol.end_line, symbol.line)) for symbol in symbols]
         source = symbol_source(index.chunks(path, ranges), symbols)
