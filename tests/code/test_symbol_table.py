@@ -16,7 +16,7 @@ from szrag.code.scoring import (
 )
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, build_index, load_index
-from szrag.structure.queries import code_records, find_symbols
+from szrag.structure.queries import find_symbols
 
 CopyFixture = Callable[[str], Path]
 
@@ -79,7 +79,7 @@ module.exports = { handlers, DeployQueue };
 def _questions(index: Index, count: int, seed: int) -> list[str]:
     """Questions made of the index's own names and their pieces, as prose and as code, with
     words no name holds; a few long enough to need several words of bits."""
-    table = SymbolTable.of(code_records(index))
+    table = SymbolTable.of(index.definitions())
     pieces = [word for name in table.names for word in (name, *name.replace("_", " ").split())]
     pieces += ["the", "how", "does", "registered", "carts", "checks", "`carts`", "carts()"]
     pieces += ["request.blueprints", "#flush", "text/plain", "Cart.check", "nothing"]

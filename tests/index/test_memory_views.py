@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -82,6 +83,69 @@ def test_file_tokens_kept_are_bounded_and_as_stored(copy_fixture: CopyFixture) -
         again = memory.joined(files, paths[::-1])
         assert list(again) == paths[::-1] and again == expected  # in the order asked
         assert 0 < memory._chars <= 300 and len(memory._joined) < len(paths)
+
+
+def _from_records(index: Index) -> tuple[object, ...]:
+    """What the definitions, routes and environment reads are made from every record."""
+    from szrag.code.model import CodeRecord
+
+    records = [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()]
+    definitions = [(path, item) for path, record in records for item in record.functions]
+    routes = [(path, code["routes"]) for path, code in index.code_records() if code.get("routes")]
+    reads = sorted(
+        {
+            (path, item.name, item.line)
+            for path, record in records
+            for item in record.environment_variables
+        },
+        key=lambda read: (read[0], read[2], read[1]),
+    )
+    return definitions, routes, reads
+
+
+def test_definitions_routes_and_environment_reads_are_the_records_own_through_refreshes(
+    copy_fixture: CopyFixture,
+) -> None:
+    root = copy_fixture("express_app")
+    with build_index(root) as index:
+
+        def stored() -> tuple[object, ...]:
+            routes = [(path, json.loads(found)) for path, found in index.route_rows()]
+            return index.definitions(), routes, index.environment_reads()
+
+        first = stored()
+        assert all(first) and first == _from_records(index)
+        server = root / "server" / "index.js"
+        server.write_text(
+            server.read_text() + "\nfunction addedLater() {\n  return process.env.ADDED_LATER;\n}\n"
+        )
+        (root / "server" / "extra.js").write_text("function extra() {}\nmodule.exports = extra;\n")
+        refresh_index(index)
+        second = stored()
+        assert second == _from_records(index) and second != first
+        names = {(path, item.name) for path, item in index.definitions()}
+        assert {("server/index.js", "addedLater"), ("server/extra.js", "extra")} <= names
+        assert ("server/index.js", "ADDED_LATER") in {
+            read[:2] for read in index.environment_reads()
+        }
+        (root / "server" / "extra.js").unlink()
+        refresh_index(index)
+        assert stored() == _from_records(index)
+        assert "server/extra.js" not in {path for path, _ in index.definitions()}
+
+
+def test_records_are_decoded_when_read_and_kept_by_content(copy_fixture: CopyFixture) -> None:
+    from szrag.code.model import CodeRecord
+    from szrag.structure.queries import records_by_path
+
+    with build_index(copy_fixture("express_app")) as index:
+        expected = {path: CodeRecord.from_dict(code) for path, code in index.code_records()}
+        records = records_by_path(index)
+        path = next(iter(expected))
+        assert records[path] == expected[path]
+        assert records_by_path(index)[path] is records[path]  # decoded once
+        assert records.get("no/such/file.js") is None
+        assert dict(records.items()) == expected and len(records) == len(expected)
 
 
 def test_a_file_row_decodes_its_tokens_and_record_as_stored(copy_fixture: CopyFixture) -> None:

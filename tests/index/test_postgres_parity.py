@@ -221,6 +221,10 @@ def test_every_read_of_the_store_is_the_same(
     assert stored.files() == sqlite.files()
     assert stored.files_by_path() == sqlite.files_by_path()
     assert stored.code_records() == sqlite.code_records()
+    assert stored.definitions() == sqlite.definitions()
+    assert stored.route_rows() == sqlite.route_rows()
+    assert stored.environment_reads() == sqlite.environment_reads()
+    assert sqlite.definitions() and sqlite.route_rows() and sqlite.environment_reads()
     assert stored.image_paths() == sqlite.image_paths()
     assert "docs/images/deploy-flow.png" in sqlite.image_paths()
     routes = read_routes(sqlite.root)  # the API's route list, from either store

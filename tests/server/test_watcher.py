@@ -14,11 +14,13 @@ import anyio
 import httpx
 import pytest
 
+from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.shared import open_shared_index
 from szrag.rank.retrieve import retrieve
 from szrag.server.settings import RateLimit
 from szrag.service.watch import IndexWatcher, changed_count, warm_views
+from szrag.structure.queries import _SymbolLookup
 
 StartServer = Callable[..., str]
 
@@ -218,18 +220,20 @@ async def test_a_refresh_warms_the_shared_views_off_the_event_loop(web_repo: Pat
         (web_repo / "notes.md").write_text("# Notes\n")
         await watcher.refresh()
 
+        # the symbol view of an index not kept in memory (a kept one builds ``SymbolTable``)
         async def first_question_views() -> tuple[object, object]:
             return (
-                index.derived("code.records.by_path", not_cached),
+                index.derived("code.symbols.lookup", not_cached),
                 index.derived("files.by_path", not_cached),
             )
 
-        records, files = await asyncio.create_task(first_question_views())
+        symbols, files = await asyncio.create_task(first_question_views())
         await watcher.stop()
 
     assert warmed_in and warmed_in[0].startswith("szrag-refresh")
     assert isinstance(files, dict) and "notes.md" in files
-    assert isinstance(records, dict) and "src/gateway.js" in records
+    assert isinstance(symbols, _SymbolLookup)
+    assert "src/gateway.js" in {path for path, _ in symbols.definitions}
 
 
 async def test_a_failing_warm_up_does_not_fail_the_refresh(web_repo: Path) -> None:
@@ -281,14 +285,14 @@ def test_warmed_views_are_kept_out_of_collections_and_freed_when_dropped(web_rep
     with open_shared_index(web_repo) as index:
         index.keep_in_memory()
         warm_views(index)
-        records = index.derived("code.records.by_path", built_already)
+        symbols = index.derived("code.symbols.table", built_already)
         postings = index.derived(VIEW, built_already)
         # frozen: a collection no longer walks them (nor anything they hold)
-        assert not any(item is records for item in gc.get_objects())
+        assert not any(item is symbols for item in gc.get_objects())
         assert not any(item is postings for item in gc.get_objects())
         assert gc.get_freeze_count() > 0
         first = weakref.ref(postings)
-        del records, postings
+        del symbols, postings
         for number in range(3):  # generations beyond the two kept are dropped
             (web_repo / f"notes{number}.md").write_text(f"# Notes {number}\n")
             refresh_index(index)
@@ -335,6 +339,6 @@ def test_a_server_builds_the_shared_views_before_its_first_question(web_repo: Pa
         built: object = None
         while built is None and time.monotonic() < deadline:
             # looked at without building it (``derived`` would build it here)
-            built = index._derived.get(index.generation(), {}).get("code.records.by_path")
+            built = index._derived.get(index.generation(), {}).get("code.symbols.table")
             time.sleep(0.05)
-    assert isinstance(built, dict) and "src/gateway.js" in built
+    assert isinstance(built, SymbolTable) and "src/gateway.js" in built.files

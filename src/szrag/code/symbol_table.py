@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from szrag.code.model import CodeRecord, Definition, SymbolMatch, SymbolMatches
+from szrag.code.model import Definition, SymbolMatch, SymbolMatches
 from szrag.code.scoring import (
     CONTAINER_TOKEN,
     FULL_NAME,
@@ -74,8 +74,10 @@ class SymbolTable:
     by_name: Postings  # and the definitions of each name
 
     @classmethod
-    def of(cls, records: Iterable[tuple[str, CodeRecord]]) -> SymbolTable:
-        definitions = tuple((path, item) for path, record in records for item in record.functions)
+    def of(cls, defined: Iterable[tuple[str, Definition]]) -> SymbolTable:
+        """The table of ``defined``: (path, definition) of every code record's definitions,
+        by path, each record's in its order (``IndexStore.definitions``)."""
+        definitions = tuple(defined)
         numbers: dict[str, int] = {}
         vocabulary: dict[str, int] = {}
         rows: list[tuple[int, int, int]] = []

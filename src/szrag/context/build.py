@@ -13,7 +13,7 @@ import functools
 import heapq
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from szrag.rank.retrieve import Source, definition_units, more_sources, require_
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
     bounded_line,
+    environment_by_file,
     find_environment_variable,
     find_routes,
     find_symbols,
@@ -291,31 +292,11 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _variables_in(files: Sequence[str], records: dict[str, CodeRecord]) -> list[EnvReference]:
-    """Every environment variable read in ``files``, file by file in line order."""
-    found: list[EnvReference] = []
-    for path in files:
-        record = records.get(path)
-        if record:
-            found.extend(
-                EnvReference(path, item.name, item.line) for item in record.environment_variables
-            )
-    return found
-
-
-def _variables_by_file(records: dict[str, CodeRecord]) -> dict[str, tuple[EnvReference, ...]]:
-    """``_variables_in`` of each file that reads any, for a process that keeps views: a
-    question's files (thousands when its words name many definitions) are then looked up,
-    not their records walked."""
-    return {path: tuple(found) for path in records if (found := _variables_in((path,), records))}
-
-
-def _variables(
-    index: IndexStore, files: Sequence[str], records: dict[str, CodeRecord]
-) -> list[EnvReference]:
-    if not index.in_memory:
-        return _variables_in(files, records)
-    by_file = index.derived("context.variables", lambda: _variables_by_file(records))
+def _variables(index: IndexStore, files: Sequence[str]) -> list[EnvReference]:
+    """Every environment variable read in ``files``, file by file in line order (a
+    question's files, thousands when its words name many definitions, are looked up in a
+    view by file, not their records decoded)."""
+    by_file = environment_by_file(index)
     return [reference for path in files for reference in by_file.get(path, ())]
 
 
@@ -415,7 +396,7 @@ def code_entry(
     symbols: Sequence[SymbolMatch],
     *,
     via: str | None = None,
-    records: dict[str, CodeRecord] | None = None,
+    records: Mapping[str, CodeRecord] | None = None,
     retrieved: bool = False,
 ) -> CodeEntry | None:
     """One file's structural context plus its matching symbols' source, or None if empty.
@@ -511,7 +492,7 @@ def build_codebase_context(
         for name in extract_environment_variables(clean)
         for ref in find_environment_variable(name, index)
     ]
-    variables = tuple(dict.fromkeys([*named, *_variables(index, files, records)]))
+    variables = tuple(dict.fromkeys([*named, *_variables(index, files)]))
 
     entries: list[CodeEntry] = []
     for path in files:

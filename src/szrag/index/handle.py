@@ -18,6 +18,7 @@ from szrag.index.collect import Skip
 from szrag.index.search import SqliteFullText
 
 if TYPE_CHECKING:
+    from szrag.code.model import Definition
     from szrag.index.memory import ChunkMemory, Edges
     from szrag.index.protocol import (
         ChunkRow,
@@ -174,6 +175,20 @@ class Index:
             "SELECT path, code FROM files WHERE code IS NOT NULL ORDER BY path"
         )
         return [(path, store.unpack_json(code)) for path, code in rows]
+
+    def definitions(self) -> list[tuple[str, Definition]]:
+        """(path, definition) of every code record's definitions, by path, each record's
+        in its order (as decoding every record would give them)."""
+        return store.definition_rows(self.conn)
+
+    def route_rows(self) -> list[tuple[str, str]]:
+        """(path, routes as JSON) of every file whose code record has routes, by path."""
+        return store.route_rows(self.conn)
+
+    def environment_reads(self) -> list[tuple[str, str, int]]:
+        """(path, name, line) of every read of an environment variable, by path, line and
+        name."""
+        return store.environment_rows(self.conn)
 
     def keep_in_memory(self, enabled: bool = True) -> None:
         """Let rankers serve from in-memory views (rebuilt when the index changes).

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from szrag.base.config import RepoConfig
+    from szrag.code.model import Definition
     from szrag.index.collect import Skip
     from szrag.index.handle import FileEntry, RefreshReport
     from szrag.index.store import StoredChunk, StoredFile
@@ -180,6 +181,20 @@ class IndexStore(Protocol):
 
     def code_records(self) -> list[tuple[str, dict[str, Any]]]:
         """(path, code record) of every file that has one, by path."""
+        ...
+
+    def definitions(self) -> list[tuple[str, Definition]]:
+        """(path, definition) of every code record's definitions, by path, each record's
+        in its order (as decoding every record would give them)."""
+        ...
+
+    def route_rows(self) -> list[tuple[str, str]]:
+        """(path, routes as JSON) of every file whose code record has routes, by path."""
+        ...
+
+    def environment_reads(self) -> list[tuple[str, str, int]]:
+        """(path, name, line) of every read of an environment variable, by path, line and
+        name."""
         ...
 
     def image_paths(self) -> list[str]:

@@ -14,15 +14,18 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.base.errors import DamagedIndexError, IndexStoreError
 from szrag.base.text import Chunk, LineRanges, code_terms, lines_code_terms
 from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine
 from szrag.index.terms import code_names, term_fields
 
+if TYPE_CHECKING:
+    from szrag.code.model import Definition
+
 APPLICATION = "szrag"
-SCHEMA_VERSION = 13  # 13: texts, words, code records and tokens packed; names by name
+SCHEMA_VERSION = 14  # 14: definitions apart; 13: texts, words, records and tokens packed
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -87,6 +90,18 @@ CREATE TABLE names (
     PRIMARY KEY (name, kind, file_id, line)
 ) WITHOUT ROWID;
 CREATE INDEX names_file ON names(file_id);
+-- each code record's definitions in its order, so a symbol table is read without decoding
+-- every record (``definition_rows``)
+CREATE TABLE definitions (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    container TEXT,
+    PRIMARY KEY (file_id, seq)
+) WITHOUT ROWID;
 -- the last walk's directory listings (collect.WalkSnapshot as JSON): one row
 CREATE TABLE walk (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -310,6 +325,7 @@ class FileRows:
     code: bytes | None
     routes: str | None  # the code record's routes as JSON, None without any
     names: list[tuple[str, str, int]]  # (kind, name, line)
+    definitions: list[tuple[str, str, int, int, str | None]]  # name, kind, line, end, container
     chunks: list[tuple[int, int, str, str | None, bytes, bytes]]  # start, end, type, heading,
     terms: list[tuple[str, str, str, str]]  # packed words, packed text; full-text fields
 
@@ -325,6 +341,8 @@ class FileRows:
     ) -> FileRows:
         """The rows of a file with these tokens, code record, chunks and their words and
         full-text fields."""
+        from szrag.code.model import CodeRecord  # a refresh finding nothing changed needs none
+
         # the calls, two thirds of a record, are kept by name in ``names`` and read from there
         stored = {key: value for key, value in code.items() if key != "calls"} if code else code
         return cls(
@@ -334,6 +352,12 @@ class FileRows:
             if code and code.get("routes")
             else None,
             names=code_names(code),
+            definitions=[
+                (item.name, item.kind, item.line, item.end_line, item.container)
+                for item in CodeRecord.from_dict(stored).functions
+            ]
+            if stored
+            else [],
             chunks=[
                 (chunk.start, chunk.end, chunk.type, chunk.heading, pack(words), pack(chunk.text))
                 for chunk, words in zip(chunks, chunk_words, strict=True)
@@ -363,6 +387,11 @@ def insert_file(
     conn.executemany(
         "INSERT INTO names(file_id, kind, name, line) VALUES (?, ?, ?, ?)",
         ((file_id, kind, name, line) for kind, name, line in rows.names),
+    )
+    conn.executemany(
+        "INSERT INTO definitions(file_id, seq, name, kind, line, end_line, container)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ((file_id, seq, *row) for seq, row in enumerate(rows.definitions)),
     )
     # explicit ids let both tables be written in two batched statements
     first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
@@ -682,9 +711,33 @@ def file_paths(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT path FROM files")]
 
 
+def definition_rows(conn: sqlite3.Connection) -> list[tuple[str, Definition]]:
+    """(path, definition) of every code record's definitions, by path, each record's in its
+    order: what decoding every record and taking its ``functions`` gives."""
+    from szrag.code.model import Definition
+
+    return [
+        (path, Definition(name, kind, line, end_line, container))
+        for path, name, kind, line, end_line, container in conn.execute(
+            "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.container FROM definitions d"
+            " JOIN files f ON f.id = d.file_id ORDER BY f.path, d.seq"
+        )
+    ]
+
+
+def environment_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    """(path, name, line) of every read of an environment variable, by path, line and name."""
+    return conn.execute(
+        "SELECT f.path, n.name, n.line FROM names n JOIN files f ON f.id = n.file_id"
+        " WHERE n.kind = 'environment' ORDER BY f.path, n.line, n.name"
+    ).fetchall()
+
+
 def route_rows(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """(path, routes as JSON) of every file whose code record has routes."""
-    return conn.execute("SELECT path, routes FROM files WHERE routes IS NOT NULL").fetchall()
+    return conn.execute(
+        "SELECT path, routes FROM files WHERE routes IS NOT NULL ORDER BY path"
+    ).fetchall()
 
 
 def chunk_places(conn: sqlite3.Connection, path: str) -> list[ChunkPlace]:

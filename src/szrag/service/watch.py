@@ -40,7 +40,6 @@ from szrag.index.protocol import IndexStore
 from szrag.index.shared import SharedIndex
 from szrag.index.store import INDEX_DIRECTORY
 from szrag.service.repositories import HOME as SERVICE_HOME
-from szrag.structure.queries import records_by_path
 
 log = logging.getLogger("szrag.service.watch")
 
@@ -71,12 +70,12 @@ def watch_changes(root: Path, debounce_ms: int, stop: anyio.Event) -> AsyncItera
 
 def warm_views(index: IndexStore) -> None:
     """Build the views every question shares for the index's current generation (in-memory
-    ranking arrays, parsed code records, file records), so the first question after a change
-    does not build them on the event loop; then keep them out of the garbage collector's
-    full passes (``keep_out_of_collections``)."""
+    ranking arrays, file records, the code-file and symbol views), so the first question
+    after a change does not build them on the event loop; then keep them out of the garbage
+    collector's full passes (``keep_out_of_collections``). Code records are decoded as
+    questions read them."""
     with collections_paused():
         rank.warm(index)
-        records_by_path(index)
         build_codebase_context(WARM_QUESTION, index)  # the file and symbol views
     keep_out_of_collections()
 

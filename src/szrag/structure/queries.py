@@ -6,9 +6,12 @@ rescan), scored by ``szrag.code.scoring``.
 from __future__ import annotations
 
 import difflib
+import json
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,9 +85,72 @@ def _sharing(value: Any, shared: dict[str, str]) -> Any:
     return value
 
 
-def records_by_path(index: IndexStore) -> dict[str, CodeRecord]:
-    """The parsed code records by path, kept until the index changes."""
-    return index.derived("code.records.by_path", lambda: dict(code_records(index)))
+KEPT_RECORDS = 4096  # decoded records a long-running face keeps, whatever the generation
+
+
+class CodeRecords(Mapping[str, CodeRecord]):
+    """The code records of one index generation by path, each decoded when first read: a
+    question reads the records of the few files it shows, not every record of the index.
+    The decoded records are kept by content (the least recently read dropped past
+    ``KEPT_RECORDS``), so a file a refresh left as it was keeps its record."""
+
+    def __init__(self, index: IndexStore, kept: _KeptRecords) -> None:
+        self._index = index
+        self._kept = kept
+
+    def __getitem__(self, path: str) -> CodeRecord:
+        index = self._index
+        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        if stored is None or stored.packed_code is None:
+            raise KeyError(path)
+        key = (path, stored.sha256)
+        record = self._kept.get(key)
+        if record is None:
+            code = stored.code
+            if code is None:
+                raise KeyError(path)
+            record = self._kept.put(key, CodeRecord.from_dict(code))
+        return record
+
+    def __iter__(self) -> Iterator[str]:
+        files = self._index.files_by_path()
+        return (path for path, stored in files.items() if stored.packed_code is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _KeptRecords:
+    """Decoded records by (path, content hash), the least recently read dropped past a
+    bound; shared by the threads of a server."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: OrderedDict[tuple[str, str], CodeRecord] = OrderedDict()
+
+    def get(self, key: tuple[str, str]) -> CodeRecord | None:
+        with self._lock:
+            found = self._records.get(key)
+            if found is not None:
+                self._records.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], record: CodeRecord) -> CodeRecord:
+        with self._lock:
+            kept = self._records.setdefault(key, record)  # another thread may have been first
+            while len(self._records) > KEPT_RECORDS:
+                self._records.popitem(last=False)
+            return kept
+
+
+def records_by_path(index: IndexStore) -> CodeRecords:
+    """The parsed code records by path, each decoded when read (``CodeRecords``; made for
+    each caller, so the index never holds what holds it)."""
+    kept: _KeptRecords | None = index.carried("code.records.kept", None)
+    if kept is None:
+        kept = _KeptRecords()
+        index.carry("code.records.kept", kept)
+    return CodeRecords(index, kept)
 
 
 def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
@@ -93,7 +159,7 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
     if index.in_memory:  # a long-running face: every definition scored at once
         from szrag.code.symbol_table import SymbolTable  # numpy is no part of a one-shot
 
-        table = index.derived("code.symbols.table", lambda: SymbolTable.of(code_records(index)))
+        table = index.derived("code.symbols.table", lambda: SymbolTable.of(index.definitions()))
         return table.matches(asked)
     lookup = _symbol_lookup(index)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
@@ -130,8 +196,8 @@ class _SymbolLookup:
     unusual: tuple[int, ...]
 
     @classmethod
-    def of(cls, records: Iterable[tuple[str, CodeRecord]]) -> _SymbolLookup:
-        definitions = tuple((path, item) for path, record in records for item in record.functions)
+    def of(cls, defined: Iterable[tuple[str, Definition]]) -> _SymbolLookup:
+        definitions = tuple(defined)
         by_key: dict[str, list[int]] = {}
         by_name: dict[str, list[int]] = {}
         unusual: list[int] = []
@@ -161,7 +227,7 @@ class _SymbolLookup:
 
 
 def _symbol_lookup(index: IndexStore) -> _SymbolLookup:
-    return index.derived("code.symbols.lookup", lambda: _SymbolLookup.of(code_records(index)))
+    return index.derived("code.symbols.lookup", lambda: _SymbolLookup.of(index.definitions()))
 
 
 def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
@@ -170,9 +236,18 @@ def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
     return index.derived(
         "code.routes.mounted",
         lambda: mounted_routes(
-            records_by_path(index), frozenset(entry.path for entry in index.file_entries())
+            _route_records(index), frozenset(entry.path for entry in index.file_entries())
         ),
     )
+
+
+def _route_records(index: IndexStore) -> dict[str, CodeRecord]:
+    """A record holding only its routes for each file that has any, by path: routes are
+    stored apart from the records, so serving them decodes no record."""
+    return {
+        path: CodeRecord.from_dict({"routes": json.loads(routes)})
+        for path, routes in index.route_rows()
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,11 +317,24 @@ def find_environment_variable(name: str, index: IndexStore) -> list[EnvReference
     """Every read of environment variable ``name`` (case-insensitive), by file and line."""
     wanted = name.strip().lower()
     return [
-        EnvReference(path, item.name, item.line)
-        for path, record in code_records(index)
-        for item in record.environment_variables
-        if item.name.lower() == wanted
+        reference
+        for references in environment_by_file(index).values()
+        for reference in references
+        if reference.name.lower() == wanted
     ]
+
+
+def environment_by_file(index: IndexStore) -> dict[str, tuple[EnvReference, ...]]:
+    """Each file's reads of environment variables, by path, each file's by line and name
+    (read from the index's names, no record decoded), kept until the index changes."""
+
+    def read() -> dict[str, tuple[EnvReference, ...]]:
+        found: dict[str, list[EnvReference]] = {}
+        for path, variable, line in index.environment_reads():
+            found.setdefault(path, []).append(EnvReference(path, variable, line))
+        return {path: tuple(references) for path, references in found.items()}
+
+    return index.derived("code.environment", read)
 
 
 def indexed_path(path: str | Path, index: IndexStore) -> str:

@@ -21,6 +21,7 @@ from psycopg_pool import ConnectionPool
 
 from szrag.base.config import RepoConfig
 from szrag.base.errors import IndexStoreError, StoreUnavailable
+from szrag.code.model import Definition
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
@@ -356,6 +357,35 @@ class PostgresIndex:
             " AND code IS NOT NULL ORDER BY path"
         )
         return [(path, store.unpack_json(code)) for path, code in rows]
+
+    def definitions(self) -> list[tuple[str, Definition]]:
+        """(path, definition) of every code record's definitions, by path, each record's
+        in its order."""
+        rows = self._rows(
+            "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.container"
+            " FROM szrag_definitions d, szrag_files f"
+            " WHERE f.repository = d.repository AND f.generation = d.generation"
+            " AND f.id = d.file_id AND d.repository = %(r)s AND d.generation = %(g)s"
+            " ORDER BY f.path, d.seq"
+        )
+        return [(path, Definition(*fields)) for path, *fields in rows]
+
+    def route_rows(self) -> list[tuple[str, str]]:
+        """(path, routes as JSON) of every file whose code record has routes, by path."""
+        rows = self._rows(
+            "SELECT path, routes FROM szrag_files WHERE repository = %(r)s"
+            " AND generation = %(g)s AND routes IS NOT NULL ORDER BY path"
+        )
+        return [(path, routes) for path, routes in rows]
+
+    def environment_reads(self) -> list[tuple[str, str, int]]:
+        """(path, name, line) of every read of an environment variable, by path, line and
+        name."""
+        rows = self._rows(
+            f"SELECT f.path, n.name, n.line FROM szrag_names n, szrag_files f WHERE {_SAME_NAMES}"
+            " AND n.kind = 'environment' ORDER BY f.path, n.line, n.name"
+        )
+        return [(path, name, line) for path, name, line in rows]
 
     def image_paths(self) -> list[str]:
         """Every collected image's relative path."""

@@ -142,6 +142,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0002_image_bytes",
         "ALTER TABLE szrag_images ADD COLUMN data bytea",
     ),
+    (
+        # each code record's definitions in its order (index schema 14): a symbol table is
+        # read without decoding every record
+        "0003_definitions",
+        f"""
+        CREATE TABLE szrag_definitions (
+            {_KEY},
+            file_id bigint NOT NULL,
+            seq integer NOT NULL,
+            name text COLLATE "C" NOT NULL,
+            kind text COLLATE "C" NOT NULL,
+            line integer NOT NULL,
+            end_line integer NOT NULL,
+            container text COLLATE "C",
+            PRIMARY KEY (repository, generation, file_id, seq)
+        );
+        """,
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -155,6 +173,7 @@ GENERATION_TABLES = (
     "szrag_chunk_terms",
     "szrag_vocabulary",
     "szrag_names",
+    "szrag_definitions",
     "szrag_images",
     "szrag_edges",
     "szrag_skipped",

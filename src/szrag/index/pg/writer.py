@@ -141,6 +141,11 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
         ),
         ("szrag_chunk_texts", "id, text", "SELECT id, text FROM chunk_texts"),
         ("szrag_names", "name, kind, file_id, line", "SELECT name, kind, file_id, line FROM names"),
+        (
+            "szrag_definitions",
+            "file_id, seq, name, kind, line, end_line, container",
+            "SELECT file_id, seq, name, kind, line, end_line, container FROM definitions",
+        ),
         ("szrag_edges", "source, target, kind", "SELECT source, target, kind FROM edges"),
         (
             "szrag_skipped",
