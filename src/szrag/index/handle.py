@@ -178,8 +178,12 @@ class Index:
 
     def definitions(self) -> list[tuple[str, Definition]]:
         """(path, definition) of every code record's definitions, by path, each record's
-        in its order (as decoding every record would give them)."""
-        return store.definition_rows(self.conn)
+        in its order (as decoding every record would give them); the files a refresh left
+        as they were keep the definitions read before."""
+        with self.reading():
+            by_file = store.definition_rows(self.conn, self.carried("store.definitions", {}))
+        self.carry("store.definitions", by_file)
+        return [(path, item) for (_, path, _), items in by_file.items() for item in items]
 
     def route_rows(self) -> list[tuple[str, str]]:
         """(path, routes as JSON) of every file whose code record has routes, by path."""

@@ -711,18 +711,38 @@ def file_paths(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT path FROM files")]
 
 
-def definition_rows(conn: sqlite3.Connection) -> list[tuple[str, Definition]]:
-    """(path, definition) of every code record's definitions, by path, each record's in its
-    order: what decoding every record and taking its ``functions`` gives."""
+def definition_rows(
+    conn: sqlite3.Connection, known: Mapping[tuple[int, str, str], tuple[Definition, ...]]
+) -> dict[tuple[int, str, str], tuple[Definition, ...]]:
+    """Each code file's definitions in its record's order, by (id, path, content hash) in
+    path order: those of ``known`` (an earlier read) as they were, the others read. A refresh
+    rewrites a few files, so a later generation reads only theirs."""
     from szrag.code.model import Definition
 
-    return [
-        (path, Definition(name, kind, line, end_line, container))
-        for path, name, kind, line, end_line, container in conn.execute(
-            "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.container FROM definitions d"
-            " JOIN files f ON f.id = d.file_id ORDER BY f.path, d.seq"
+    files = conn.execute(
+        "SELECT id, path, sha256 FROM files WHERE code IS NOT NULL ORDER BY path"
+    ).fetchall()
+    missing = [file_id for file_id, path, sha256 in files if (file_id, path, sha256) not in known]
+    read: dict[int, list[Definition]] = {}
+    query = (
+        "SELECT file_id, name, kind, line, end_line, container FROM definitions"
+        " WHERE file_id IN ({}) ORDER BY file_id, seq"
+    )
+    whole = len(missing) > len(files) // 2  # most files new: one read of every row
+    batches = [[]] if whole else [missing[at : at + 500] for at in range(0, len(missing), 500)]
+    for batch in batches:
+        sql = (
+            "SELECT file_id, name, kind, line, end_line, container FROM definitions"
+            " ORDER BY file_id, seq"
+            if whole
+            else query.format(", ".join("?" * len(batch)))
         )
-    ]
+        for file_id, *fields in conn.execute(sql, batch):
+            read.setdefault(file_id, []).append(Definition(*fields))
+    return {
+        (file_id, path, sha256): known.get((file_id, path, sha256)) or tuple(read.get(file_id, ()))
+        for file_id, path, sha256 in files
+    }
 
 
 def environment_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
