@@ -730,6 +730,7 @@ def definition_rows(
     )
     whole = len(missing) > len(files) // 2  # most files new: one read of every row
     batches = [[]] if whole else [missing[at : at + 500] for at in range(0, len(missing), 500)]
+    texts: dict[str, str] = {}  # one object per distinct name, kind and class: a server keeps them
     for batch in batches:
         sql = (
             "SELECT file_id, name, kind, line, end_line, container FROM definitions"
@@ -737,8 +738,15 @@ def definition_rows(
             if whole
             else query.format(", ".join("?" * len(batch)))
         )
-        for file_id, *fields in conn.execute(sql, batch):
-            read.setdefault(file_id, []).append(Definition(*fields))
+        for file_id, name, kind, line, end_line, container in conn.execute(sql, batch):
+            item = Definition(
+                texts.setdefault(name, name),
+                texts.setdefault(kind, kind),
+                line,
+                end_line,
+                None if container is None else texts.setdefault(container, container),
+            )
+            read.setdefault(file_id, []).append(item)
     return {
         (file_id, path, sha256): known.get((file_id, path, sha256)) or tuple(read.get(file_id, ()))
         for file_id, path, sha256 in files
