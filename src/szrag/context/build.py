@@ -151,7 +151,7 @@ class CodeFiles:
         by_token: defaultdict[str, list[int]] = defaultdict(list)
         by_path_token: defaultdict[str, list[int]] = defaultdict(list)
         for number, file in enumerate(code):
-            for token in file.tokens:
+            for token in file.joined_tokens.split():  # distinct as stored: no set made
                 by_token[token].append(number)
             for token in tokens(file.path):  # not remembered: each path is read once
                 by_path_token[token].append(number)

@@ -346,7 +346,7 @@ class FileRows:
         # the calls, two thirds of a record, are kept by name in ``names`` and read from there
         stored = {key: value for key, value in code.items() if key != "calls"} if code else code
         return cls(
-            tokens=pack(" ".join(sorted(tokens))),
+            tokens=pack(" ".join(sorted(set(tokens)))),  # distinct: readers split, not set
             code=pack(json.dumps(stored, separators=(",", ":"))) if stored is not None else None,
             routes=json.dumps(code["routes"], separators=(",", ":"))
             if code and code.get("routes")
