@@ -92,14 +92,11 @@ def _from_records(index: Index) -> tuple[object, ...]:
     records = [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()]
     definitions = [(path, item) for path, record in records for item in record.functions]
     routes = [(path, code["routes"]) for path, code in index.code_records() if code.get("routes")]
-    reads = sorted(
-        {
-            (path, item.name, item.line)
-            for path, record in records
-            for item in record.environment_variables
-        },
-        key=lambda read: (read[0], read[2], read[1]),
-    )
+    reads = [
+        (path, item.name, item.line)
+        for path, record in records
+        for item in record.environment_variables
+    ]
     return definitions, routes, reads
 
 
@@ -205,17 +202,14 @@ def test_a_closed_index_kept_in_memory_is_freed_by_reference_counting(
 
 def _views(index: Index) -> tuple[object, ...]:
     """The per-generation views a long-running face keeps, as plain values to compare."""
-    from szrag.structure.queries import (
-        code_records,
-        records_by_path,
-    )
+    from szrag.structure.queries import records_by_path
 
     with index.reading():
         return (
             index.files(),
             list(index.files_by_path().items()),
             index.file_entries(),
-            code_records(index),
+            index.definitions(),
             list(records_by_path(index).items()),
             build_codebase_context("how does the logger write audit entries", index),
         )
@@ -303,20 +297,19 @@ def test_a_view_asked_for_by_two_threads_at_once_is_built_once(copy_fixture: Cop
         assert index.derived("test.failing", object) is not None  # a failed build is retried
 
 
-def test_records_kept_in_memory_share_their_texts_and_equal_sqlite_s(
+def test_definitions_kept_in_memory_share_their_texts_and_equal_a_one_shots(
     copy_fixture: CopyFixture,
 ) -> None:
     from szrag.index.shared import open_shared_index
-    from szrag.structure.queries import code_records
 
     root = copy_fixture("express_app")
     with build_index(root) as index:
-        one_shot = code_records(index)
+        one_shot = index.definitions()
     with open_shared_index(root) as kept:
         kept.keep_in_memory()
         with kept.reading():
-            records = code_records(kept)
-    assert records == one_shot
-    kinds = [item.kind for _, record in records for item in record.functions]
+            definitions = kept.definitions()
+    assert definitions == one_shot
+    kinds = [item.kind for _, item in definitions]
     assert len(kinds) > len(set(kinds))  # the fixture repeats kinds: each one object
     assert len({id(kind) for kind in kinds}) == len(set(kinds))

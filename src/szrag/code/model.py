@@ -212,7 +212,7 @@ class CodeRecord:
 
         def written(key: str, kind: type[Any], make: Callable[[dict[str, Any]], Any]) -> Any:
             # a record as ``to_dict`` wrote it holds every field and no other: made with the
-            # fields in order (a server decodes every record of the index at its start)
+            # fields in order (the records of every file a question shows are decoded)
             raw = data.get(key) or ()
             fields = _FIELD_SETS[kind]
             if all(isinstance(item, dict) and item.keys() == fields for item in raw):

@@ -190,8 +190,8 @@ class Index:
         return store.route_rows(self.conn)
 
     def environment_reads(self) -> list[tuple[str, str, int]]:
-        """(path, name, line) of every read of an environment variable, by path, line and
-        name."""
+        """(path, name, line) of every read of an environment variable, by path, each file's
+        in its record's order."""
         return store.environment_rows(self.conn)
 
     def keep_in_memory(self, enabled: bool = True) -> None:

@@ -193,8 +193,8 @@ class IndexStore(Protocol):
         ...
 
     def environment_reads(self) -> list[tuple[str, str, int]]:
-        """(path, name, line) of every read of an environment variable, by path, line and
-        name."""
+        """(path, name, line) of every read of an environment variable, by path, each file's
+        in its record's order."""
         ...
 
     def image_paths(self) -> list[str]:

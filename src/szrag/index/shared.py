@@ -93,8 +93,9 @@ class SharedIndex(Index):
     def files(self) -> list[store.StoredFile]:
         """Every indexed file with its code record, read once per index generation.
 
-        The codebase context reads every file's record for each question; a server answering
-        many questions keeps them instead of decoding them from SQLite every time.
+        A question reads the rows of the files it finds (their units, their records); a
+        server answering many questions keeps every row, deflated, instead of reading them
+        from SQLite every time.
         """
         generation = self.generation()
         cached = self._files

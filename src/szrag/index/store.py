@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from szrag.code.model import Definition
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 14  # 14: definitions apart; 13: texts, words, records and tokens packed
+SCHEMA_VERSION = 15  # 14-15: definitions, environment reads apart; 13: packed values
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -49,6 +49,7 @@ CREATE TABLE files (
     tokens BLOB NOT NULL,  -- packed (see ``pack``): the file's distinct tokens, space-joined
     code BLOB,  -- packed JSON of the file's code record
     routes TEXT,  -- JSON of the record's routes alone (NULL: none), read without the record
+    environment TEXT,  -- JSON [name, line] of its environment reads in order (NULL: none)
     decode_errors INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE chunks (
@@ -324,6 +325,7 @@ class FileRows:
     tokens: bytes
     code: bytes | None
     routes: str | None  # the code record's routes as JSON, None without any
+    environment: str | None  # its environment reads as JSON [name, line] pairs, None without any
     names: list[tuple[str, str, int]]  # (kind, name, line)
     definitions: list[tuple[str, str, int, int, str | None]]  # name, kind, line, end, container
     chunks: list[tuple[int, int, str, str | None, bytes, bytes]]  # start, end, type, heading,
@@ -345,18 +347,21 @@ class FileRows:
 
         # the calls, two thirds of a record, are kept by name in ``names`` and read from there
         stored = {key: value for key, value in code.items() if key != "calls"} if code else code
+        record = CodeRecord.from_dict(stored) if stored else None
+        reads = [[item.name, item.line] for item in record.environment_variables] if record else []
         return cls(
             tokens=pack(" ".join(sorted(set(tokens)))),  # distinct: readers split, not set
             code=pack(json.dumps(stored, separators=(",", ":"))) if stored is not None else None,
             routes=json.dumps(code["routes"], separators=(",", ":"))
             if code and code.get("routes")
             else None,
+            environment=json.dumps(reads, separators=(",", ":")) if reads else None,
             names=code_names(code),
             definitions=[
                 (item.name, item.kind, item.line, item.end_line, item.container)
-                for item in CodeRecord.from_dict(stored).functions
+                for item in record.functions
             ]
-            if stored
+            if record
             else [],
             chunks=[
                 (chunk.start, chunk.end, chunk.type, chunk.heading, pack(words), pack(chunk.text))
@@ -379,8 +384,18 @@ def insert_file(
     """Write one file and its chunks; returns the file id."""
     cursor = conn.execute(
         "INSERT INTO files(path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code,"
-        " routes, decode_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (path, *stat, sha256, type, rows.tokens, rows.code, rows.routes, decode_errors),
+        " routes, environment, decode_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            path,
+            *stat,
+            sha256,
+            type,
+            rows.tokens,
+            rows.code,
+            rows.routes,
+            rows.environment,
+            decode_errors,
+        ),
     )
     file_id = cursor.lastrowid
     assert file_id is not None
@@ -754,11 +769,19 @@ def definition_rows(
 
 
 def environment_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
-    """(path, name, line) of every read of an environment variable, by path, line and name."""
-    return conn.execute(
-        "SELECT f.path, n.name, n.line FROM names n JOIN files f ON f.id = n.file_id"
-        " WHERE n.kind = 'environment' ORDER BY f.path, n.line, n.name"
-    ).fetchall()
+    """(path, name, line) of every read of an environment variable, by path, each file's in
+    its record's order."""
+    rows = conn.execute(
+        "SELECT path, environment FROM files WHERE environment IS NOT NULL ORDER BY path"
+    )
+    return environment_reads(rows)
+
+
+def environment_reads(rows: Iterable[tuple[str, str]]) -> list[tuple[str, str, int]]:
+    """(path, name, line) of each read in ``rows`` of (path, environment reads as stored)."""
+    return [
+        (path, str(name), int(line)) for path, found in rows for name, line in json.loads(found)
+    ]
 
 
 def route_rows(conn: sqlite3.Connection) -> list[tuple[str, str]]:

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from szrag.base.errors import PathError
 from szrag.base.redact import redact
@@ -40,51 +39,6 @@ from szrag.code.scoring import (
 )
 from szrag.index.protocol import IndexStore
 
-
-def code_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:
-    """(path, record) of every parsed file, kept until the index changes."""
-    return index.derived("code.records", lambda: _decoded_records(index))
-
-
-def _decoded_records(index: IndexStore) -> list[tuple[str, CodeRecord]]:
-    if not index.in_memory:
-        return [(path, CodeRecord.from_dict(code)) for path, code in index.code_records()]
-    # a long-running face: a file whose content is as it was keeps the record made before
-    earlier: dict[str, tuple[str, CodeRecord]] = index.carried("code.records", {})
-    kept: dict[str, tuple[str, CodeRecord]] = {}
-    records = []
-    shared: dict[str, str] = {}  # one object for each distinct text of the records made here
-    for path, file in index.files_by_path().items():
-        if file.packed_code is None:
-            continue
-        known = earlier.get(path)
-        if known is not None and known[0] == file.sha256:
-            record = known[1]
-        else:
-            code = file.code
-            if code is None:
-                continue
-            record = CodeRecord.from_dict(_sharing(code, shared))
-        kept[path] = (file.sha256, record)
-        records.append((path, record))
-    index.carry("code.records", kept)
-    return records
-
-
-def _sharing(value: Any, shared: dict[str, str]) -> Any:
-    """``value`` (decoded JSON) with each text replaced by the one object ``shared`` holds
-    for it: a corpus's records repeat their texts (kinds, languages, imported modules and
-    names), 330,000 texts of which 52,000 distinct on the benchmarks' 25k-file corpus, and a
-    long-running face keeps every record."""
-    if isinstance(value, str):
-        return shared.setdefault(value, value)
-    if isinstance(value, dict):
-        return {key: _sharing(item, shared) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_sharing(item, shared) for item in value]
-    return value
-
-
 KEPT_RECORDS = 4096  # decoded records a long-running face keeps, whatever the generation
 
 
@@ -92,7 +46,9 @@ class CodeRecords(Mapping[str, CodeRecord]):
     """The code records of one index generation by path, each decoded when first read: a
     question reads the records of the few files it shows, not every record of the index.
     The decoded records are kept by content (the least recently read dropped past
-    ``KEPT_RECORDS``), so a file a refresh left as it was keeps its record."""
+    ``KEPT_RECORDS``), so a file a refresh left as it was keeps its record. Each read looks
+    the file up in the index as it is then: a caller wanting one generation holds
+    ``index.reading()``, as a question does."""
 
     def __init__(self, index: IndexStore, kept: _KeptRecords) -> None:
         self._index = index
@@ -111,6 +67,13 @@ class CodeRecords(Mapping[str, CodeRecord]):
                 raise KeyError(path)
             record = self._kept.put(key, CodeRecord.from_dict(code))
         return record
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        index = self._index
+        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        return stored is not None and stored.packed_code is not None  # nothing decoded
 
     def __iter__(self) -> Iterator[str]:
         files = self._index.files_by_path()
@@ -325,8 +288,8 @@ def find_environment_variable(name: str, index: IndexStore) -> list[EnvReference
 
 
 def environment_by_file(index: IndexStore) -> dict[str, tuple[EnvReference, ...]]:
-    """Each file's reads of environment variables, by path, each file's by line and name
-    (read from the index's names, no record decoded), kept until the index changes."""
+    """Each file's reads of environment variables, by path, each file's in its record's
+    order (stored apart from the record: none is decoded), kept until the index changes."""
 
     def read() -> dict[str, tuple[EnvReference, ...]]:
         found: dict[str, list[EnvReference]] = {}

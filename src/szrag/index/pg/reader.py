@@ -368,7 +368,20 @@ class PostgresIndex:
             " AND f.id = d.file_id AND d.repository = %(r)s AND d.generation = %(g)s"
             " ORDER BY f.path, d.seq"
         )
-        return [(path, Definition(*fields)) for path, *fields in rows]
+        texts: dict[str, str] = {}  # one object per distinct text, as the SQLite reader's
+        return [
+            (
+                path,
+                Definition(
+                    texts.setdefault(name, name),
+                    texts.setdefault(kind, kind),
+                    line,
+                    end_line,
+                    None if container is None else texts.setdefault(container, container),
+                ),
+            )
+            for path, name, kind, line, end_line, container in rows
+        ]
 
     def route_rows(self) -> list[tuple[str, str]]:
         """(path, routes as JSON) of every file whose code record has routes, by path."""
@@ -379,13 +392,13 @@ class PostgresIndex:
         return [(path, routes) for path, routes in rows]
 
     def environment_reads(self) -> list[tuple[str, str, int]]:
-        """(path, name, line) of every read of an environment variable, by path, line and
-        name."""
+        """(path, name, line) of every read of an environment variable, by path, each file's
+        in its record's order."""
         rows = self._rows(
-            f"SELECT f.path, n.name, n.line FROM szrag_names n, szrag_files f WHERE {_SAME_NAMES}"
-            " AND n.kind = 'environment' ORDER BY f.path, n.line, n.name"
+            "SELECT path, environment FROM szrag_files WHERE repository = %(r)s"
+            " AND generation = %(g)s AND environment IS NOT NULL ORDER BY path"
         )
-        return [(path, name, line) for path, name, line in rows]
+        return store.environment_reads((path, found) for path, found in rows)
 
     def image_paths(self) -> list[str]:
         """Every collected image's relative path."""

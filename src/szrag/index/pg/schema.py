@@ -160,6 +160,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        # each file's environment reads in its record's order (index schema 15)
+        "0004_environment_reads",
+        "ALTER TABLE szrag_files ADD COLUMN environment text",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
