@@ -131,6 +131,16 @@ def test_definitions_routes_and_environment_reads_are_the_records_own_through_re
         assert "server/extra.js" not in {path for path, _ in index.definitions()}
 
 
+def test_environment_reads_keep_the_order_of_the_source(copy_fixture: CopyFixture) -> None:
+    with build_index(copy_fixture("languages")) as index:
+        reads = index.environment_reads()
+        assert reads == _from_records(index)[2] and reads  # one file's, then the next's
+        one_line = [
+            name for path, name, line in reads if path == "javascript/environment.js" and line == 5
+        ]
+        assert one_line == ["DEPLOY_BRANCH", "ADMIN_TOKEN", "LOG_LEVEL"]  # as written
+
+
 def test_records_are_decoded_when_read_and_kept_by_content(copy_fixture: CopyFixture) -> None:
     from szrag.code.model import CodeRecord
     from szrag.structure.queries import records_by_path
