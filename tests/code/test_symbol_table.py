@@ -13,9 +13,10 @@ from szrag.code.model import SymbolMatches
 from szrag.code.scoring import (
     SymbolQuestion,
     symbol_score,
+    words_of_name,
 )
-from szrag.code.symbol_table import SymbolTable
-from szrag.index import Index, build_index, load_index
+from szrag.code.symbol_table import Postings, SymbolTable
+from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.structure.queries import find_symbols
 
 CopyFixture = Callable[[str], Path]
@@ -147,6 +148,36 @@ def test_the_table_follows_the_index(tmp_path: Path) -> None:
     with load_index(tmp_path) as index:
         index.keep_in_memory()
         assert [match.name for match in find_symbols("the audit trail", index)] == ["audit_trail"]
+
+
+def _columns(table: SymbolTable) -> dict[str, object]:
+    """The table's fields as plain values to compare (arrays as lists)."""
+    found: dict[str, object] = {}
+    for name in SymbolTable.__dataclass_fields__:
+        value = getattr(table, name)
+        if isinstance(value, Postings):
+            value = (value.order.tolist(), value.starts.tolist())
+        elif hasattr(value, "tolist"):
+            value = value.tolist()
+        found[name] = value
+    return found
+
+
+def test_a_table_made_from_the_last_generations_is_the_table_made_afresh(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "store.py").write_text(TRICKY)
+    (tmp_path / "queue.js").write_text(TRICKY_JS)
+    with build_index(tmp_path) as index:
+        earlier = SymbolTable.of(index.definitions())
+        assert earlier.name_words() == {name: words_of_name(name) for name in earlier.names}
+        (tmp_path / "store.py").write_text(TRICKY.replace("check_cart", "verify_basket"))
+        (tmp_path / "audit.py").write_text("class AuditTrail:\n    def record_entry(self): pass\n")
+        refresh_index(index)
+        later = SymbolTable.of(index.definitions(), earlier)
+        assert _columns(later) == _columns(SymbolTable.of(index.definitions()))
+        assert {"verify_basket", "record_entry"} <= set(later.names)
+        assert "check_cart" not in later.names
 
 
 def test_matches_read_from_memory_behave_as_a_list(tmp_path: Path) -> None:

@@ -74,19 +74,25 @@ class SymbolTable:
     by_name: Postings  # and the definitions of each name
 
     @classmethod
-    def of(cls, defined: Iterable[tuple[str, Definition]]) -> SymbolTable:
+    def of(
+        cls, defined: Iterable[tuple[str, Definition]], earlier: SymbolTable | None = None
+    ) -> SymbolTable:
         """The table of ``defined``: (path, definition) of every code record's definitions,
-        by path, each record's in its order (``IndexStore.definitions``)."""
+        by path, each record's in its order (``IndexStore.definitions``). The words of a name
+        ``earlier`` (the last generation's table) holds are taken from it, not worked out
+        again: a refresh changes a few files' names."""
         definitions = tuple(defined)
         numbers: dict[str, int] = {}
         vocabulary: dict[str, int] = {}
         rows: list[tuple[int, int, int]] = []
+        known = earlier.name_words() if earlier is not None else {}
 
         def number_of(name: str) -> int:
             found = numbers.get(name)
             if found is None:
                 found = numbers[name] = len(numbers)
-                for token, token_stem in words_of_name(name):
+                words = known.get(name)
+                for token, token_stem in words_of_name(name) if words is None else words:
                     token_word = vocabulary.setdefault(token, len(vocabulary))
                     rows.append(
                         (found, token_word, vocabulary.setdefault(token_stem, len(vocabulary)))
@@ -131,6 +137,20 @@ class SymbolTable:
             Postings.of(columns[:, 2], len(vocabulary)),
             Postings.of(np.array(own, dtype=np.int64), len(numbers)),
         )
+
+    def name_words(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Each name's words (``words_of_name``) as the table holds them."""
+        words = list(self.vocabulary)  # by number: each was numbered as it was first met
+        tokens = self.row_token.tolist()
+        stems = self.row_stem.tolist()
+        found: dict[str, tuple[tuple[str, str], ...]] = {}
+        row = 0
+        for name, count in zip(self.names, self.token_count.tolist(), strict=True):
+            found[name] = tuple(
+                (words[tokens[at]], words[stems[at]]) for at in range(row, row + count)
+            )
+            row += count
+        return found
 
     def matches(self, asked: SymbolQuestion) -> SymbolMatches:
         """The definitions ``asked`` gives a positive ``symbol_score``, best first, ties by

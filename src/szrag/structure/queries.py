@@ -122,7 +122,12 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
     if index.in_memory:  # a long-running face: every definition scored at once
         from szrag.code.symbol_table import SymbolTable  # numpy is no part of a one-shot
 
-        table = index.derived("code.symbols.table", lambda: SymbolTable.of(index.definitions()))
+        def built() -> SymbolTable:
+            made = SymbolTable.of(index.definitions(), index.carried("code.symbols.table", None))
+            index.carry("code.symbols.table", made)
+            return made
+
+        table = index.derived("code.symbols.table", built)
         return table.matches(asked)
     lookup = _symbol_lookup(index)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
