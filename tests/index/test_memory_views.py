@@ -143,7 +143,7 @@ def test_environment_reads_keep_the_order_of_the_source(copy_fixture: CopyFixtur
 
 def test_records_are_decoded_when_read_and_kept_by_content(copy_fixture: CopyFixture) -> None:
     from szrag.code.model import CodeRecord
-    from szrag.structure.queries import records_by_path
+    from szrag.index.records import records_by_path
 
     with build_index(copy_fixture("express_app")) as index:
         expected = {path: CodeRecord.from_dict(code) for path, code in index.code_records()}
@@ -212,7 +212,7 @@ def test_a_closed_index_kept_in_memory_is_freed_by_reference_counting(
 
 def _views(index: Index) -> tuple[object, ...]:
     """The per-generation views a long-running face keeps, as plain values to compare."""
-    from szrag.structure.queries import records_by_path
+    from szrag.index.records import records_by_path
 
     with index.reading():
         return (

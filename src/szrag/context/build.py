@@ -22,6 +22,7 @@ from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
 from szrag.code.scoring import extract_environment_variables
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT, CodebaseContext, CodeEntry
 from szrag.index.protocol import IndexStore
+from szrag.index.records import records_by_path
 from szrag.index.store import StoredChunk, StoredFile, unpack
 from szrag.rank.retrieve import Source, definition_units, more_sources, require_question
 from szrag.structure.context import get_code_context, splice
@@ -33,7 +34,6 @@ from szrag.structure.queries import (
     find_symbols,
     get_dependants,
     get_dependencies,
-    records_by_path,
 )
 
 if TYPE_CHECKING:

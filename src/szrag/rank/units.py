@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
-from szrag.code.model import CodeRecord
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
+from szrag.index.records import records_by_path
 from szrag.rank.words import named_symbols, query_terms, quoted_literals
 
 K1 = 1.2
@@ -179,8 +179,7 @@ def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCu
     if found is None:
         lines = index.lines(path)
         if lines:
-            code = stored.code  # decoded at each read: once here
-            record = CodeRecord.from_dict(code) if code else None
+            record = records_by_path(index).get(path)  # decoded once for every reader
             definitions = record.functions if record is not None else ()
             units = file_units(lines, definitions, prose=kind in PROSE_TYPES)
             found = FileCut(tuple(lines), tuple(units))

@@ -15,11 +15,11 @@ from szrag.code.model import (
     SymbolMatch,
 )
 from szrag.index.protocol import IndexStore
+from szrag.index.records import records_by_path
 from szrag.structure.queries import (
     MAX_LINE_CHARS,
     bounded_line,
     indexed_path,
-    records_by_path,
     routes_by_path,
 )
 
