@@ -9,6 +9,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from szrag.context import build_codebase_context
 from szrag.index import Index, build_index, load_index, refresh_index, store
 from szrag.index.memory import ChunkMemory, TokenMemory
@@ -139,6 +141,22 @@ def test_environment_reads_keep_the_order_of_the_source(copy_fixture: CopyFixtur
             name for path, name, line in reads if path == "javascript/environment.js" and line == 5
         ]
         assert one_line == ["DEPLOY_BRANCH", "ADMIN_TOKEN", "LOG_LEVEL"]  # as written
+
+
+def test_a_damaged_environment_or_route_value_is_named_damage(copy_fixture: CopyFixture) -> None:
+    from szrag.base.errors import DamagedIndexError
+    from szrag.structure.queries import routes_by_path
+
+    with build_index(copy_fixture("express_app")) as index:
+        with index.conn:
+            index.conn.execute(
+                "UPDATE files SET environment = '[[\"PORT\"' WHERE environment IS NOT NULL"
+            )
+            index.conn.execute("UPDATE files SET routes = '{' WHERE routes IS NOT NULL")
+        with pytest.raises(DamagedIndexError, match="szrag index --rebuild"):
+            index.environment_reads()
+        with pytest.raises(DamagedIndexError, match="szrag index --rebuild"):
+            routes_by_path(index)
 
 
 def test_records_are_decoded_when_read_and_kept_by_content(copy_fixture: CopyFixture) -> None:

@@ -778,10 +778,22 @@ def environment_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
 
 
 def environment_reads(rows: Iterable[tuple[str, str]]) -> list[tuple[str, str, int]]:
-    """(path, name, line) of each read in ``rows`` of (path, environment reads as stored)."""
-    return [
-        (path, str(name), int(line)) for path, found in rows for name, line in json.loads(found)
-    ]
+    """(path, name, line) of each read in ``rows`` of (path, environment reads as stored);
+    DamagedIndexError when a value is not what ``FileRows.of`` writes."""
+    try:
+        return [
+            (path, str(name), int(line)) for path, found in rows for name, line in json.loads(found)
+        ]
+    except (TypeError, ValueError) as error:
+        raise _damaged(error) from error
+
+
+def stored_json(text: str) -> Any:
+    """A JSON column's value (a record's routes); DamagedIndexError when it is not JSON."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as error:
+        raise _damaged(error) from error
 
 
 def route_rows(conn: sqlite3.Connection) -> list[tuple[str, str]]:

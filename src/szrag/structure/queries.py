@@ -6,7 +6,6 @@ rescan), scored by ``szrag.code.scoring``.
 from __future__ import annotations
 
 import difflib
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -35,6 +34,7 @@ from szrag.code.scoring import (
     scored_route,
     symbol_score,
 )
+from szrag.index import store
 from szrag.index.protocol import IndexStore
 
 
@@ -135,7 +135,7 @@ def _route_records(index: IndexStore) -> dict[str, CodeRecord]:
     """A record holding only its routes for each file that has any, by path: routes are
     stored apart from the records, so serving them decodes no record."""
     return {
-        path: CodeRecord.from_dict({"routes": json.loads(routes)})
+        path: CodeRecord.from_dict({"routes": store.stored_json(routes)})
         for path, routes in index.route_rows()
     }
 
