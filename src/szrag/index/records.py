@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
+
+from szrag.index import store
 
 if TYPE_CHECKING:
     from szrag.code.model import CodeRecord
@@ -96,3 +98,14 @@ def records_by_path(index: IndexStore) -> CodeRecords:
         kept = _KeptRecords()
         index.carry("code.records.kept", kept)
     return CodeRecords(index, kept)
+
+
+def route_records(rows: Iterable[tuple[str, str]]) -> dict[str, CodeRecord]:
+    """A record holding only its routes for each of ``rows`` (path, routes as stored,
+    ``IndexStore.route_rows``): routes are stored apart from the records, so listing or
+    mounting them decodes no record."""
+    from szrag.code.model import CodeRecord
+
+    return {
+        path: CodeRecord.from_dict({"routes": store.stored_json(found)}) for path, found in rows
+    }

@@ -732,40 +732,46 @@ def definition_rows(
     """Each code file's definitions in its record's order, by (id, path, content hash) in
     path order: those of ``known`` (an earlier read) as they were, the others read. A refresh
     rewrites a few files, so a later generation reads only theirs."""
-    from szrag.code.model import Definition
-
     files = conn.execute(
         "SELECT id, path, sha256 FROM files WHERE code IS NOT NULL ORDER BY path"
     ).fetchall()
     missing = [file_id for file_id, path, sha256 in files if (file_id, path, sha256) not in known]
-    read: dict[int, list[Definition]] = {}
-    query = (
-        "SELECT file_id, name, kind, line, end_line, container FROM definitions"
-        " WHERE file_id IN ({}) ORDER BY file_id, seq"
-    )
-    whole = len(missing) > len(files) // 2  # most files new: one read of every row
-    batches = [[]] if whole else [missing[at : at + 500] for at in range(0, len(missing), 500)]
-    texts: dict[str, str] = {}  # one object per distinct name, kind and class: a server keeps them
-    for batch in batches:
-        sql = (
-            "SELECT file_id, name, kind, line, end_line, container FROM definitions"
-            " ORDER BY file_id, seq"
-            if whole
-            else query.format(", ".join("?" * len(batch)))
+    sql = "SELECT file_id, name, kind, line, end_line, container FROM definitions"
+    order = " ORDER BY file_id, seq"
+    if len(missing) > len(files) // 2:  # most files new: one read of every row
+        rows: Iterable[tuple[Any, ...]] = conn.execute(sql + order)
+    else:
+        rows = (
+            row
+            for batch, marks in in_batches(missing)
+            for row in conn.execute(f"{sql} WHERE file_id IN ({marks}){order}", batch)
         )
-        for file_id, name, kind, line, end_line, container in conn.execute(sql, batch):
-            item = Definition(
+    read: dict[int, list[Definition]] = {}
+    for file_id, definition in definitions_of((row[0], row[1:]) for row in rows):
+        read.setdefault(file_id, []).append(definition)
+    return {
+        (file_id, path, sha256): known.get((file_id, path, sha256)) or tuple(read.get(file_id, ()))
+        for file_id, path, sha256 in files
+    }
+
+
+def definitions_of(rows: Iterable[tuple[T, Sequence[Any]]]) -> Iterator[tuple[T, Definition]]:
+    """Each row's key with its definition made of (name, kind, line, end_line, container),
+    one object for each distinct name, kind and class: a server keeps them all."""
+    from szrag.code.model import Definition
+
+    texts: dict[str, str] = {}
+    for key, (name, kind, line, end_line, container) in rows:
+        yield (
+            key,
+            Definition(
                 texts.setdefault(name, name),
                 texts.setdefault(kind, kind),
                 line,
                 end_line,
                 None if container is None else texts.setdefault(container, container),
-            )
-            read.setdefault(file_id, []).append(item)
-    return {
-        (file_id, path, sha256): known.get((file_id, path, sha256)) or tuple(read.get(file_id, ()))
-        for file_id, path, sha256 in files
-    }
+            ),
+        )
 
 
 def environment_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from szrag.base.errors import IndexStoreError, SzragError
 from szrag.base.public import public, public_timestamp
 from szrag.index import store
+from szrag.index.records import route_records
 from szrag.index.store import open_read_only
 
 if TYPE_CHECKING:
@@ -88,10 +89,6 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
     method and file: a router's routes under the prefixes it is mounted at in other files, as
     ``szrag routes`` lists them. Only the routes are read (SQLite picks them out of each
     file's record), and the list is kept for the index's generation."""
-    import json
-
-    from szrag.code.model import CodeRecord
-
     with open_read_only(root) as conn:
         generation = store.read_meta(conn).get("generation", "")
         key = (str(Path(root).resolve()), generation)
@@ -100,8 +97,7 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
             return [dict(route) for route in cached]
         known = frozenset(store.file_paths(conn))
         rows = store.route_rows(conn)
-    records = {path: CodeRecord.from_dict({"routes": json.loads(found)}) for path, found in rows}
-    ordered = _listed(records, known)
+    ordered = _listed(route_records(rows), known)
     if generation:
         if len(_ROUTES) >= _ROUTES_KEPT:
             _ROUTES.pop(next(iter(_ROUTES)))
@@ -111,18 +107,13 @@ def read_routes(root: Path) -> list[dict[str, Any]]:
 
 def routes_of(index: IndexStore) -> list[dict[str, Any]]:
     """:func:`read_routes` of any store (a replica's PostgreSQL one: no checkout, no SQLite
-    file), from its code records; kept for the store's generation."""
-    from szrag.code.model import CodeRecord
+    file), from its files' stored routes; kept for the store's generation."""
 
     def listed() -> tuple[dict[str, Any], ...]:
         with index.reading():
             known = frozenset(entry.path for entry in index.file_entries())
-            records = {
-                path: CodeRecord.from_dict({"routes": record.get("routes", [])})
-                for path, record in index.code_records()
-                if record.get("routes")
-            }
-        return tuple(_listed(records, known))
+            rows = index.route_rows()
+        return tuple(_listed(route_records(rows), known))
 
     return [dict(route) for route in index.derived("runtime.routes", listed)]
 

@@ -34,8 +34,8 @@ from szrag.code.scoring import (
     scored_route,
     symbol_score,
 )
-from szrag.index import store
 from szrag.index.protocol import IndexStore
+from szrag.index.records import route_records
 
 
 def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
@@ -126,18 +126,10 @@ def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
     return index.derived(
         "code.routes.mounted",
         lambda: mounted_routes(
-            _route_records(index), frozenset(entry.path for entry in index.file_entries())
+            route_records(index.route_rows()),
+            frozenset(entry.path for entry in index.file_entries()),
         ),
     )
-
-
-def _route_records(index: IndexStore) -> dict[str, CodeRecord]:
-    """A record holding only its routes for each file that has any, by path: routes are
-    stored apart from the records, so serving them decodes no record."""
-    return {
-        path: CodeRecord.from_dict({"routes": store.stored_json(routes)})
-        for path, routes in index.route_rows()
-    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -368,20 +368,7 @@ class PostgresIndex:
             " AND f.id = d.file_id AND d.repository = %(r)s AND d.generation = %(g)s"
             " ORDER BY f.path, d.seq"
         )
-        texts: dict[str, str] = {}  # one object per distinct text, as the SQLite reader's
-        return [
-            (
-                path,
-                Definition(
-                    texts.setdefault(name, name),
-                    texts.setdefault(kind, kind),
-                    line,
-                    end_line,
-                    None if container is None else texts.setdefault(container, container),
-                ),
-            )
-            for path, name, kind, line, end_line, container in rows
-        ]
+        return list(store.definitions_of((row[0], row[1:]) for row in rows))
 
     def route_rows(self) -> list[tuple[str, str]]:
         """(path, routes as JSON) of every file whose code record has routes, by path."""
