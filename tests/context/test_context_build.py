@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from szrag.context.build import (
     dependency_score,
     mentions_path,
     retrieved_score,
+    stored_candidates,
     symbol_source,
 )
 from szrag.context.model import DEPENDANT, DEPENDENCY, DIRECT
@@ -135,6 +137,27 @@ def test_code_candidates_score_each_file_as_candidate_score_does() -> None:
         expected = [(path, scores[path]) for path in best_first(scores) if scores[path] > 0]
         assert code_candidates(question, files) == expected[:MAX_CANDIDATES], question
         assert CodeFiles.of(files).counted(question) == expected[:MAX_CANDIDATES], question
+
+
+@pytest.mark.parametrize("fixture", ["express_app", "python_app", "context_app_js", "languages"])
+def test_candidates_read_from_the_store_are_the_views(
+    copy_fixture: CopyFixture, fixture: str
+) -> None:
+    # a one-shot counts the files holding the question's tokens from the file-terms table
+    with build_index(copy_fixture(fixture)) as index:
+        files = index.files()
+        words = sorted({token for file in files for token in file.tokens})
+        paths = [file.path for file in files]
+        chooser = random.Random(len(fixture))
+        questions = [" ".join(chooser.sample(words, chooser.randint(1, 9))) for _ in range(60)]
+        questions += [f"what does {path} do" for path in chooser.sample(paths, 5)]
+        questions += [f"explain {paths[0].upper()} and {words[0]}", "nothing matches zzqx"]
+        matched = 0
+        for question in questions:
+            expected = code_candidates(question, files)
+            assert stored_candidates(question, index) == expected, question
+            matched += bool(expected)
+    assert matched > 50
 
 
 def test_code_files_updated_from_another_generation_are_the_code_files_built_afresh() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from szrag.answer import gather_evidence
 from szrag.base.activity import ActivityRecorder
@@ -64,13 +65,13 @@ async def test_a_server_index_is_read_off_the_event_loop(copy_fixture: CopyFixtu
     seen: list[str] = []
     loop_thread = threading.current_thread().name
     with open_shared_index(web_repo) as index:
-        original = index.files
+        original = index.definitions_by_words
 
-        def files() -> list[object]:
+        def definitions_by_words(*args: Any) -> list[object]:
             seen.append(threading.current_thread().name)
-            return list(original())
+            return list(original(*args))
 
-        index.files = files  # type: ignore[method-assign,assignment]
+        index.definitions_by_words = definitions_by_words  # type: ignore[method-assign,assignment]
         evidence = await gather_evidence("gateway routes", index, ActivityRecorder())
 
     assert evidence.sources

@@ -104,7 +104,7 @@ def test_a_full_disk_keeps_the_index_and_answers_from_it(small_disk: Path) -> No
 def test_a_refresh_that_fills_the_disk_is_rolled_back(small_disk: Path) -> None:
     root = built_repo(small_disk)
     lines = (
-        f"def wombat_{n}(value):\n    return value + {n}  # burrow {n * 7919}" for n in range(6000)
+        f"def wombat_{n}(value):\n    return value + {n}  # burrow {n * 7919}" for n in range(3000)
     )
     (root / "src" / "wombats.py").write_text("\n".join(lines))
     # room for SQLite's shared-memory file, not for the new file's rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -341,3 +342,47 @@ def test_definitions_kept_in_memory_share_their_texts_and_equal_a_one_shots(
     kinds = [item.kind for _, item in definitions]
     assert len(kinds) > len(set(kinds))  # the fixture repeats kinds: each one object
     assert len({id(kind) for kind in kinds}) == len(set(kinds))
+
+
+def _lookup_tables(index: Index) -> tuple[list[tuple[str, str, int]], list[tuple[object, ...]]]:
+    """The definitions' lookup words by path (file ids differ between two builds), and every
+    term of the code files' full-text table with its column and counts."""
+    words = index.conn.execute(
+        "SELECT w.word, f.path, w.seq FROM definition_words w JOIN files f ON f.id = w.file_id"
+        " ORDER BY 1, 2, 3"
+    ).fetchall()
+    index.conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.file_vocabulary"
+        " USING fts5vocab(main, file_terms, 'col')"
+    )
+    vocabulary = index.conn.execute("SELECT * FROM temp.file_vocabulary ORDER BY 1, 2").fetchall()
+    return words, vocabulary
+
+
+def test_the_lookup_tables_after_refreshes_are_a_fresh_builds(
+    copy_fixture: CopyFixture, tmp_path: Path
+) -> None:
+    root = copy_fixture("python_app")
+    with build_index(root) as index:
+        first = _lookup_tables(index)
+        assert first[0] and first[1]
+        code = sorted(path for path in root.rglob("*.py") if ".rag" not in path.parts)
+        code[0].write_text(code[0].read_text() + "\n\ndef zanzibar_penguin():\n    pass\n")
+        code[1].unlink()
+        (root / "added.py").write_text("class Walrus:\n    def haul_out(self): pass\n")
+        (root / "notes.md").write_text("# zanzibar walrus\n")  # no code: no file terms
+        refresh_index(index)
+        refreshed = _lookup_tables(index)
+    fresh_root = tmp_path / "fresh"
+    shutil.copytree(root, fresh_root, ignore=shutil.ignore_patterns(".rag"))
+    with build_index(fresh_root) as fresh:
+        assert refreshed == _lookup_tables(fresh)
+        found = {
+            (row.word, row.path) for row in fresh.definitions_by_words(["walrus"], ["zanzibar"])
+        }
+        assert found == {("walrus", "added.py"), ("zanzibar", code[0].relative_to(root).as_posix())}
+        holders = fresh.code_files_holding(["walrus", "penguin", "added", "nowhere"])
+    assert refreshed != first
+    assert [holders.paths[number] for number in holders.in_tokens["walrus"]] == ["added.py"]
+    assert "nowhere" not in holders.in_tokens and "penguin" not in holders.in_path
+    assert [holders.paths[number] for number in holders.in_path["added"]] == ["added.py"]

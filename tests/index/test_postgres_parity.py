@@ -225,6 +225,13 @@ def test_every_read_of_the_store_is_the_same(
     assert stored.route_rows() == sqlite.route_rows()
     assert stored.environment_reads() == sqlite.environment_reads()
     assert sqlite.definitions() and sqlite.route_rows() and sqlite.environment_reads()
+    words, prefixes = ["=verify", "", "deploy", "nothingatall"], ["sign", "webhook", "queu"]
+    found = sqlite.definitions_by_words(words, prefixes)
+    assert stored.definitions_by_words(words, prefixes) == found
+    assert {row.word for row in found} > {"deploy", "signature"}
+    holders = sqlite.code_files_holding(["webhook", "server", "signature", "nothingatall"])
+    assert stored.code_files_holding(["webhook", "server", "signature", "nothingatall"]) == holders
+    assert holders.in_tokens["webhook"] and holders.in_path["server"]
     assert stored.image_paths() == sqlite.image_paths()
     assert "docs/images/deploy-flow.png" in sqlite.image_paths()
     routes = read_routes(sqlite.root)  # the API's route list, from either store

@@ -19,8 +19,8 @@ from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.shared import open_shared_index
 from szrag.rank.retrieve import retrieve
 from szrag.server.settings import RateLimit
-from szrag.service.watch import IndexWatcher, changed_count, warm_views
-from szrag.structure.queries import _SymbolLookup
+from szrag.service.watch import IndexWatcher, changed_count, start_warming, warm_views
+from szrag.structure.queries import _RouteLookup, find_symbols
 
 StartServer = Callable[..., str]
 
@@ -220,20 +220,53 @@ async def test_a_refresh_warms_the_shared_views_off_the_event_loop(web_repo: Pat
         (web_repo / "notes.md").write_text("# Notes\n")
         await watcher.refresh()
 
-        # the symbol view of an index not kept in memory (a kept one builds ``SymbolTable``)
-        async def first_question_views() -> tuple[object, object]:
-            return (
-                index.derived("code.symbols.lookup", not_cached),
-                index.derived("files.by_path", not_cached),
-            )
+        # the route view of the new generation, for an index not kept in memory (its symbols
+        # and code files are read by their words, its files one by one)
+        async def first_question_view() -> object:
+            return index.derived("code.routes.lookup", not_cached)
 
-        symbols, files = await asyncio.create_task(first_question_views())
+        routes = await asyncio.create_task(first_question_view())
         await watcher.stop()
 
     assert warmed_in and warmed_in[0].startswith("szrag-refresh")
-    assert isinstance(files, dict) and "notes.md" in files
-    assert isinstance(symbols, _SymbolLookup)
-    assert "src/gateway.js" in {path for path, _ in symbols.definitions}
+    assert isinstance(routes, _RouteLookup)
+    assert "src/gateway.js" in {path for path, _, _ in routes.routes}
+
+
+async def test_a_face_reads_from_the_store_until_its_first_views_are_built(
+    web_repo: Path,
+) -> None:
+    def not_cached() -> object:
+        raise AssertionError("the view was built by the question, not by the warm-up")
+
+    with open_shared_index(web_repo) as index:
+        assert not index.in_memory
+        with index.warming():  # the warming thread keeps views; the others read the store
+            inside = index.in_memory
+            elsewhere = await asyncio.to_thread(lambda: index.in_memory)
+        assert (inside, elsewhere, index.in_memory) == (True, False, False)
+        from_the_store = find_symbols("how are tokens taken?", index)
+        assert from_the_store and not index.carried("code.symbols.table", None)
+
+        await start_warming(index)
+        assert index.in_memory
+        table = index.derived("code.symbols.table", not_cached)
+        assert isinstance(table, SymbolTable)
+        assert list(find_symbols("how are tokens taken?", index)) == list(from_the_store)
+
+
+async def test_a_face_whose_warm_up_fails_still_keeps_its_views(
+    web_repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_shared_index(web_repo) as index:
+        index.route_rows = broken_reads  # type: ignore[method-assign]
+        await start_warming(index)
+        assert index.in_memory  # the first question builds them and says why it cannot
+    assert "could not prepare the index views: no routes today" in caplog.text
+
+
+def broken_reads() -> list[tuple[str, str]]:
+    raise OSError("no routes today")
 
 
 async def test_a_failing_warm_up_does_not_fail_the_refresh(web_repo: Path) -> None:

@@ -70,6 +70,30 @@ def name_keys(name: str) -> frozenset[str]:
     return frozenset(key for pair in name_words(name) for key in pair)
 
 
+# a run of word characters: a name that is one may be named by the question's own runs
+WORD_RUN = re.compile(r"[\w$]+")
+WHOLE_NAME_MARK = "="  # before a whole lowercased name among a name's lookup words
+OTHER_CHARACTERS = ""  # the lookup word of a name with characters other than word characters
+
+
+@functools.lru_cache(maxsize=65536)
+def lookup_words(name: str) -> tuple[str, ...]:
+    """The words a store finds a definition named ``name`` by, so that a question reads only
+    the definitions its words reach: the name's tokens (a question key is one of them or the
+    stem of one, and a stem begins with its word's letters but for a last ``y``), and its
+    whole lowercased name after ``WHOLE_NAME_MARK`` when that is a run of word characters
+    (the question may name it as one of its runs), else ``OTHER_CHARACTERS`` (always tried).
+    """
+    lowered = name.lower()
+    whole = WHOLE_NAME_MARK + lowered if WORD_RUN.fullmatch(lowered) else OTHER_CHARACTERS
+    return (*sorted(tokens(name)), whole)
+
+
+def lookup_prefix(key: str) -> str:
+    """What every token whose stem is ``key`` (or that is ``key``) begins with."""
+    return key[:-1] if key.endswith("y") and len(key) > 1 else key
+
+
 # A word of the question written as code: an identifier, a call, a path, a sigil, a number.
 _CODE_WORD = re.compile(r"[_`#$/\\\d]|\(\)|\w\.\w|[a-z][A-Z]|::|->")
 

@@ -25,7 +25,6 @@ real trees); numpy is imported only by the processes that keep views in memory.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,6 +37,7 @@ from szrag.code.scoring import (
     FULL_NAME,
     NAME_TOKEN,
     WHOLE_NAME,
+    WORD_RUN,
     SymbolQuestion,
     names_symbol,
     words_of_name,
@@ -46,7 +46,6 @@ from szrag.code.scoring import (
 IntArray = npt.NDArray[np.int64]
 MaskArray = npt.NDArray[np.uint64]
 
-_RUN = re.compile(r"[\w$]+")
 _BITS = 64
 
 
@@ -105,7 +104,7 @@ class SymbolTable:
         unusual: list[int] = []
         for name in dict.fromkeys(item.name for _, item in definitions):
             lowered = name.lower()
-            if _RUN.fullmatch(lowered):
+            if WORD_RUN.fullmatch(lowered):
                 by_run.setdefault(lowered, []).append(numbers[name])
             else:
                 unusual.append(numbers[name])
@@ -224,7 +223,7 @@ class SymbolTable:
         """The names the question names (``names_symbol``)."""
         tried = [
             number
-            for run in set(_RUN.findall(asked.lowered))
+            for run in set(WORD_RUN.findall(asked.lowered))
             for number in self.by_run.get(run, ())
         ]
         return {

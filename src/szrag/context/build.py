@@ -229,17 +229,7 @@ class CodeFiles:
         for token in query_tokens:
             in_path.update(self.by_path_token.get(token, ()))
             in_file.update(self.by_token.get(token, ()))
-        named = self.named(question)
-        scores = {
-            self.paths[number]: PATH_TOKEN_SCORE * in_path[number]
-            + FILE_TOKEN_SCORE * in_file[number]
-            for number in in_path.keys() | in_file.keys()
-        }
-        for number in named:
-            path = self.paths[number]
-            scores[path] = scores.get(path, 0) + PATH_MENTION_SCORE
-        best = heapq.nsmallest(MAX_CANDIDATES, scores, key=lambda path: (-scores[path], path))
-        return [(path, scores[path]) for path in best if scores[path] > 0]
+        return _best_candidates(self.paths, in_path, in_file, self.named(question))
 
     def counted(self, question: str) -> list[tuple[str, int]]:
         """``candidates``, counted with numpy: for a process that keeps views in memory."""
@@ -266,6 +256,33 @@ class CodeFiles:
         order = np.frombuffer(self.by_path, dtype=np.uintc)[positive]
         best = positive[np.lexsort((order, -scores[positive]))][:MAX_CANDIDATES]
         return [(self.paths[number], int(scores[number])) for number in best.tolist()]
+
+
+def _best_candidates(
+    paths: Sequence[str], in_path: Counter[int], in_file: Counter[int], named: Iterable[int]
+) -> list[tuple[str, int]]:
+    """The best 12 of ``paths`` by candidate score, given how many question tokens each
+    file's path and tokens hold (by number) and the numbers of the files the question names."""
+    scores = {
+        paths[number]: PATH_TOKEN_SCORE * in_path[number] + FILE_TOKEN_SCORE * in_file[number]
+        for number in in_path.keys() | in_file.keys()
+    }
+    for number in named:
+        path = paths[number]
+        scores[path] = scores.get(path, 0) + PATH_MENTION_SCORE
+    best = heapq.nsmallest(MAX_CANDIDATES, scores, key=lambda path: (-scores[path], path))
+    return [(path, scores[path]) for path in best if scores[path] > 0]
+
+
+def stored_candidates(question: str, index: IndexStore) -> list[tuple[str, int]]:
+    """``CodeFiles.candidates`` read from the store, for a process that keeps no views: only
+    the files holding the question's tokens are counted, and no file's tokens are read."""
+    holders = index.code_files_holding(tokens(question))
+    in_path = Counter(number for numbers in holders.in_path.values() for number in numbers)
+    in_file = Counter(number for numbers in holders.in_tokens.values() for number in numbers)
+    asked = _as_paths(question)
+    named = [number for number, path in enumerate(holders.paths) if path.lower() in asked]
+    return _best_candidates(holders.paths, in_path, in_file, named)
 
 
 NAME_START = 6  # the characters of a file name that key it for ``CodeFiles.named``
@@ -454,15 +471,23 @@ def build_codebase_context(
 ) -> CodebaseContext:
     """The codebase context of ``question`` around the files retrieval already found."""
     clean = require_question(question)
-    # both views are kept until the index changes, so a question only pays for its own work
-    stored = index.files_by_path()
+    # a long-running face keeps the file views until the index changes, so a question only
+    # pays for its own work; a one-shot reads the few files a question reaches
+    stored = index.files_by_path() if index.in_memory else None
     records = records_by_path(index)
     selection = _Selection()
     retrieved = {source.path for source in retrieved_sources}
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
-    code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
-    best = code_files.counted(clean) if index.in_memory else code_files.candidates(clean)
+    if stored is not None:
+        code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
+        best = code_files.counted(clean)
+    else:
+        best = stored_candidates(clean, index)
+
+    def indexed(path: str) -> bool:
+        return path in stored if stored is not None else index.has_file(path)
+
     for path, score in best:
         selection.offer(path, score, DIRECT)
     symbols = find_symbols(clean, index)
@@ -476,7 +501,7 @@ def build_codebase_context(
     dependencies: list[str] = []
     dependants: list[str] = []
     for root in direct[:MAX_RELATIONSHIP_ROOTS]:
-        if root not in stored:
+        if not indexed(root):
             continue  # a retrieved path that is no longer indexed has no edges
         root_score = selection.scores[root]
         for path in get_dependencies(root, index):
@@ -498,7 +523,7 @@ def build_codebase_context(
     for path in files:
         if len(entries) >= MAX_CODE_CONTEXTS:
             break
-        if path not in stored:
+        if not indexed(path):
             continue  # a retrieved path that is no longer indexed
         own = symbols.of_file(path)
         entry = code_entry(

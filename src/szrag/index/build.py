@@ -160,6 +160,8 @@ def prepare_file(path: str, absolute: Path, max_bytes: int) -> PreparedFile | Sk
         sha256=hashlib.sha256(data).hexdigest(),
         type=kind,
         rows=store.FileRows.of(
+            path=path,
+            kind=kind,
             tokens=tokens(f"{path} {text}"),
             code=code,
             chunks=chunks,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -15,6 +15,7 @@ from szrag.base.config import RepoConfig
 from szrag.base.text import path_tokens as tokens_of_path
 from szrag.index import store
 from szrag.index.collect import Skip
+from szrag.index.memory import MemoryMode
 from szrag.index.search import SqliteFullText
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
         FullTextSearch,
         IndexStore,
         NamedLine,
+        TokenHolders,
         TokenSet,
+        WordDefinition,
     )
 
 T = TypeVar("T")
@@ -121,7 +124,7 @@ class Index:
         self.read_only = False
         self._entries: list[FileEntry] | None = None
         self._entries_generation: str | None = None
-        self._memory_enabled = False
+        self._memory = MemoryMode()
         # views per generation; two kept so a reader still on the previous snapshot during a
         # refresh neither throws away nor rebuilds the views of the new one
         self._derived: dict[str, dict[str, object]] = {}
@@ -185,6 +188,20 @@ class Index:
         self.carry("store.definitions", by_file)
         return [(path, item) for (_, path, _), items in by_file.items() for item in items]
 
+    def definitions_by_words(
+        self, words: Iterable[str], prefixes: Iterable[str]
+    ) -> list[WordDefinition]:
+        """The definitions whose name has a lookup word among ``words`` or beginning with one
+        of ``prefixes``, a row for each such word, by path, record order and word."""
+        with self.reading():
+            return store.definitions_by_words(self.conn, words, prefixes)
+
+    def code_files_holding(self, tokens: Iterable[str]) -> TokenHolders:
+        """Every code file's path and, per token of ``tokens``, the files holding it in their
+        tokens and in their path's."""
+        with self.reading():
+            return store.code_files_holding(self.conn, tokens)
+
     def route_rows(self) -> list[tuple[str, str]]:
         """(path, routes as JSON) of every file whose code record has routes, by path."""
         return store.route_rows(self.conn)
@@ -199,7 +216,12 @@ class Index:
 
         Worth it in processes that answer many questions; one-shot commands query SQLite.
         """
-        self._memory_enabled = enabled
+        self._memory.enabled = enabled
+
+    def warming(self) -> AbstractContextManager[None]:
+        """Keep views in memory in the calling thread alone while it builds a long-running
+        face's first views; the other threads read from the store until ``keep_in_memory``."""
+        return self._memory.warming()
 
     def drop_views(self) -> None:
         """Forget every view kept in memory (a service over many repositories drops those of
@@ -214,7 +236,7 @@ class Index:
     @property
     def in_memory(self) -> bool:
         """Whether rankers may keep in-memory views of this index (``keep_in_memory``)."""
-        return self._memory_enabled
+        return self._memory.active()
 
     @property
     def path(self) -> Path:
@@ -291,7 +313,7 @@ class Index:
 
     def has_file(self, path: str) -> bool:
         """Whether ``path`` is indexed (cheaper than reading it)."""
-        if self._memory_enabled:
+        if self.in_memory:
             return path in self.files_by_path()
         return (
             self.conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
@@ -300,7 +322,7 @@ class Index:
     def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
         """The distinct tokens of each of ``paths`` that is indexed, space-joined as stored:
         inflated from the rows a long-running reader keeps, else read (only these files)."""
-        if self._memory_enabled:
+        if self.in_memory:
             from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
 
             recent = self.derived("files.tokens.recent", TokenMemory)
@@ -340,7 +362,7 @@ class Index:
         """The chunks of one file in order; with ``lines``, only those overlapping one of
         these (first, last) ranges."""
         with self.reading():  # the rows and texts of one generation
-            if self._memory_enabled:
+            if self.in_memory:
                 return self._chunk_memory().chunks(self.conn, path, lines)
             return store.file_chunks(self.conn, path, lines)
 
@@ -358,7 +380,7 @@ class Index:
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""
         with self.reading():
-            if self._memory_enabled:
+            if self.in_memory:
                 return self._chunk_memory().texts(self.conn, ids)
             return store.chunk_texts(self.conn, ids)
 
@@ -386,7 +408,7 @@ class Index:
 
     def dependencies(self, path: str) -> list[str]:
         """Files that ``path`` imports or refers to."""
-        if self._memory_enabled:
+        if self.in_memory:
             return list(self._edges().dependencies.get(path, ()))
         rows = self.conn.execute(
             "SELECT DISTINCT target FROM edges WHERE source = ? ORDER BY target", (path,)
@@ -395,7 +417,7 @@ class Index:
 
     def dependants(self, path: str) -> list[str]:
         """Files that import ``path``."""
-        if self._memory_enabled:
+        if self.in_memory:
             return list(self._edges().dependants.get(path, ()))
         rows = self.conn.execute(
             "SELECT DISTINCT source FROM edges WHERE target = ? AND kind = 'import' ORDER BY source",

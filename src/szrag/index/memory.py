@@ -16,10 +16,36 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from szrag.index import store
+
+
+class MemoryMode:
+    """Whether a reader keeps views in memory (``IndexStore.keep_in_memory``), and the thread
+    building a long-running face's first views (``IndexStore.warming``), which keeps them
+    while the other threads still read from the store: a question arriving meanwhile reads
+    the few rows it reaches instead of waiting for views of the whole index."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self._thread = threading.local()
+
+    def active(self) -> bool:
+        """Whether the calling thread reads through views kept in memory."""
+        return self.enabled or getattr(self._thread, "warming", False)
+
+    @contextmanager
+    def warming(self) -> Iterator[None]:
+        """Views kept in memory for the calling thread alone, until it leaves."""
+        self._thread.warming = True
+        try:
+            yield
+        finally:
+            self._thread.warming = False
+
 
 MAX_CHARS = 16_000_000  # inflated text kept per generation: about 16-32 MB of str
 

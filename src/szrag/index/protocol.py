@@ -59,6 +59,25 @@ class NamedLine(NamedTuple):
     line: int
 
 
+class WordDefinition(NamedTuple):
+    """A definition reached by one of its name's lookup words (``code.scoring.lookup_words``)."""
+
+    word: str
+    path: str
+    seq: int  # its place among its file's definitions
+    definition: Definition
+
+
+class TokenHolders(NamedTuple):
+    """The code files holding some tokens (``IndexStore.code_files_holding``): every code
+    file's path, by path, and per token the places in ``paths`` of the files holding it in
+    their tokens and in their path's, ascending."""
+
+    paths: tuple[str, ...]
+    in_tokens: dict[str, tuple[int, ...]]
+    in_path: dict[str, tuple[int, ...]]
+
+
 class FullTextSearch(Protocol):
     """Fielded BM25 over the chunks (path, heading, symbols, body), with the column weights
     the search was opened with."""
@@ -117,6 +136,11 @@ class IndexStore(Protocol):
 
     def keep_in_memory(self, enabled: bool = True) -> None:
         """Let readers serve from in-memory views (rebuilt when the index changes)."""
+        ...
+
+    def warming(self) -> AbstractContextManager[None]:
+        """Keep views in memory in the calling thread alone while it builds a long-running
+        face's first views; the other threads read from the store until ``keep_in_memory``."""
         ...
 
     def drop_views(self) -> None:
@@ -186,6 +210,19 @@ class IndexStore(Protocol):
     def definitions(self) -> list[tuple[str, Definition]]:
         """(path, definition) of every code record's definitions, by path, each record's
         in its order (as decoding every record would give them)."""
+        ...
+
+    def definitions_by_words(
+        self, words: Iterable[str], prefixes: Iterable[str]
+    ) -> list[WordDefinition]:
+        """The definitions whose name has a lookup word (``code.scoring.lookup_words``) that is
+        one of ``words`` or begins with one of ``prefixes``, a row for each such word, by path,
+        each record's order and word: what a question can match without reading every definition."""
+        ...
+
+    def code_files_holding(self, tokens: Iterable[str]) -> TokenHolders:
+        """Every code file's path and, per token of ``tokens``, the files holding it in their
+        tokens and in their path's: what a question counts without reading every file."""
         ...
 
     def route_rows(self) -> list[tuple[str, str]]:

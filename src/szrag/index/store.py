@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.base.errors import DamagedIndexError, IndexStoreError
-from szrag.base.text import Chunk, LineRanges, code_terms, lines_code_terms
-from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine
+from szrag.base.text import CODE_TYPES, Chunk, LineRanges, code_terms, lines_code_terms
+from szrag.base.text import tokens as code_tokens
+from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine, TokenHolders, WordDefinition
 from szrag.index.terms import code_names, term_fields
 
 if TYPE_CHECKING:
     from szrag.code.model import Definition
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 15  # 14-15: definitions, environment reads apart; 13: packed values
+SCHEMA_VERSION = 16  # 16: definitions by word, code files by token; 15: environment reads apart
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -103,6 +104,20 @@ CREATE TABLE definitions (
     container TEXT,
     PRIMARY KEY (file_id, seq)
 ) WITHOUT ROWID;
+-- the words each definition's name is found by (``code.scoring.lookup_words``): a question
+-- reads the definitions its words reach (``definitions_by_words``), not every one. No index
+-- by file: ``delete_file`` works a file's words out again from its definitions' names
+CREATE TABLE definition_words (
+    word TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (word, file_id, seq)
+) WITHOUT ROWID;
+-- each code file's tokens and its path's (``context.build.CodeFiles``), rowid the file's id:
+-- a question counts the files holding its words without reading every file's tokens
+CREATE VIRTUAL TABLE file_terms USING fts5(
+    path, tokens, content = '', detail = column, tokenize = 'ascii'
+);
 -- the last walk's directory listings (collect.WalkSnapshot as JSON): one row
 CREATE TABLE walk (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -328,6 +343,8 @@ class FileRows:
     environment: str | None  # its environment reads as JSON [name, line] pairs, None without any
     names: list[tuple[str, str, int]]  # (kind, name, line)
     definitions: list[tuple[str, str, int, int, str | None]]  # name, kind, line, end, container
+    definition_words: list[tuple[str, int]]  # (lookup word, the definition's seq)
+    file_terms: tuple[str, str] | None  # a code file's path tokens and tokens, space-joined
     chunks: list[tuple[int, int, str, str | None, bytes, bytes]]  # start, end, type, heading,
     terms: list[tuple[str, str, str, str]]  # packed words, packed text; full-text fields
 
@@ -335,22 +352,26 @@ class FileRows:
     def of(
         cls,
         *,
+        path: str,
+        kind: str,
         tokens: Iterable[str],
         code: dict[str, Any] | None,
         chunks: list[Chunk],
         chunk_words: list[str],
         chunk_terms: list[tuple[str, str, str, str]],
     ) -> FileRows:
-        """The rows of a file with these tokens, code record, chunks and their words and
-        full-text fields."""
+        """The rows of the file ``path`` of type ``kind`` with these tokens, code record,
+        chunks and their words and full-text fields."""
         from szrag.code.model import CodeRecord  # a refresh finding nothing changed needs none
+        from szrag.code.scoring import lookup_words
 
         # the calls, two thirds of a record, are kept by name in ``names`` and read from there
         stored = {key: value for key, value in code.items() if key != "calls"} if code else code
         record = CodeRecord.from_dict(stored) if stored else None
         reads = [[item.name, item.line] for item in record.environment_variables] if record else []
+        joined = " ".join(sorted(set(tokens)))  # distinct: readers split, not set
         return cls(
-            tokens=pack(" ".join(sorted(set(tokens)))),  # distinct: readers split, not set
+            tokens=pack(joined),
             code=pack(json.dumps(stored, separators=(",", ":"))) if stored is not None else None,
             routes=json.dumps(code["routes"], separators=(",", ":"))
             if code and code.get("routes")
@@ -363,12 +384,25 @@ class FileRows:
             ]
             if record
             else [],
+            definition_words=[
+                (word, seq)
+                for seq, item in enumerate(record.functions)
+                for word in lookup_words(item.name)
+            ]
+            if record
+            else [],
             chunks=[
                 (chunk.start, chunk.end, chunk.type, chunk.heading, pack(words), pack(chunk.text))
                 for chunk, words in zip(chunks, chunk_words, strict=True)
             ],
             terms=chunk_terms,
+            file_terms=file_terms(path, joined) if kind in CODE_TYPES else None,
         )
+
+
+def file_terms(path: str, joined_tokens: str) -> tuple[str, str]:
+    """The values the file-terms table indexes for a code file with these tokens."""
+    return " ".join(sorted(code_tokens(path))), joined_tokens
 
 
 def insert_file(
@@ -408,6 +442,15 @@ def insert_file(
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         ((file_id, seq, *row) for seq, row in enumerate(rows.definitions)),
     )
+    conn.executemany(
+        "INSERT OR IGNORE INTO definition_words(word, file_id, seq) VALUES (?, ?, ?)",
+        ((word, file_id, seq) for word, seq in rows.definition_words),
+    )
+    if rows.file_terms is not None:
+        conn.execute(
+            "INSERT INTO file_terms(rowid, path, tokens) VALUES (?, ?, ?)",
+            (file_id, *rows.file_terms),
+        )
     # explicit ids let both tables be written in two batched statements
     first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
     conn.executemany(
@@ -432,10 +475,17 @@ def insert_file(
 
 def delete_file(conn: sqlite3.Connection, path: str) -> None:
     """Remove a file, its chunks, their terms and the edges it is the source of."""
-    row = conn.execute("SELECT id, code FROM files WHERE path = ?", (path,)).fetchone()
+    row = conn.execute(
+        "SELECT id, code, type, tokens FROM files WHERE path = ?", (path,)
+    ).fetchone()
     if row is None:
         return
-    file_id, code = row
+    file_id, code, kind, packed_tokens = row
+    if kind in CODE_TYPES:  # a contentless table forgets a row given the values it indexed
+        conn.execute(
+            "INSERT INTO file_terms(file_terms, rowid, path, tokens) VALUES ('delete', ?, ?, ?)",
+            (file_id, *file_terms(path, unpack(packed_tokens))),
+        )
     rows = conn.execute(
         "SELECT c.id, c.start, c.end, c.type, c.heading, t.text, c.words FROM chunks c"
         " JOIN chunk_texts t ON t.id = c.id WHERE c.file_id = ? ORDER BY c.seq",
@@ -452,8 +502,20 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
         " VALUES ('delete', ?, ?, ?, ?, ?)",
         ((chunk_row[0], *field) for chunk_row, field in zip(rows, fields, strict=True)),
     )
+    conn.executemany(
+        "DELETE FROM definition_words WHERE word = ? AND file_id = ?",
+        ((word, file_id) for word in _definition_words(conn, file_id)),
+    )
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
     conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+
+
+def _definition_words(conn: sqlite3.Connection, file_id: int) -> set[str]:
+    """The lookup words of a file's definitions, as ``FileRows.of`` wrote them."""
+    from szrag.code.scoring import lookup_words
+
+    names = conn.execute("SELECT DISTINCT name FROM definitions WHERE file_id = ?", (file_id,))
+    return {word for (name,) in names for word in lookup_words(name)}
 
 
 def _indexed_bodies(chunks: list[Chunk], rows: list[tuple[Any, ...]]) -> list[str]:
@@ -753,6 +815,57 @@ def definition_rows(
         (file_id, path, sha256): known.get((file_id, path, sha256)) or tuple(read.get(file_id, ()))
         for file_id, path, sha256 in files
     }
+
+
+def definitions_by_words(
+    conn: sqlite3.Connection, words: Iterable[str], prefixes: Iterable[str]
+) -> list[WordDefinition]:
+    """The definitions with a lookup word among ``words`` or beginning with one of
+    ``prefixes``, a row for each such word, by path, record order and word."""
+    select = (
+        "SELECT w.word, f.path, d.seq, d.name, d.kind, d.line, d.end_line, d.container"
+        " FROM definition_words w JOIN definitions d ON d.file_id = w.file_id AND d.seq = w.seq"
+        " JOIN files f ON f.id = w.file_id"
+    )
+    found: list[tuple[Any, ...]] = []
+    for batch, marks in in_batches(sorted(set(words))):
+        found.extend(conn.execute(f"{select} WHERE w.word IN ({marks})", batch))
+    for prefix in sorted(set(prefixes)):  # a range of the key each, where ORs scan every row
+        found.extend(
+            conn.execute(f"{select} WHERE w.word >= ? AND w.word < ?", (prefix, prefix + _LAST))
+        )
+    rows = sorted(set(found), key=lambda row: (row[1], row[2], row[0]))  # a word in a range too
+    return [
+        WordDefinition(word, path, seq, definition)
+        for (word, path, seq), definition in definitions_of(
+            ((row[0], row[1], row[2]), row[3:]) for row in rows
+        )
+    ]
+
+
+def code_files_holding(conn: sqlite3.Connection, tokens: Iterable[str]) -> TokenHolders:
+    """Every code file's path, by path, and the files holding each of ``tokens`` in their
+    tokens and in their path's (ascending places), from the file-terms table."""
+    files = conn.execute(
+        f"SELECT id, path FROM files WHERE type IN ({','.join('?' * len(CODE_TYPES))})"
+        " ORDER BY path",
+        sorted(CODE_TYPES),
+    ).fetchall()
+    place = {file_id: number for number, (file_id, _) in enumerate(files)}
+    held: dict[str, dict[str, tuple[int, ...]]] = {"tokens": {}, "path": {}}
+    for token in sorted(set(tokens)):
+        for column, found in held.items():
+            rows = conn.execute(
+                "SELECT rowid FROM file_terms WHERE file_terms MATCH ?",
+                (f'{{{column}}}: "{token}"',),
+            )
+            numbers = tuple(sorted(place[file_id] for (file_id,) in rows if file_id in place))
+            if numbers:
+                found[token] = numbers
+    return TokenHolders(tuple(path for _, path in files), held["tokens"], held["path"])
+
+
+_LAST = "\U0010ffff"  # after every other character: a prefix and it bound the prefix's words
 
 
 def definitions_of(rows: Iterable[tuple[T, Sequence[Any]]]) -> Iterator[tuple[T, Definition]]:

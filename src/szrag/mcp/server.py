@@ -121,7 +121,7 @@ class McpFace:
         from szrag.index.shared import open_shared_index
 
         index = open_shared_index(config.root)
-        index.keep_in_memory()  # many questions in one process: rank from memory
+        # many questions in one process: views kept in memory once ``watching`` built them
         host = Host.of(config, index=index)
         host.runtime.attach()  # this process's logs and errors, for getLogs and getErrors
         return cls(host, index, privileged, _identity(client))

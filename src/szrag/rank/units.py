@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
+from szrag.code.scoring import lookup_prefix
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
 from szrag.index.records import records_by_path
@@ -73,7 +74,7 @@ class FileUnits(FileCut):
         known = self.held.get(term)
         if known is not None:
             return known
-        probe = term[:-1] if term.endswith("y") and len(term) > 1 else term
+        probe = lookup_prefix(term)
         found: list[int] = []
         text = self.lowered
         at = text.find(probe)

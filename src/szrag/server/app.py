@@ -120,7 +120,8 @@ def create_app(
         index: IndexStore
         if plan is None:
             index = await anyio.to_thread.run_sync(open_shared_index, root)
-            index.keep_in_memory()  # a server answers many questions: rank from memory
+            # a server answers many questions from views kept in memory, once ``start_warming``
+            # below has built them; its first questions read from the store meanwhile
             service = AskService(host.replace(index=index), http_client=http_client)
             images = ImageCatalogue(index)
         else:

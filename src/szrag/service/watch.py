@@ -82,14 +82,20 @@ def warm_views(index: IndexStore) -> None:
 
 def start_warming(index: IndexStore) -> asyncio.Task[None]:
     """``warm_views`` in a worker thread, for a long-running face that has just opened its
-    index; a failure is logged (the first question then builds the views and reports why).
-    The task must be awaited before the index is closed: a thread cannot be stopped."""
+    index, which then keeps its views in memory (``keep_in_memory``). Until they are built,
+    a question reads the rows it reaches from the store (``IndexStore.warming``) rather than
+    wait for views of the whole index. A failure is logged (the first question then builds
+    the views and reports why). The task must be awaited before the index is closed: a
+    thread cannot be stopped."""
 
     def warm() -> None:
         try:
-            warm_views(index)
+            with index.warming():
+                warm_views(index)
         except Exception as error:
             log.warning("could not prepare the index views: %s", error)
+        finally:
+            index.keep_in_memory()
 
     return asyncio.create_task(anyio.to_thread.run_sync(warm), name="szrag-warm-views")
 

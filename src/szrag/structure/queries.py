@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
 from szrag.base.errors import PathError
 from szrag.base.redact import redact
-from szrag.base.text import is_test_path, symbol_key, tokens
+from szrag.base.text import is_test_path, stem, symbol_key, tokens
 from szrag.code.model import (
     CodeRecord,
     Definition,
@@ -28,8 +27,11 @@ from szrag.code.model import (
 )
 from szrag.code.mounts import mounted_routes
 from szrag.code.scoring import (
+    OTHER_CHARACTERS,
+    WHOLE_NAME_MARK,
+    WORD_RUN,
     SymbolQuestion,
-    name_keys,
+    lookup_prefix,
     name_tokens,
     scored_route,
     symbol_score,
@@ -51,11 +53,9 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
 
         table = index.derived("code.symbols.table", built)
         return table.matches(asked)
-    lookup = _symbol_lookup(index)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
     matches = []
-    for number in lookup.candidates(asked):
-        path, item = lookup.definitions[number]
+    for path, item in _reached(asked, index):
         key = (item.name, item.container)
         score = scored.get(key)
         if score is None:
@@ -69,55 +69,24 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
     return SymbolMatches(sorted(matches, key=lambda match: (-match.score, match.file, match.line)))
 
 
-_RUN = re.compile(r"[\w$]+")
-
-
-@dataclass(frozen=True, slots=True)
-class _SymbolLookup:
-    """Every definition of one index generation, and where to find the few a question can
-    score: a definition scores only when it shares a word (token or stem) with the question,
-    or the question holds its whole name, which (for a name of word characters) is then one
-    of the question's runs of word characters. Names with other characters are always tried.
-    """
-
-    definitions: tuple[tuple[str, Definition], ...]
-    by_key: dict[str, tuple[int, ...]]
-    by_name: dict[str, tuple[int, ...]]
-    unusual: tuple[int, ...]
-
-    @classmethod
-    def of(cls, defined: Iterable[tuple[str, Definition]]) -> _SymbolLookup:
-        definitions = tuple(defined)
-        by_key: dict[str, list[int]] = {}
-        by_name: dict[str, list[int]] = {}
-        unusual: list[int] = []
-        for number, (_, item) in enumerate(definitions):
-            for key in name_keys(item.name):
-                by_key.setdefault(key, []).append(number)
-            lowered = item.name.lower()
-            if _RUN.fullmatch(lowered):
-                by_name.setdefault(lowered, []).append(number)
-            else:
-                unusual.append(number)
-        return cls(
-            definitions,
-            {key: tuple(numbers) for key, numbers in by_key.items()},
-            {name: tuple(numbers) for name, numbers in by_name.items()},
-            tuple(unusual),
-        )
-
-    def candidates(self, asked: SymbolQuestion) -> list[int]:
-        """The definitions that may score, in index order (so ties sort as a full scan's)."""
-        found: set[int] = set(self.unusual)
-        for key in asked.keys:
-            found.update(self.by_key.get(key, ()))
-        for run in _RUN.findall(asked.lowered):
-            found.update(self.by_name.get(run, ()))
-        return sorted(found)
-
-
-def _symbol_lookup(index: IndexStore) -> _SymbolLookup:
-    return index.derived("code.symbols.lookup", lambda: _SymbolLookup.of(index.definitions()))
+def _reached(asked: SymbolQuestion, index: IndexStore) -> list[tuple[str, Definition]]:
+    """The definitions that may score for ``asked``, in index order (so ties sort as a scan of
+    every definition's would), read by their names' lookup words: a definition scores only
+    when a token of its name is one of the question's words or stems to one, or the question
+    holds its whole name, which (for a name of word characters) is then one of the question's
+    runs of word characters. Names with other characters are always tried."""
+    runs = {WHOLE_NAME_MARK + run for run in WORD_RUN.findall(asked.lowered)}
+    found = index.definitions_by_words(
+        runs | {OTHER_CHARACTERS}, {lookup_prefix(key) for key in asked.keys}
+    )
+    always = runs | {OTHER_CHARACTERS}
+    reached: dict[tuple[str, int], Definition] = {}
+    for word, path, seq, item in found:
+        if (path, seq) not in reached and (
+            word in always or word in asked.keys or stem(word) in asked.keys
+        ):
+            reached[path, seq] = item
+    return [(path, item) for (path, _), item in reached.items()]
 
 
 def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:

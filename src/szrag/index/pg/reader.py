@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -21,10 +21,13 @@ from psycopg_pool import ConnectionPool
 
 from szrag.base.config import RepoConfig
 from szrag.base.errors import IndexStoreError, StoreUnavailable
+from szrag.base.text import CODE_TYPES, path_tokens
 from szrag.code.model import Definition
+from szrag.code.scoring import lookup_words
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
+from szrag.index.memory import MemoryMode
 from szrag.index.pg.schema import (
     check_schema,
     checked_url,
@@ -35,7 +38,15 @@ from szrag.index.pg.schema import (
     unreachable,
 )
 from szrag.index.pg.search import PostgresFullText
-from szrag.index.protocol import ChunkRow, ChunkWords, FullTextSearch, NamedLine, TokenSet
+from szrag.index.protocol import (
+    ChunkRow,
+    ChunkWords,
+    FullTextSearch,
+    NamedLine,
+    TokenHolders,
+    TokenSet,
+    WordDefinition,
+)
 
 T = TypeVar("T")
 POOL_SIZE = 4
@@ -127,7 +138,7 @@ class PostgresIndex:
         except psycopg.Error as error:
             raise unreachable(url, error) from error
         self._local = _Snapshot()
-        self._memory_enabled = False
+        self._memory = MemoryMode()
         self._views_lock = threading.Lock()
         self._derived: dict[int, dict[str, object]] = {}
         self._carried: dict[str, object] = {}
@@ -150,11 +161,16 @@ class PostgresIndex:
     @property
     def in_memory(self) -> bool:
         """Whether readers may keep in-memory views of this index."""
-        return self._memory_enabled
+        return self._memory.active()
 
     def keep_in_memory(self, enabled: bool = True) -> None:
         """Let readers serve from in-memory views (rebuilt when a new generation is read)."""
-        self._memory_enabled = enabled
+        self._memory.enabled = enabled
+
+    def warming(self) -> AbstractContextManager[None]:
+        """Keep views in memory in the calling thread alone while it builds a long-running
+        face's first views; the other threads read from the store until ``keep_in_memory``."""
+        return self._memory.warming()
 
     def drop_views(self) -> None:
         """Forget every view kept in memory; they are built again on next use."""
@@ -326,7 +342,7 @@ class PostgresIndex:
 
     def has_file(self, path: str) -> bool:
         """Whether ``path`` is indexed."""
-        if self._memory_enabled:
+        if self.in_memory:
             return path in self.files_by_path()
         return bool(
             self._rows(
@@ -338,7 +354,7 @@ class PostgresIndex:
 
     def file_tokens(self, paths: Sequence[str]) -> dict[str, TokenSet]:
         """The distinct tokens of each of ``paths`` that is indexed."""
-        if self._memory_enabled:
+        if self.in_memory:
             from szrag.index.memory import TokenMemory  # a one-shot command keeps no views
 
             recent = self.derived("files.tokens.recent", TokenMemory)
@@ -369,6 +385,44 @@ class PostgresIndex:
             " ORDER BY f.path, d.seq"
         )
         return list(store.definitions_of((row[0], row[1:]) for row in rows))
+
+    def definitions_by_words(
+        self, words: Iterable[str], prefixes: Iterable[str]
+    ) -> list[WordDefinition]:
+        """The definitions whose name has a lookup word among ``words`` or beginning with one
+        of ``prefixes``, a row for each such word, by path, record order and word (worked out from
+        every definition: a replica answers from views it keeps in memory)."""
+        wanted = frozenset(words)
+        starts = tuple(prefixes)
+        found: list[WordDefinition] = []
+        seq = 0
+        last = None
+        for path, item in self.definitions():
+            seq = seq + 1 if path == last else 0
+            last = path
+            for word in sorted(lookup_words(item.name)):
+                if word in wanted or (starts and word.startswith(starts)):
+                    found.append(WordDefinition(word, path, seq, item))
+        return found
+
+    def code_files_holding(self, tokens: Iterable[str]) -> TokenHolders:
+        """Every code file's path and, per token of ``tokens``, the files holding it in their
+        tokens and in their path's (worked out from every file's tokens: a replica answers
+        from views it keeps in memory)."""
+        wanted = frozenset(tokens)
+        code = [file for file in self.files() if file.type in CODE_TYPES]
+        in_tokens: dict[str, list[int]] = {}
+        in_path: dict[str, list[int]] = {}
+        for number, file in enumerate(code):
+            for token in wanted & file.tokens:
+                in_tokens.setdefault(token, []).append(number)
+            for token in wanted & path_tokens(file.path):
+                in_path.setdefault(token, []).append(number)
+        return TokenHolders(
+            tuple(file.path for file in code),
+            {token: tuple(numbers) for token, numbers in in_tokens.items()},
+            {token: tuple(numbers) for token, numbers in in_path.items()},
+        )
 
     def route_rows(self) -> list[tuple[str, str]]:
         """(path, routes as JSON) of every file whose code record has routes, by path."""
