@@ -255,6 +255,36 @@ async def test_a_face_reads_from_the_store_until_its_first_views_are_built(
         assert list(find_symbols("how are tokens taken?", index)) == list(from_the_store)
 
 
+def test_a_warm_up_builds_its_views_between_questions(web_repo: Path) -> None:
+    order: list[str] = []
+    entered, release = threading.Event(), threading.Event()
+
+    def question() -> None:
+        with index.reading():
+            entered.set()
+            release.wait(10)
+
+    def warm() -> None:
+        with index.warming():
+            index.derived("test.view", lambda: order.append("built"))
+            # a view another view's build asks for is not held back: a question may wait on it
+            index.derived("test.outer", lambda: index.derived("test.inner", lambda: 1))
+
+    with open_shared_index(web_repo) as index:
+        asking = threading.Thread(target=question)
+        asking.start()
+        assert entered.wait(10)
+        warming = threading.Thread(target=warm)
+        warming.start()
+        time.sleep(0.3)
+        order.append("answered")
+        release.set()
+        asking.join(10)
+        warming.join(10)
+        assert index.derived("test.inner", lambda: 2) == 1
+    assert order == ["answered", "built"]
+
+
 async def test_a_face_whose_warm_up_fails_still_keeps_its_views(
     web_repo: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -152,7 +152,7 @@ class Index:
                 return cast(T, views[key])
             # reentrant: a view whose build asks for itself builds again, as it always did
             building = self._building.setdefault((generation, key), threading.RLock())
-        with building:
+        with self._memory.building(), building:
             if key in views:  # built by the thread this one waited for
                 return cast(T, views[key])
             try:
@@ -256,15 +256,16 @@ class Index:
         if conn.in_transaction:
             yield self
             return
-        conn.execute("BEGIN")
-        snapshot = id(conn)
-        self._snapshots[snapshot] = None  # its generation, once read
-        try:
-            yield self
-        finally:
-            self._snapshots.pop(snapshot, None)
-            if self.conn.in_transaction:  # a healed index's reader has a new connection
-                self.conn.execute("COMMIT")
+        with self._memory.reader():
+            conn.execute("BEGIN")
+            snapshot = id(conn)
+            self._snapshots[snapshot] = None  # its generation, once read
+            try:
+                yield self
+            finally:
+                self._snapshots.pop(snapshot, None)
+                if self.conn.in_transaction:  # a healed index's reader has a new connection
+                    self.conn.execute("COMMIT")
 
     def generation(self) -> str:
         """Changes every time a writer commits (read once per ``reading`` snapshot: every

@@ -22,20 +22,29 @@ from dataclasses import dataclass
 
 from szrag.index import store
 
+QUIET_WAIT_SECONDS = 2.0  # the longest a warm-up's view waits for questions to be answered
+
 
 class MemoryMode:
     """Whether a reader keeps views in memory (``IndexStore.keep_in_memory``), and the thread
     building a long-running face's first views (``IndexStore.warming``), which keeps them
     while the other threads still read from the store: a question arriving meanwhile reads
-    the few rows it reaches instead of waiting for views of the whole index."""
+    the few rows it reaches instead of waiting for views of the whole index. The threads of
+    one interpreter share it, so the warming thread builds each view only once no question
+    is being read (``reader``), or ``QUIET_WAIT_SECONDS`` later under a stream of them."""
 
     def __init__(self) -> None:
         self.enabled = False
         self._thread = threading.local()
+        self._readers = 0
+        self._quiet = threading.Condition()
 
     def active(self) -> bool:
         """Whether the calling thread reads through views kept in memory."""
-        return self.enabled or getattr(self._thread, "warming", False)
+        return self.enabled or self._warming_here()
+
+    def _warming_here(self) -> bool:
+        return bool(getattr(self._thread, "warming", False))
 
     @contextmanager
     def warming(self) -> Iterator[None]:
@@ -45,6 +54,38 @@ class MemoryMode:
             yield
         finally:
             self._thread.warming = False
+
+    @contextmanager
+    def reader(self) -> Iterator[None]:
+        """Around another thread's outermost snapshot (a question being read)."""
+        if self._warming_here():
+            yield
+            return
+        with self._quiet:
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._readers -= 1
+                if not self._readers:
+                    self._quiet.notify_all()
+
+    @contextmanager
+    def building(self) -> Iterator[None]:
+        """Around a view's build: the warming thread's outermost builds first wait for the
+        questions being read. A view built inside another's is not held back: a question
+        may be waiting for the outer one."""
+        if not self._warming_here() or getattr(self._thread, "building", False):
+            yield
+            return
+        with self._quiet:
+            self._quiet.wait_for(lambda: not self._readers, timeout=QUIET_WAIT_SECONDS)
+        self._thread.building = True
+        try:
+            yield
+        finally:
+            self._thread.building = False
 
 
 MAX_CHARS = 16_000_000  # inflated text kept per generation: about 16-32 MB of str

@@ -190,7 +190,7 @@ class PostgresIndex:
             yield self
             return
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._memory.reader(), self._pool.connection() as conn, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 local.conn, local.generation = conn, None
                 try:
@@ -264,7 +264,8 @@ class PostgresIndex:
                     self._derived.pop(min(self._derived))
                 if key in views:
                     return cast(T, views[key])
-            value = compute()
+            with self._memory.building():
+                value = compute()
             with self._views_lock:
                 return cast(T, views.setdefault(key, value))
 
