@@ -16,7 +16,9 @@ import pytest
 
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, RefreshReport, refresh_index
+from szrag.index.postings import memory_postings
 from szrag.index.shared import open_shared_index
+from szrag.rank.bm25 import FIELD_WEIGHTS
 from szrag.rank.retrieve import retrieve
 from szrag.server.settings import RateLimit
 from szrag.service.watch import IndexWatcher, changed_count, start_warming, warm_views
@@ -283,6 +285,17 @@ def test_a_warm_up_builds_its_views_between_questions(web_repo: Path) -> None:
         warming.join(10)
         assert index.derived("test.inner", lambda: 2) == 1
     assert order == ["answered", "built"]
+
+
+async def test_the_words_of_a_faces_first_questions_are_read_with_its_views(
+    web_repo: Path,
+) -> None:
+    with open_shared_index(web_repo) as index:
+        assert retrieve("rate limit buckets", index=index)  # before the views: from the store
+        await start_warming(index)
+        view = memory_postings(index, FIELD_WEIGHTS)
+        assert view is not None
+        assert all(view.cached(phrase) for phrase in ("rate", "limit", "buckets"))
 
 
 async def test_a_face_whose_warm_up_fails_still_keeps_its_views(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from szrag.index import store
 
-QUIET_WAIT_SECONDS = 2.0  # the longest a warm-up's view waits for questions to be answered
+QUIET_WAIT_SECONDS = 2.0  # the longest a warm-up waits in all for questions to be answered
 
 
 class MemoryMode:
@@ -31,7 +32,8 @@ class MemoryMode:
     while the other threads still read from the store: a question arriving meanwhile reads
     the few rows it reaches instead of waiting for views of the whole index. The threads of
     one interpreter share it, so the warming thread builds each view only once no question
-    is being read (``reader``), or ``QUIET_WAIT_SECONDS`` later under a stream of them."""
+    is being read (``reader``); under a stream of questions it stops waiting after
+    ``QUIET_WAIT_SECONDS`` in all, since they are answered faster from its views."""
 
     def __init__(self) -> None:
         self.enabled = False
@@ -49,7 +51,7 @@ class MemoryMode:
     @contextmanager
     def warming(self) -> Iterator[None]:
         """Views kept in memory for the calling thread alone, until it leaves."""
-        self._thread.warming = True
+        self._thread.warming, self._thread.waited = True, 0.0
         try:
             yield
         finally:
@@ -79,8 +81,11 @@ class MemoryMode:
         if not self._warming_here() or getattr(self._thread, "building", False):
             yield
             return
+        waited = getattr(self._thread, "waited", 0.0)
+        started = time.monotonic()
         with self._quiet:
-            self._quiet.wait_for(lambda: not self._readers, timeout=QUIET_WAIT_SECONDS)
+            self._quiet.wait_for(lambda: not self._readers, timeout=QUIET_WAIT_SECONDS - waited)
+        self._thread.waited = waited + time.monotonic() - started
         self._thread.building = True
         try:
             yield

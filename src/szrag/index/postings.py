@@ -19,7 +19,7 @@ import logging
 import sqlite3
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,6 +42,7 @@ from szrag.index.fts5 import (
 )
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
+from szrag.index.search import SEARCHED
 from szrag.index.store import CHUNK_ROW_COLUMNS, read_generation
 
 log = logging.getLogger("szrag.index")
@@ -383,6 +384,11 @@ def warm_postings(index: Index, weights: Sequence[float]) -> None:
         return
     previous = _LATEST.get(index)
     _LATEST[index] = view
+    phrases: list[str] = []
     if previous is not None and previous is not view:
-        for phrase in reversed(previous.recent_phrases()):
-            view.postings(index, phrase)
+        phrases += reversed(previous.recent_phrases())
+    searched: deque[str] = index.carried(SEARCHED, deque())
+    while searched:  # those a face's first questions searched before this view
+        phrases.append(searched.popleft())
+    for phrase in dict.fromkeys(phrases):
+        view.postings(index, phrase)

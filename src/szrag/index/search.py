@@ -7,6 +7,7 @@ gets the same ids and scores either way (a test compares both paths).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,12 @@ from szrag.index.protocol import ChunkRow
 if TYPE_CHECKING:
     from szrag.index.handle import Index
     from szrag.index.postings import ChunkPostings
+
+
+# the words searched without postings in memory (a one-shot, or a face before its views are
+# built), latest last: a face's postings view reads them as it is built
+SEARCHED = "index.search.searched"
+SEARCHED_TERMS = 64
 
 
 class SqliteFullText:
@@ -52,6 +59,12 @@ class SqliteFullText:
             found = self._memory.best(self._index, terms, limit, frequencies)
             if found is not None:
                 return found
+        else:  # a face's first questions, before its views: their words are read with them
+            searched: deque[str] | None = self._index.carried(SEARCHED, None)
+            if searched is None:
+                searched = deque(maxlen=SEARCHED_TERMS)
+                self._index.carry(SEARCHED, searched)
+            searched.extend(terms)
         rows = self._index.conn.execute(
             "SELECT rowid, bm25(chunk_terms, ?, ?, ?, ?) AS rank FROM chunk_terms"
             " WHERE chunk_terms MATCH ? ORDER BY rank LIMIT ?",
