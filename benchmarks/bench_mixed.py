@@ -281,11 +281,22 @@ def measure_start(version: Version, url: str, question: str) -> None:
         response.raise_for_status()
 
 
+def wait_for_views(client: httpx.Client, timeout: float = 300) -> None:
+    """Until the server's first views are built (``views`` of ``/api/status``; a version
+    without it built them before its first answer): the warm figures are of a warm server."""
+    deadline = time.monotonic() + timeout
+    while client.get("/api/status").json()["data"].get("views", "ready") != "ready":
+        if time.monotonic() > deadline:
+            raise TimeoutError("the server's first views were not built")
+        time.sleep(0.05)
+
+
 def measure_server(version: Version, provider: ScriptedProvider, url: str, rounds: int) -> None:
     serving = szrag_server(version.corpus, url, environ=version.environment, start_timeout=300)
     with serving as base, httpx.Client(base_url=base, timeout=60) as client:
-        for question in QUESTIONS:  # warm-up: the first question builds the shared views
+        for question in QUESTIONS:  # warm-up: answered while the shared views are built
             client.post("/api/ask", json={"question": question, "withAi": False})
+        wait_for_views(client)
         for question in FRESH_QUESTIONS:
             started = time.perf_counter()
             response = client.post("/api/ask", json={"question": question, "withAi": False})
@@ -339,6 +350,7 @@ def measure_edits(version: Version, url: str, rounds: int) -> None:
         pid = int(client.get("/api/status").json()["data"]["pid"])
         for _ in range(3):  # warm-up, the views built
             ask()
+        wait_for_views(client)
         for round_number in range(rounds * 2):
             _, changed = CHANGED_FILES[round_number % len(CHANGED_FILES)]
             target = version.corpus / changed

@@ -63,6 +63,7 @@ def test_edits_new_files_and_images_reach_the_index_without_a_restart(
 
         (web_repo / "docs" / "zeppelin.md").unlink()
         poll(lambda: "docs/zeppelin.md" not in sources_for(client, "zeppelin hangar"))
+        poll(lambda: client.get("/api/status").json()["data"]["views"] == "ready")
         status = client.get("/api/status").json()["data"]["watcher"]
 
     assert status["running"] is True and status["mode"] == "watch"

@@ -52,22 +52,12 @@ def names_in(question_lower: str, name: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(lowered)}(?![\w$])", question_lower) is not None
 
 
-@functools.lru_cache(maxsize=65536)
-def name_words(name: str) -> tuple[tuple[str, str], ...]:
-    """Each token of a name with its stem (``register_blueprints``: register, blueprint)."""
-    return words_of_name(name)
-
-
 def words_of_name(name: str) -> tuple[tuple[str, str], ...]:
-    """``name_words`` worked out without remembering it (nor the name's tokens): for a view
-    that reads every distinct name once, where the two caches would keep 65,536 names each."""
+    """Each token of a name with its stem (``register_blueprints``: register, blueprint),
+    worked out each time: a question reads thousands of names once each (``SymbolQuestion``
+    keeps what it found for each), and a process keeping them all would hold tens of MiB
+    that its symbol table (``symbol_table.py``) already holds."""
     return tuple((token, stem(token)) for token in sorted(tokens(name)))
-
-
-@functools.lru_cache(maxsize=65536)
-def name_keys(name: str) -> frozenset[str]:
-    """Every token and stem of a name: a question sharing none of them matches no word."""
-    return frozenset(key for pair in name_words(name) for key in pair)
 
 
 # a run of word characters: a name that is one may be named by the question's own runs
@@ -76,7 +66,7 @@ WHOLE_NAME_MARK = "="  # before a whole lowercased name among a name's lookup wo
 OTHER_CHARACTERS = ""  # the lookup word of a name with characters other than word characters
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)  # the names of a few files at once: they repeat within one
 def lookup_words(name: str) -> tuple[str, ...]:
     """The words a store finds a definition named ``name`` by, so that a question reads only
     the definitions its words reach: the name's tokens (a question key is one of them or the
@@ -144,9 +134,13 @@ class SymbolQuestion:
     def words_in(self, name: str) -> tuple[frozenset[str], bool]:
         """The question's words that ``name`` holds (each once, however many of the name's
         tokens it matches), and whether they cover every token of the name."""
+        return self.words_of(words_of_name(name))
+
+    def words_of(self, words: tuple[tuple[str, str], ...]) -> tuple[frozenset[str], bool]:
+        """``words_in`` of a name with these words (``words_of_name``)."""
         found: set[str] = set()
         whole = True
-        for token, token_stem in name_words(name):
+        for token, token_stem in words:
             if token in self.exact:
                 found.add(token)
             elif token_stem in self.stems:
@@ -183,11 +177,12 @@ def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None)
 def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:
     """The name's own part of ``symbol_score``, and the question's words it holds (only a
     name holding some lets its class's words count)."""
-    if asked.keys.isdisjoint(name_keys(name)):  # most names: no word, and seldom named
-        if name.lower() not in asked.lowered:
+    words = words_of_name(name)
+    if asked.keys.isdisjoint(key for pair in words for key in pair):  # most: no word
+        if name.lower() not in asked.lowered:  # and seldom named
             return 0, frozenset()
         return (FULL_NAME if names_symbol(asked.lowered, name) else 0), frozenset()
-    own, whole = asked.words_in(name)
+    own, whole = asked.words_of(words)
     named = names_symbol(asked.lowered, name)
     if not own:
         return (FULL_NAME if named else 0), own

@@ -237,6 +237,9 @@ async def status(caller: ReadCaller, state: State) -> JSONResponse:
     data = await _runtime_read(state.service.reads.status())
     if isinstance(data, dict):
         data["watcher"] = to_public(state.watcher.state) if state.watcher else {"running": False}
+        # until its first views are built, a server answers from the store (slower per question)
+        warming = state.warming is not None and not state.warming.done()
+        data["views"] = "warming" if warming else "ready"
     return ok(data)
 
 

@@ -92,6 +92,7 @@ def start_warming(index: IndexStore) -> asyncio.Task[None]:
         try:
             with index.warming():
                 warm_views(index)
+                rank.warm(index)  # with the words the questions answered meanwhile searched
         except Exception as error:
             log.warning("could not prepare the index views: %s", error)
         finally:
