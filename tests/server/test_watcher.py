@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 
+from szrag.code.model import SymbolMatches
 from szrag.code.symbol_table import SymbolTable
 from szrag.index import Index, RefreshReport, refresh_index
 from szrag.index.postings import memory_postings
@@ -297,6 +298,19 @@ async def test_the_words_of_a_faces_first_questions_are_read_with_its_views(
         view = memory_postings(index, FIELD_WEIGHTS)
         assert view is not None
         assert all(view.cached(phrase) for phrase in ("rate", "limit", "buckets"))
+
+
+def test_a_question_during_the_warm_up_uses_the_views_built_already(web_repo: Path) -> None:
+    question = "how are tokens taken?"
+    with open_shared_index(web_repo) as index:
+        from_the_store = find_symbols(question, index)
+        assert type(from_the_store) is SymbolMatches and from_the_store
+        with index.warming():  # the warm-up builds the symbol table
+            find_symbols(question, index)
+        assert not index.in_memory and isinstance(index.built("code.symbols.table"), SymbolTable)
+        from_the_table = find_symbols(question, index)
+        assert type(from_the_table) is not SymbolMatches
+        assert list(from_the_table) == list(from_the_store)
 
 
 async def test_a_face_whose_warm_up_fails_still_keeps_its_views(

@@ -15,7 +15,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from szrag.base.text import CODE_TYPES, LineRanges, path_tokens, tokens
 from szrag.code.model import CodeRecord, EnvReference, SymbolMatch
@@ -39,6 +39,8 @@ from szrag.structure.queries import (
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+T = TypeVar("T")
 
 RETRIEVED_BASE_SCORE = 1000
 PATH_TOKEN_SCORE = 30
@@ -466,24 +468,30 @@ def _code_files(index: IndexStore, stored: dict[str, StoredFile]) -> CodeFiles:
     return built
 
 
+def _built(index: IndexStore, key: str, kind: type[T]) -> T | None:
+    """The view ``key`` when a thread has built it already, else None."""
+    found = index.built(key)
+    return found if isinstance(found, kind) else None
+
+
 def build_codebase_context(
     question: str, index: IndexStore, retrieved_sources: Sequence[Source] = ()
 ) -> CodebaseContext:
     """The codebase context of ``question`` around the files retrieval already found."""
     clean = require_question(question)
     # a long-running face keeps the file views until the index changes, so a question only
-    # pays for its own work; a one-shot reads the few files a question reaches
-    stored = index.files_by_path() if index.in_memory else None
+    # pays for its own work; a one-shot reads the few files a question reaches (and a face
+    # whose warm-up is under way, whatever views it has built already)
+    stored = index.files_by_path() if index.in_memory else _built(index, "files.by_path", dict)
     records = records_by_path(index)
     selection = _Selection()
     retrieved = {source.path for source in retrieved_sources}
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
-    if stored is not None:
+    code_files: CodeFiles | None = _built(index, "context.code_files", CodeFiles)
+    if index.in_memory and stored is not None:
         code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
-        best = code_files.counted(clean)
-    else:
-        best = stored_candidates(clean, index)
+    best = stored_candidates(clean, index) if code_files is None else code_files.counted(clean)
 
     def indexed(path: str) -> bool:
         return path in stored if stored is not None else index.has_file(path)

@@ -163,6 +163,13 @@ class Index:
                     self._building.pop((generation, key), None)
         return value
 
+    def built(self, key: str) -> object | None:
+        """The view ``key`` of the current generation when a thread has built it already
+        (``derived``), else None: what a question read from the store may still use."""
+        generation = self.generation()
+        with self._views_lock:
+            return self._derived.get(generation, {}).get(key)
+
     def carry(self, key: str, value: object) -> None:
         """Keep ``value`` for the next build of a view (the parts of its last build it may
         reuse, checked by the view itself: they may be of any earlier generation)."""

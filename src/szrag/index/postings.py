@@ -42,7 +42,7 @@ from szrag.index.fts5 import (
 )
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
-from szrag.index.search import SEARCHED
+from szrag.index.search import POSTINGS_VIEW, SEARCHED
 from szrag.index.store import CHUNK_ROW_COLUMNS, read_generation
 
 log = logging.getLogger("szrag.index")
@@ -362,7 +362,7 @@ def _reader() -> ThreadPoolExecutor:
         return _READER
 
 
-VIEW = "rank.bm25.postings"
+VIEW = POSTINGS_VIEW
 # per index: the view last warmed, whose recent terms the next generation reads again
 _LATEST: weakref.WeakKeyDictionary[Index, ChunkPostings] = weakref.WeakKeyDictionary()
 

@@ -161,6 +161,11 @@ class IndexStore(Protocol):
         """``compute()``, remembered until the index changes."""
         ...
 
+    def built(self, key: str) -> object | None:
+        """The view ``key`` of the current generation when a thread has built it already
+        (``derived``), else None: what a question read from the store may still use."""
+        ...
+
     def carry(self, key: str, value: object) -> None:
         """Keep ``value`` for the next build of a view."""
         ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from szrag.index import store
 from szrag.index.protocol import ChunkRow
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 # the words searched without postings in memory (a one-shot, or a face before its views are
 # built), latest last: a face's postings view reads them as it is built
 SEARCHED = "index.search.searched"
+POSTINGS_VIEW = "rank.bm25.postings"  # the postings view of a generation (``index.postings``)
 SEARCHED_TERMS = 64
 
 
@@ -38,6 +39,8 @@ class SqliteFullText:
             from szrag.index.postings import memory_postings
 
             self._memory = memory_postings(index, self.weights)
+        else:  # a face whose warm-up is under way may have read them already
+            self._memory = cast("ChunkPostings | None", index.built(POSTINGS_VIEW))
 
     def chunk_count(self) -> int:
         """How many chunks the index holds."""

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from szrag.base.errors import PathError
 from szrag.base.redact import redact
@@ -39,6 +40,9 @@ from szrag.code.scoring import (
 from szrag.index.protocol import IndexStore
 from szrag.index.records import route_records
 
+if TYPE_CHECKING:
+    from szrag.code.symbol_table import SymbolTable
+
 
 def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
     """Functions, classes and methods the question points at, best first."""
@@ -53,6 +57,9 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
 
         table = index.derived("code.symbols.table", built)
         return table.matches(asked)
+    warmed = index.built("code.symbols.table")  # by a face's warm-up, its views not all built
+    if warmed is not None:
+        return cast("SymbolTable", warmed).matches(asked)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
     matches = []
     for path, item in _reached(asked, index):

@@ -269,6 +269,12 @@ class PostgresIndex:
             with self._views_lock:
                 return cast(T, views.setdefault(key, value))
 
+    def built(self, key: str) -> object | None:
+        """The view ``key`` of the current generation when a thread has built it already
+        (``derived``), else None: what a question read from the store may still use."""
+        with self.snapshot() as (_, generation), self._views_lock:
+            return self._derived.get(generation, {}).get(key)
+
     def carry(self, key: str, value: object) -> None:
         """Keep ``value`` for the next build of a view."""
         self._carried[key] = value
