@@ -116,12 +116,17 @@ class SymbolQuestion:
                 stems |= {stem(token) for token in tokens(word)}
         return cls(question.lower(), frozenset(exact), frozenset(stems), frozenset(exact | stems))
 
-    def name_score(self, name: str) -> tuple[int, frozenset[str]]:
+    def name_score(
+        self, name: str, held: AbstractSet[str] | None = None
+    ) -> tuple[int, frozenset[str]]:
         """``symbol_score`` of ``name`` without its class, and the words it holds; worked out
-        once per name for this question."""
+        once per name for this question. ``held``: the name's tokens that may hold a word of
+        the question, when known (``held_symbol_score``)."""
         found = self._names.get(name)
         if found is None:
-            found = self._names[name] = _name_score(self, name)
+            found = self._names[name] = (
+                _name_score(self, name) if held is None else _held_name_score(self, name, held)
+            )
         return found
 
     def class_words(self, container: str) -> frozenset[str]:
@@ -172,6 +177,44 @@ def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None)
     if container and own:
         score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
     return score
+
+
+def held_symbol_score(
+    asked: SymbolQuestion, name: str, held: AbstractSet[str], container: str | None = None
+) -> int:
+    """``symbol_score`` of a name whose tokens that may hold a word of the question are
+    ``held`` (those a store found it by): its other tokens are counted, never stemmed."""
+    score, own = asked.name_score(name, held)
+    if container and own:
+        score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
+    return score
+
+
+def _held_name_score(
+    asked: SymbolQuestion, name: str, held: AbstractSet[str]
+) -> tuple[int, frozenset[str]]:
+    """``_name_score`` of a name of whose tokens only ``held`` may hold a question word."""
+    found: set[str] = set()
+    holding = 0  # tokens holding a word: the name is whole when every one of its tokens does
+    for token in held:
+        if token in asked.exact:
+            found.add(token)
+        else:
+            token_stem = stem(token)
+            if token_stem not in asked.stems:
+                continue
+            found.add(token_stem)
+        holding += 1
+    own = frozenset(found)
+    named = names_symbol(asked.lowered, name)
+    if not own:
+        return (FULL_NAME if named else 0), own
+    score = NAME_TOKEN * len(own)
+    if named:
+        score += FULL_NAME
+    elif holding == len(tokens(name)):
+        score += WHOLE_NAME
+    return score, own
 
 
 def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:

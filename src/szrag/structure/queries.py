@@ -32,10 +32,10 @@ from szrag.code.scoring import (
     WHOLE_NAME_MARK,
     WORD_RUN,
     SymbolQuestion,
+    held_symbol_score,
     lookup_prefix,
     name_tokens,
     scored_route,
-    symbol_score,
 )
 from szrag.index.protocol import IndexStore
 from szrag.index.records import route_records
@@ -62,11 +62,11 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
         return cast("SymbolTable", warmed).matches(asked)
     scored: dict[tuple[str, str | None], int] = {}  # many definitions share a name
     matches = []
-    for path, item in _reached(asked, index):
+    for path, item, held in _reached(asked, index):
         key = (item.name, item.container)
         score = scored.get(key)
         if score is None:
-            score = scored[key] = symbol_score(asked, item.name, item.container)
+            score = scored[key] = held_symbol_score(asked, item.name, held, item.container)
         if score > 0:
             matches.append(
                 SymbolMatch(
@@ -76,24 +76,31 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
     return SymbolMatches(sorted(matches, key=lambda match: (-match.score, match.file, match.line)))
 
 
-def _reached(asked: SymbolQuestion, index: IndexStore) -> list[tuple[str, Definition]]:
+def _reached(
+    asked: SymbolQuestion, index: IndexStore
+) -> list[tuple[str, Definition, frozenset[str]]]:
     """The definitions that may score for ``asked``, in index order (so ties sort as a scan of
-    every definition's would), read by their names' lookup words: a definition scores only
-    when a token of its name is one of the question's words or stems to one, or the question
-    holds its whole name, which (for a name of word characters) is then one of the question's
-    runs of word characters. Names with other characters are always tried."""
+    every definition's would), each with the tokens of its name that are one of the
+    question's words or stem to one, read by their names' lookup words: a definition scores
+    only when it has such a token, or the question holds its whole name, which (for a name of
+    word characters) is then one of the question's runs of word characters. Names with other
+    characters are always tried."""
     runs = {WHOLE_NAME_MARK + run for run in WORD_RUN.findall(asked.lowered)}
     found = index.definitions_by_words(
         runs | {OTHER_CHARACTERS}, {lookup_prefix(key) for key in asked.keys}
     )
     always = runs | {OTHER_CHARACTERS}
     reached: dict[tuple[str, int], Definition] = {}
+    held: dict[tuple[str, int], set[str]] = {}
     for word, path, seq, item in found:
-        if (path, seq) not in reached and (
-            word in always or word in asked.keys or stem(word) in asked.keys
-        ):
-            reached[path, seq] = item
-    return [(path, item) for (path, _), item in reached.items()]
+        if word in always:
+            reached.setdefault((path, seq), item)
+        elif word in asked.keys or stem(word) in asked.keys:
+            reached.setdefault((path, seq), item)
+            held.setdefault((path, seq), set()).add(word)
+    return [
+        (path, item, frozenset(held.get((path, seq), ()))) for (path, seq), item in reached.items()
+    ]
 
 
 def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
