@@ -121,7 +121,7 @@ class SymbolQuestion:
     ) -> tuple[int, frozenset[str]]:
         """``symbol_score`` of ``name`` without its class, and the words it holds; worked out
         once per name for this question. ``held``: the name's tokens that may hold a word of
-        the question, when known (``held_symbol_score``)."""
+        the question, when known (``symbol_score``)."""
         found = self._names.get(name)
         if found is None:
             found = self._names[name] = (
@@ -169,21 +169,17 @@ def names_symbol(question_lower: str, name: str) -> bool:
     return re.search(as_code, question_lower) is not None
 
 
-def symbol_score(asked: SymbolQuestion, name: str, container: str | None = None) -> int:
+def symbol_score(
+    asked: SymbolQuestion,
+    name: str,
+    container: str | None = None,
+    held: AbstractSet[str] | None = None,
+) -> int:
     """20 per question word in the name; 100 when the question names the definition, else 5
     when its words cover the whole name; and, once the name matches, 10 per further question
-    word in the enclosing class's name."""
-    score, own = asked.name_score(name)
-    if container and own:
-        score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
-    return score
-
-
-def held_symbol_score(
-    asked: SymbolQuestion, name: str, held: AbstractSet[str], container: str | None = None
-) -> int:
-    """``symbol_score`` of a name whose tokens that may hold a word of the question are
-    ``held`` (those a store found it by): its other tokens are counted, never stemmed."""
+    word in the enclosing class's name. ``held``: when known, the name's tokens that may hold
+    a word of the question (those a store found it by); its other tokens are then counted,
+    never stemmed."""
     score, own = asked.name_score(name, held)
     if container and own:
         score += CONTAINER_TOKEN * len(asked.class_words(container) - own)
@@ -206,15 +202,7 @@ def _held_name_score(
             found.add(token_stem)
         holding += 1
     own = frozenset(found)
-    named = names_symbol(asked.lowered, name)
-    if not own:
-        return (FULL_NAME if named else 0), own
-    score = NAME_TOKEN * len(own)
-    if named:
-        score += FULL_NAME
-    elif holding == len(tokens(name)):
-        score += WHOLE_NAME
-    return score, own
+    return _own_score(asked, name, own, bool(own) and holding == len(tokens(name)))
 
 
 def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:
@@ -225,7 +213,14 @@ def _name_score(asked: SymbolQuestion, name: str) -> tuple[int, frozenset[str]]:
         if name.lower() not in asked.lowered:  # and seldom named
             return 0, frozenset()
         return (FULL_NAME if names_symbol(asked.lowered, name) else 0), frozenset()
-    own, whole = asked.words_of(words)
+    return _own_score(asked, name, *asked.words_of(words))
+
+
+def _own_score(
+    asked: SymbolQuestion, name: str, own: frozenset[str], whole: bool
+) -> tuple[int, frozenset[str]]:
+    """The name's own score, given the question's words it holds and whether they cover
+    every token of it, with those words."""
     named = names_symbol(asked.lowered, name)
     if not own:
         return (FULL_NAME if named else 0), own

@@ -482,15 +482,19 @@ def build_codebase_context(
     # a long-running face keeps the file views until the index changes, so a question only
     # pays for its own work; a one-shot reads the few files a question reaches (and a face
     # whose warm-up is under way, whatever views it has built already)
-    stored = index.files_by_path() if index.in_memory else _built(index, "files.by_path", dict)
+    stored: dict[str, StoredFile] | None
+    code_files: CodeFiles | None
+    if index.in_memory:
+        kept = stored = index.files_by_path()
+        code_files = index.derived("context.code_files", lambda: _code_files(index, kept))
+    else:
+        stored = _built(index, "files.by_path", dict)
+        code_files = _built(index, "context.code_files", CodeFiles)
     records = records_by_path(index)
     selection = _Selection()
     retrieved = {source.path for source in retrieved_sources}
     for source in retrieved_sources:
         selection.offer(source.path, retrieved_score(source), DIRECT)
-    code_files: CodeFiles | None = _built(index, "context.code_files", CodeFiles)
-    if index.in_memory and stored is not None:
-        code_files = index.derived("context.code_files", lambda: _code_files(index, stored))
     best = stored_candidates(clean, index) if code_files is None else code_files.counted(clean)
 
     def indexed(path: str) -> bool:

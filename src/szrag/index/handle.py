@@ -316,7 +316,9 @@ class Index:
         return self.derived("files.by_path", lambda: {file.path: file for file in self.files()})
 
     def get_file(self, path: str) -> store.StoredFile | None:
-        """One indexed file by relative path."""
+        """One indexed file by relative path (from ``files_by_path`` when kept in memory)."""
+        if self.in_memory:
+            return self.files_by_path().get(path)
         return store.get_file(self.conn, path)
 
     def has_file(self, path: str) -> bool:

@@ -197,7 +197,7 @@ class IndexStore(Protocol):
         ...
 
     def get_file(self, path: str) -> StoredFile | None:
-        """One indexed file by relative path."""
+        """One indexed file by relative path (from ``files_by_path`` when kept in memory)."""
         ...
 
     def has_file(self, path: str) -> bool:

@@ -37,8 +37,7 @@ class CodeRecords(Mapping[str, "CodeRecord"]):
         self._kept = kept
 
     def __getitem__(self, path: str) -> CodeRecord:
-        index = self._index
-        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        stored = self._index.get_file(path)
         if stored is None or stored.packed_code is None:
             raise KeyError(path)
         key = (path, stored.sha256)
@@ -55,8 +54,7 @@ class CodeRecords(Mapping[str, "CodeRecord"]):
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
-        index = self._index
-        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        stored = self._index.get_file(path)
         return stored is not None and stored.packed_code is not None  # nothing decoded
 
     def __iter__(self) -> Iterator[str]:

@@ -183,7 +183,7 @@ def _call_site_sources(index: IndexStore, question: str, limit: int) -> list[Sou
     ordered = sorted(calls, key=lambda path: (-len(calls[path]), path))[:limit]
     sources: list[Source] = []
     for path in ordered:
-        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        stored = index.get_file(path)
         if stored is None:
             continue
         found = cut_of(index, path, stored.type)
@@ -303,7 +303,7 @@ def definition_units(
     profile answers with units or when the index holds no lines of the file."""
     if not index.config.profile.units or not spans:
         return []
-    stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+    stored = index.get_file(path)
     if stored is None:
         return []
     found = cut_of(index, path, stored.type)

@@ -166,7 +166,7 @@ def cut_of(index: IndexStore, path: str, kind: str) -> FileCut | None:
 
 
 def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCut | None:
-    stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+    stored = index.get_file(path)
     if stored is None:
         return None
     cache: _UnitCache | None = index.carried("units.by_content", None)

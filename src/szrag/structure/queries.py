@@ -32,10 +32,10 @@ from szrag.code.scoring import (
     WHOLE_NAME_MARK,
     WORD_RUN,
     SymbolQuestion,
-    held_symbol_score,
     lookup_prefix,
     name_tokens,
     scored_route,
+    symbol_score,
 )
 from szrag.index.protocol import IndexStore
 from szrag.index.records import route_records
@@ -66,7 +66,7 @@ def find_symbols(question: str, index: IndexStore) -> SymbolMatches:
         key = (item.name, item.container)
         score = scored.get(key)
         if score is None:
-            score = scored[key] = held_symbol_score(asked, item.name, held, item.container)
+            score = scored[key] = symbol_score(asked, item.name, item.container, held)
         if score > 0:
             matches.append(
                 SymbolMatch(
@@ -85,11 +85,9 @@ def _reached(
     only when it has such a token, or the question holds its whole name, which (for a name of
     word characters) is then one of the question's runs of word characters. Names with other
     characters are always tried."""
-    runs = {WHOLE_NAME_MARK + run for run in WORD_RUN.findall(asked.lowered)}
-    found = index.definitions_by_words(
-        runs | {OTHER_CHARACTERS}, {lookup_prefix(key) for key in asked.keys}
-    )
-    always = runs | {OTHER_CHARACTERS}
+    always = {WHOLE_NAME_MARK + run for run in WORD_RUN.findall(asked.lowered)}
+    always.add(OTHER_CHARACTERS)
+    found = index.definitions_by_words(always, {lookup_prefix(key) for key in asked.keys})
     reached: dict[tuple[str, int], Definition] = {}
     held: dict[tuple[str, int], set[str]] = {}
     for word, path, seq, item in found:
@@ -264,7 +262,7 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
         return []
     found: list[Reference] = []
     for path, line in index.named(key, "call")[:limit]:
-        stored = index.files_by_path().get(path) if index.in_memory else index.get_file(path)
+        stored = index.get_file(path)
         code = stored.code if stored is not None else None  # decoded at each read: once
         record = CodeRecord.from_dict(code) if code else None
         caller = _innermost(record.functions, line) if record is not None else None

@@ -339,7 +339,9 @@ class PostgresIndex:
         return self.derived("files.by_path", lambda: {file.path: file for file in self.files()})
 
     def get_file(self, path: str) -> store.StoredFile | None:
-        """One indexed file by relative path."""
+        """One indexed file by relative path (from ``files_by_path`` when kept in memory)."""
+        if self.in_memory:
+            return self.files_by_path().get(path)
         rows = self._rows(
             f"SELECT {_FILES} FROM szrag_files"
             " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
