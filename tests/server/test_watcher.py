@@ -323,6 +323,27 @@ async def test_a_face_whose_warm_up_fails_still_keeps_its_views(
     assert "could not prepare the index views: no routes today" in caplog.text
 
 
+async def test_a_face_prepares_what_answers_load_before_its_views(
+    web_repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    order: list[str] = []
+
+    def prepare() -> None:
+        order.append(f"prepared, views kept: {index.in_memory}")
+
+    with open_shared_index(web_repo) as index:
+        await start_warming(index, prepare=prepare)
+        assert order == ["prepared, views kept: False"] and index.in_memory
+
+    def broken() -> None:
+        raise RuntimeError("no tokenizer today")
+
+    with open_shared_index(web_repo) as index:
+        await start_warming(index, prepare=broken)
+        assert isinstance(index.built("code.symbols.table"), SymbolTable)  # views built anyway
+    assert "could not prepare for answers: no tokenizer today" in caplog.text
+
+
 def broken_reads() -> list[tuple[str, str]]:
     raise OSError("no routes today")
 

@@ -234,8 +234,10 @@ def words(value: str) -> list[str]:
 _VOWEL = re.compile(r"[aeiouy]")
 _KEPT_DOUBLES = frozenset("lsz")  # "call", "pass", "buzz" end doubled in their own right
 MIN_STEM = 3  # shorter words ("use", "add", "of") are left whole: too little left to compare
+STEMMED_WORDS = 16_384  # the words whose stems a process keeps: code repeats its words
 
 
+@functools.lru_cache(maxsize=STEMMED_WORDS)
 def stem(word: str) -> str:
     """``word`` (lowercase) without its English inflection, so that ``registered``,
     ``registers``, ``registering`` and ``register`` share one stem, as ``blueprints`` and

@@ -210,11 +210,9 @@ def _parts(
         for number in range(first + 1, last + 1)
         if lines[number - 1].strip() and not _CONTINUES.match(lines[number - 1])
     ]
-    if body:
-        level = min(_indent(lines[number - 1]) for number in body)
-        starts = [number for number in body if _indent(lines[number - 1]) == level]
-    else:
-        starts = []
+    indents = [_indent(lines[number - 1]) for number in body]
+    level = min(indents, default=0)
+    starts = [number for number, indent in zip(body, indents, strict=True) if indent == level]
     parts: list[Unit] = []
     at = first
     while at <= last:
@@ -246,8 +244,9 @@ def _part_end(lines: Sequence[str], at: int, last: int, starts: Sequence[int]) -
 
 
 def _indent(line: str) -> int:
-    expanded = line.expandtabs(4)
-    return len(expanded) - len(expanded.lstrip())
+    """The width of the line's leading whitespace, a tab reaching the next fourth column."""
+    lead = line[: len(line) - len(line.lstrip())]  # only the lead is expanded: long lines
+    return len(lead.expandtabs(4)) if "\t" in lead else len(lead)
 
 
 def _merge_small(lines: Sequence[str], units: list[Unit]) -> list[Unit]:

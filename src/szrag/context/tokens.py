@@ -195,6 +195,9 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
     )
 
 
+_LOADING = threading.Lock()
+
+
 @functools.cache
 def _counter_for(name: str, timeout: float) -> TokenCounter:
     if name == ESTIMATE_NAME:
@@ -227,7 +230,8 @@ def load_counter(name: str | None = None, *, timeout: float = LOAD_TIMEOUT) -> T
             f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}):"
             f" choose one of {', '.join(TOKENIZERS)}"
         )
-    return _counter_for(chosen, timeout)
+    with _LOADING:  # a question arriving while a face loads it at start waits for that load
+        return _counter_for(chosen, timeout)
 
 
 def forget_counters() -> None:

@@ -83,12 +83,40 @@ def stitched_lines(
     """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without ``last``)
     of one file of ``index``, put together from the chunks that hold them."""
     wanted = None if first <= 1 and last is None else [(first, last or 1 << 62)]
-    stitched: dict[int, str] = {}
+    # a line is the first chunk's that holds it; chunks come in file order, so each one
+    # mostly extends the lines stitched so far (``stitched[0]`` is line ``base``)
+    stitched: list[str | None] = []
+    base = 0
+    holes = False
     for chunk in index.chunks(path, wanted):
-        for offset, line in enumerate(chunk.text.split("\n")):
-            stitched.setdefault(chunk.start + offset, line)
-    top = max(stitched, default=0) if last is None else min(last, max(stitched, default=0))
-    return [stitched.get(number, "") for number in range(max(first, 1), top + 1)]
+        texts = chunk.text.split("\n")
+        if not stitched:
+            base = chunk.start
+        elif chunk.start < base:  # out of order: the lines before are put in front
+            stitched[:0] = [None] * (base - chunk.start)
+            base, holes = chunk.start, True
+        at = chunk.start - base
+        if holes or at > len(stitched):
+            holes = True  # lines no chunk held yet: each one is looked at
+            if at + len(texts) > len(stitched):
+                stitched.extend([None] * (at + len(texts) - len(stitched)))
+            for offset, line in enumerate(texts, at):
+                if stitched[offset] is None:
+                    stitched[offset] = line
+        else:  # every line so far is held: the chunk adds those past them
+            stitched.extend(texts[len(stitched) - at :])
+    while stitched and stitched[-1] is None:
+        stitched.pop()
+    top = base + len(stitched) - 1 if stitched else 0
+    if last is not None:
+        top = min(last, top)
+    start = max(first, 1)
+    if not holes and start >= base:
+        return cast("list[str]", stitched[start - base : top - base + 1])
+    return [
+        (stitched[number - base] or "") if 0 <= number - base < len(stitched) else ""
+        for number in range(start, top + 1)
+    ]
 
 
 MAX_IMAGE_BYTES = 16 * 1024 * 1024  # an image larger than this is neither served nor published

@@ -547,7 +547,7 @@ async def watching(face: McpFace, enabled: bool) -> AsyncIterator[None]:
     if watcher is not None:
         watcher.start()
     face.watch = enabled
-    warming = start_warming(face.index)
+    warming = start_warming(face.index, prepare=face.host.plan().counter)
     face.warming = warming
     try:
         yield

@@ -15,6 +15,7 @@ close, within about a window's lines; a context with room to spare takes the nex
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -191,27 +192,38 @@ def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCu
 
 
 def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
+    # non-blank lines before each line, so a unit's length is a difference, not a count
+    before = list(itertools.accumulate(map(bool, map(str.strip, lines)), initial=0))
+    last = len(lines)
     lengths: list[int] = []
     names: list[frozenset[str]] = []
     keys: list[frozenset[str]] = []
+    by_name: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # a long one's parts
     for unit in units:
-        lengths.append(sum(1 for line in lines[unit.start - 1 : unit.end] if line.strip()))
+        lengths.append(before[min(unit.end, last)] - before[min(unit.start - 1, last)])
         name = unit.name or ""
-        names.append(frozenset(stem(word) for word in tokens(name)))
-        keys.append(frozenset(symbol_key(part) for part in name.split(".") if part))
-    lowered = [line.lower() for line in lines]
-    starts: list[int] = []
-    offset = 0
-    for line in lowered:
-        starts.append(offset)
-        offset += len(line) + 1
+        known = by_name.get(name)
+        if known is None:
+            known = by_name[name] = (
+                frozenset(stem(word) for word in tokens(name)),
+                frozenset(symbol_key(part) for part in name.split(".") if part),
+            )
+        names.append(known[0])
+        keys.append(known[1])
+    joined = "\n".join(lines)
+    lowered = joined.lower()
+    # where each line begins in ``lowered``: where it begins in ``joined`` unless some
+    # character lowercased into two (the dotted capital I)
+    parts = lines if len(lowered) == len(joined) else [line.lower() for line in lines]
+    sizes = [len(part) + 1 for part in parts[:-1]]
+    starts = list(itertools.accumulate(sizes, initial=0)) if lines else []
     return FileUnits(
         tuple(lines),
         tuple(units),
         tuple(names),
         tuple(keys),
         tuple(lengths),
-        "\n".join(lowered),
+        lowered,
         tuple(starts),
     )
 

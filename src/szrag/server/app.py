@@ -147,7 +147,8 @@ def create_app(
             images=images,
             ask_limiter=ask_limiter,
             read_limiter=RateLimiter(server_settings.read_rate),
-            warming=start_warming(index),  # the shared views, before the first question
+            # the shared views and the token counter, before the first question
+            warming=start_warming(index, prepare=service.host.plan().counter),
             repositories=faces,
         )
         if faces is not None:

@@ -80,15 +80,24 @@ def warm_views(index: IndexStore) -> None:
     keep_out_of_collections()
 
 
-def start_warming(index: IndexStore) -> asyncio.Task[None]:
+def start_warming(
+    index: IndexStore, *, prepare: Callable[[], object] | None = None
+) -> asyncio.Task[None]:
     """``warm_views`` in a worker thread, for a long-running face that has just opened its
     index, which then keeps its views in memory (``keep_in_memory``). Until they are built,
     a question reads the rows it reaches from the store (``IndexStore.warming``) rather than
-    wait for views of the whole index. A failure is logged (the first question then builds
-    the views and reports why). The task must be awaited before the index is closed: a
-    thread cannot be stopped."""
+    wait for views of the whole index. ``prepare`` runs first in the same thread: what every
+    answer loads once, such as the plan's token counter, which a first question then finds
+    loaded. A failure is logged (the first question then builds the views and reports
+    why). The task must be awaited before the index is closed: a thread cannot be
+    stopped."""
 
     def warm() -> None:
+        if prepare is not None:
+            try:
+                prepare()
+            except Exception as error:  # the question that needs it meets it again
+                log.warning("could not prepare for answers: %s", error)
         try:
             with index.warming():
                 warm_views(index)
