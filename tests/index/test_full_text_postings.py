@@ -158,6 +158,74 @@ def test_a_new_generation_reads_the_last_terms_again(repo: Path) -> None:
         )
 
 
+def _view(index: Index) -> ChunkPostings:
+    view = index.derived(VIEW, lambda: None)
+    assert isinstance(view, ChunkPostings)
+    return view
+
+
+def _read_now(index: Index, view: ChunkPostings, phrase: str) -> tuple[list[int], list[float]]:
+    found = view._read(index.conn, phrase)
+    assert found is not None
+    return found.positions.tolist(), found.weighted.tolist()
+
+
+def test_a_new_generation_carries_the_last_terms_where_chunks_did_not_change(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chooser = random.Random(5)
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS)
+        _view(index).best(index, WORDS, 10)
+        for round_number in range(4):
+            earlier = _view(index)
+            edited = chooser.choice(sorted((repo / "pkg").glob("*.py")))
+            edited.write_text(edited.read_text() + f"# deploy router {round_number} parse\n")
+            (repo / f"pkg/added{round_number}.py").write_text(
+                f"def router_{round_number}():\n    return 'deploy webhook parses'\n"
+            )
+            chooser.choice(sorted((repo / "docs").glob("*.md"))).unlink()
+            (repo / "docs/moved.md").write_text(f"# session {round_number}\n\nsession token\n")
+            refresh_index(index)
+            # a carried term is never read from the full-text table again
+            monkeypatch.setattr(ChunkPostings, "_read", _never_read)
+            warm_postings(index, bm25.FIELD_WEIGHTS)
+            monkeypatch.undo()
+            view = _view(index)
+            assert view is not earlier
+            for word in WORDS:  # as read afresh: each chunk, each count, in order
+                carried = view.cached(word)
+                assert carried is not None, word
+                assert (carried.positions.tolist(), carried.weighted.tolist()) == _read_now(
+                    index, view, word
+                )
+            for phrases in (["router", "deploy"], ["session", "token"], ["parse"]):
+                assert view.best(index, phrases, 40) == _sql(index, phrases, 40)
+
+
+def _never_read(view: ChunkPostings, conn: sqlite3.Connection, phrase: str) -> None:
+    raise AssertionError(f"{phrase!r} was read again")
+
+
+def test_a_rebuilt_index_reads_its_terms_again(repo: Path) -> None:
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS)
+        first = _view(index)
+        first.best(index, ["router", "redirect"], 10)
+        for path in sorted((repo / "pkg").glob("*.py"))[: len(WORDS)]:
+            path.write_text(path.read_text() + "# router\n")  # most chunks written anew
+        refresh_index(index)
+        second = memory_postings(index, bm25.FIELD_WEIGHTS)
+        assert second is not None and second is not first
+        assert second.carry(index, first, ["router", "redirect"]) == ["router", "redirect"]
+        warm_postings(index, bm25.FIELD_WEIGHTS)
+        assert second.best(index, ["router", "redirect"], 10) == _sql(
+            index, ["router", "redirect"], 10
+        )
+
+
 def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
     with build_index(repo) as index:
         assert memory_postings(index, bm25.FIELD_WEIGHTS) is None

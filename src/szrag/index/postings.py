@@ -43,7 +43,8 @@ from szrag.index.fts5 import (
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
 from szrag.index.search import POSTINGS_VIEW, SEARCHED
-from szrag.index.store import CHUNK_ROW_COLUMNS, read_generation
+from szrag.index.store import CHUNK_ROW_COLUMNS, TERMS_TOKENIZER, read_generation
+from szrag.index.store import chunks_indexed_fields as store_fields
 
 log = logging.getLogger("szrag.index")
 
@@ -77,20 +78,21 @@ class ChunkRows:
     paths: tuple[str, ...]
     types: tuple[str, ...]
     headings: dict[int, str]  # the chunks that have one
+    contents: tuple[str, ...] = ()  # each file's content hash
 
     @classmethod
     def of(cls, conn: sqlite3.Connection) -> ChunkRows:
-        files: dict[tuple[str, str], int] = {}
+        files: dict[tuple[str, str, str], int] = {}
         ids: list[int] = []
         numbers: list[int] = []
         places: list[tuple[int, int, int]] = []
         headings: dict[int, str] = {}
-        for chunk_id, path, seq, start, end, kind, heading in conn.execute(
-            f"SELECT {CHUNK_ROW_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id"
-            " ORDER BY c.id"
+        for chunk_id, path, seq, start, end, kind, heading, content in conn.execute(
+            f"SELECT {CHUNK_ROW_COLUMNS}, f.sha256 FROM chunks c JOIN files f"
+            " ON f.id = c.file_id ORDER BY c.id"
         ):
             ids.append(chunk_id)
-            numbers.append(files.setdefault((path, kind), len(files)))
+            numbers.append(files.setdefault((path, kind, content), len(files)))
             places.append((seq, start, end))
             if heading is not None:
                 headings[chunk_id] = heading
@@ -98,10 +100,36 @@ class ChunkRows:
             np.array(ids, dtype=np.int64),
             np.array(numbers, dtype=np.int32),
             np.array(places, dtype=np.int64).reshape(-1, 3),
-            tuple(path for path, _ in files),
-            tuple(kind for _, kind in files),
+            tuple(path for path, _, _ in files),
+            tuple(kind for _, kind, _ in files),
             headings,
+            tuple(content for _, _, content in files),
         )
+
+    def kept_from(self, earlier: ChunkRows) -> npt.NDArray[np.int64]:
+        """For each chunk of ``earlier`` (an older generation of the same index), its place
+        among these chunks when it is still here as it was (the same id, file, content and
+        lines), else -1."""
+        if not len(self.ids) or not len(earlier.ids):
+            return np.full(len(earlier.ids), -1, dtype=np.int64)
+        now = {
+            key: number
+            for number, key in enumerate(zip(self.paths, self.types, self.contents, strict=True))
+        }
+        files = np.array(
+            [
+                now.get(key, -1)
+                for key in zip(earlier.paths, earlier.types, earlier.contents, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        at = np.minimum(np.searchsorted(self.ids, earlier.ids), len(self.ids) - 1)
+        kept = (
+            (self.ids[at] == earlier.ids)
+            & (self.files[at] == files[earlier.files])
+            & (self.places[at] == earlier.places).all(axis=1)
+        )
+        return np.where(kept, at, -1)
 
     def rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         """The rows of those of ``ids`` this generation holds, by id, in the order given."""
@@ -287,6 +315,69 @@ class ChunkPostings:
             return None  # a chunk without a size: not the table this view read
         return TermPostings(positions, np.array(weighted, dtype=np.float64))
 
+    def carry(self, index: Index, earlier: ChunkPostings, phrases: Sequence[str]) -> list[str]:
+        """Take the postings of ``phrases`` that ``earlier`` (the view of an older generation
+        of the same index) holds, changed only where chunks changed: the entries of chunks
+        still here as they were are kept, and the chunks written since are counted from the
+        values they were indexed with, tokenized as the full-text table tokenizes them. A
+        refresh changes a few files, and reading a common word's postings again costs tens
+        of milliseconds. The phrases not carried are returned, to be read."""
+        held = [(phrase, earlier.cached(phrase)) for phrase in phrases]
+        carried = [(phrase, found) for phrase, found in held if found is not None]
+        if not carried or earlier.weights != self.weights:
+            return list(phrases)
+        with index.reading():
+            if index.generation() != self.generation:
+                return list(phrases)
+            changes = self._changes_since(index.conn, earlier)
+            if changes is None:
+                return list(phrases)
+            places, written = changes
+            tokens = [self._single(phrase) for phrase, _ in carried]
+            counted = _counted(written, tokens)
+        for (phrase, found), token in zip(carried, tokens, strict=True):
+            kept = places[found.positions]
+            still = kept >= 0
+            chunks, counts = counted.get(token, ([], []))
+            positions = np.concatenate(
+                [kept[still], np.searchsorted(self._ids, np.array(chunks, dtype=np.int64))]
+            )
+            weighted = np.concatenate(
+                [
+                    found.weighted[still],
+                    np.array(
+                        [column_weighted(row, self.weights) for row in counts], dtype=np.float64
+                    ),
+                ]
+            )
+            order = np.argsort(positions, kind="stable")
+            with self._lock:
+                self._keep(phrase, TermPostings(positions[order], weighted[order]))
+        return [phrase for phrase, found in held if found is None]
+
+    def _single(self, phrase: str) -> str:
+        tokens = self._tokens(phrase)
+        return tokens[0] if len(tokens) == 1 else ""
+
+    def _changes_since(
+        self, conn: sqlite3.Connection, earlier: ChunkPostings
+    ) -> tuple[npt.NDArray[np.int64], dict[int, tuple[str, str, str, str]]] | None:
+        """The place among these chunks of each of ``earlier``'s chunks still here as it was
+        (-1 for the others), and the values every chunk written since was indexed with;
+        None when more than ``CARRIED_CHANGE`` of the chunks changed (a rebuild)."""
+        if not (
+            np.array_equal(self._ids, self._chunks.ids)
+            and np.array_equal(earlier._ids, earlier._chunks.ids)
+        ):
+            return None
+        places = self._chunks.kept_from(earlier._chunks)
+        fresh = np.ones(len(self._ids), dtype=np.bool_)
+        fresh[places[places >= 0]] = False
+        written = self._ids[fresh]
+        if len(written) > CARRIED_CHANGE * max(len(self._ids), 1):
+            return None
+        return places, store_fields(conn, written.tolist())
+
     def _tokens(self, phrase: str) -> list[str]:
         """``phrase`` as the full-text table's tokenizer splits and stems it."""
         return self._tokenizer.tokens(phrase)
@@ -362,6 +453,49 @@ def _reader() -> ThreadPoolExecutor:
         return _READER
 
 
+CARRIED_CHANGE = 0.1  # of the chunks: past this share a view's postings are read again
+
+
+def _counted(
+    written: Mapping[int, Sequence[str]], tokens: Sequence[str]
+) -> dict[str, tuple[list[int], list[tuple[int, ...]]]]:
+    """For each of ``tokens``, the chunks of ``written`` (id: indexed values) holding it, in
+    id order, with its instances in each column: the chunks tokenized as the full-text table
+    tokenizes them, in a table of their own."""
+    wanted = sorted({token for token in tokens if token})
+    if not written or not wanted:
+        return {}
+    conn = sqlite3.connect(":memory:")
+    try:
+        columns = ", ".join(COLUMNS)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE written USING fts5({columns}, tokenize = '{TERMS_TOKENIZER}')"
+        )
+        conn.execute("CREATE VIRTUAL TABLE written_instances USING fts5vocab(written, instance)")
+        marks = ", ".join("?" * len(COLUMNS))
+        conn.executemany(
+            f"INSERT INTO written(rowid, {columns}) VALUES (?, {marks})",
+            ((chunk_id, *values) for chunk_id, values in sorted(written.items())),
+        )
+        found: dict[str, tuple[list[int], list[tuple[int, ...]]]] = {}
+        for token in wanted:
+            chunks: list[int] = []
+            counts: list[list[int]] = []
+            for chunk_id, column, count in conn.execute(
+                "SELECT doc, col, count(*) FROM written_instances WHERE term = ?"
+                " GROUP BY doc, col ORDER BY doc, col",
+                (token,),
+            ):
+                if not chunks or chunks[-1] != chunk_id:
+                    chunks.append(chunk_id)
+                    counts.append([0] * len(COLUMNS))
+                counts[-1][_COLUMNS[column]] = count
+            found[token] = (chunks, [tuple(row) for row in counts])
+        return found
+    finally:
+        conn.close()
+
+
 VIEW = POSTINGS_VIEW
 # per index: the view last warmed, whose recent terms the next generation reads again
 _LATEST: weakref.WeakKeyDictionary[Index, ChunkPostings] = weakref.WeakKeyDictionary()
@@ -390,5 +524,7 @@ def warm_postings(index: Index, weights: Sequence[float]) -> None:
     searched: deque[str] = index.carried(SEARCHED, deque())
     while searched:  # those a face's first questions searched before this view
         phrases.append(searched.popleft())
+    if previous is not None and previous is not view:
+        phrases = view.carry(index, previous, list(dict.fromkeys(phrases)))
     for phrase in dict.fromkeys(phrases):
         view.postings(index, phrase)

@@ -20,7 +20,7 @@ from szrag.base.errors import DamagedIndexError, IndexStoreError
 from szrag.base.text import CODE_TYPES, Chunk, LineRanges, code_terms, lines_code_terms
 from szrag.base.text import tokens as code_tokens
 from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine, TokenHolders, WordDefinition
-from szrag.index.terms import code_names, term_fields
+from szrag.index.terms import TermFields, code_names, term_fields
 
 if TYPE_CHECKING:
     from szrag.code.model import Definition
@@ -486,6 +486,26 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
             "INSERT INTO file_terms(file_terms, rowid, path, tokens) VALUES ('delete', ?, ?, ?)",
             (file_id, *file_terms(path, unpack(packed_tokens))),
         )
+    # a contentless full-text table forgets a row only when given the values it indexed
+    conn.executemany(
+        "INSERT INTO chunk_terms(chunk_terms, rowid, path, heading, symbols, body)"
+        " VALUES ('delete', ?, ?, ?, ?, ?)",
+        ((chunk_id, *field) for chunk_id, field in indexed_fields(conn, file_id, path, code)),
+    )
+    conn.executemany(
+        "DELETE FROM definition_words WHERE word = ? AND file_id = ?",
+        ((word, file_id) for word in _definition_words(conn, file_id)),
+    )
+    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+    conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+
+
+def indexed_fields(
+    conn: sqlite3.Connection, file_id: int, path: str, code: bytes | None
+) -> list[tuple[int, TermFields]]:
+    """Each chunk of the stored file ``file_id`` (at ``path``, its packed code record
+    ``code``) with the full-text values it was indexed with, worked out again from what the
+    store keeps: the full-text table is contentless."""
     rows = conn.execute(
         "SELECT c.id, c.start, c.end, c.type, c.heading, t.text, c.words FROM chunks c"
         " JOIN chunk_texts t ON t.id = c.id WHERE c.file_id = ? ORDER BY c.seq",
@@ -496,18 +516,29 @@ def delete_file(conn: sqlite3.Connection, path: str) -> None:
         for _, start, end, kind, heading, text, _ in rows
     ]
     fields = term_fields(path, chunks, unpack_json(code), _indexed_bodies(chunks, rows))
-    # a contentless full-text table forgets a row only when given the values it indexed
-    conn.executemany(
-        "INSERT INTO chunk_terms(chunk_terms, rowid, path, heading, symbols, body)"
-        " VALUES ('delete', ?, ?, ?, ?, ?)",
-        ((chunk_row[0], *field) for chunk_row, field in zip(rows, fields, strict=True)),
-    )
-    conn.executemany(
-        "DELETE FROM definition_words WHERE word = ? AND file_id = ?",
-        ((word, file_id) for word in _definition_words(conn, file_id)),
-    )
-    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
-    conn.execute("DELETE FROM edges WHERE source = ?", (path,))
+    return [(row[0], values) for row, values in zip(rows, fields, strict=True)]
+
+
+def chunks_indexed_fields(
+    conn: sqlite3.Connection, chunk_ids: Sequence[int]
+) -> dict[int, TermFields]:
+    """The full-text values each of ``chunk_ids`` was indexed with (``indexed_fields``)."""
+    wanted = set(chunk_ids)
+    files: set[tuple[int, str, bytes | None]] = set()
+    for batch, marks in in_batches(sorted(wanted)):
+        files.update(
+            conn.execute(
+                "SELECT DISTINCT f.id, f.path, f.code FROM chunks c JOIN files f"
+                f" ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            )
+        )
+    found: dict[int, TermFields] = {}
+    for file_id, path, code in sorted(files):
+        for chunk_id, values in indexed_fields(conn, file_id, path, code):
+            if chunk_id in wanted:
+                found[chunk_id] = values
+    return found
 
 
 def _definition_words(conn: sqlite3.Connection, file_id: int) -> set[str]:
