@@ -100,6 +100,22 @@ def test_memory_scores_equal_fts5_scores_to_the_last_bit(repo: Path) -> None:
             assert view.best(index, phrases, 50) == _sql(index, phrases, 50)
 
 
+@pytest.mark.parametrize("weights", [(4.0, 2.0, 5.0, 1.0), (1.5, 0.3, 2.25, 1.0), (3.0, 1.0)])
+def test_any_column_weights_score_as_fts5_does(repo: Path, weights: tuple[float, ...]) -> None:
+    # whole weights are summed by SQLite as it reads a term's postings, others one by one
+    chooser = random.Random(3)
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, index.generation(), weights)
+        for _ in range(40):
+            phrases = chooser.sample(WORDS, chooser.randint(1, 4))
+            expected = index.conn.execute(
+                f"SELECT rowid, bm25(chunk_terms, {', '.join(map(str, weights))}) AS rank"
+                " FROM chunk_terms WHERE chunk_terms MATCH ? ORDER BY rank LIMIT 60",
+                (" OR ".join(f'"{phrase}"' for phrase in phrases),),
+            ).fetchall()
+            assert view.best(index, phrases, 60) == expected, (phrases, weights)
+
+
 def test_sizes_and_totals_are_the_full_text_tables(repo: Path) -> None:
     with build_index(repo) as index:
         view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
@@ -233,6 +249,21 @@ def test_one_shot_ranking_does_not_build_the_view(repo: Path) -> None:
         terms = bm25.terms_of(search, "deploy webhook")
         assert bm25.best_chunks(search, terms) == _sql(index, list(terms.selective), 400)
         assert VIEW not in index._derived.get(index.generation(), {})
+
+
+def test_sizes_are_summed_from_every_row_of_the_size_table(repo: Path) -> None:
+    from szrag.index.fts5 import varints
+    from szrag.index.postings import _sizes
+
+    with build_index(repo) as index:
+        rows = index.conn.execute("SELECT id, sz FROM chunk_terms_docsize ORDER BY id").fetchall()
+    small = [(chunk_id, blob) for chunk_id, blob in rows if max(blob) < 0x80]
+    assert small and len(small) < len(rows)  # sizes of one byte each, and longer ones
+    for chosen in (small, rows):
+        ids, sizes = _sizes(chosen)
+        assert ids.tolist() == [chunk_id for chunk_id, _ in chosen]
+        assert sizes.tolist() == [float(sum(varints(blob))) for _, blob in chosen]
+    assert _sizes([])[0].tolist() == []
 
 
 def test_varints_read_as_sqlite_writes_them() -> None:

@@ -43,7 +43,7 @@ from szrag.index.fts5 import (
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow
 from szrag.index.search import POSTINGS_VIEW, SEARCHED
-from szrag.index.store import CHUNK_ROW_COLUMNS, TERMS_TOKENIZER, read_generation
+from szrag.index.store import TERMS_TOKENIZER, read_generation
 from szrag.index.store import chunks_indexed_fields as store_fields
 
 log = logging.getLogger("szrag.index")
@@ -82,28 +82,27 @@ class ChunkRows:
 
     @classmethod
     def of(cls, conn: sqlite3.Connection) -> ChunkRows:
-        files: dict[tuple[str, str, str], int] = {}
-        ids: list[int] = []
-        numbers: list[int] = []
-        places: list[tuple[int, int, int]] = []
-        headings: dict[int, str] = {}
-        for chunk_id, path, seq, start, end, kind, heading, content in conn.execute(
-            f"SELECT {CHUNK_ROW_COLUMNS}, f.sha256 FROM chunks c JOIN files f"
-            " ON f.id = c.file_id ORDER BY c.id"
+        files = conn.execute("SELECT id, path, type, sha256 FROM files ORDER BY id").fetchall()
+        file_ids = np.array([row[0] for row in files], dtype=np.int64)
+        table = np.array(
+            conn.execute("SELECT id, file_id, seq, start, end FROM chunks ORDER BY id").fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 5)
+        numbers = np.searchsorted(file_ids, table[:, 1]).astype(np.int32)
+        if len(table) and (
+            numbers.max() >= len(file_ids) or (file_ids[numbers] != table[:, 1]).any()
         ):
-            ids.append(chunk_id)
-            numbers.append(files.setdefault((path, kind, content), len(files)))
-            places.append((seq, start, end))
-            if heading is not None:
-                headings[chunk_id] = heading
+            raise DamagedIndexError(
+                "a chunk of the index has no file; `szrag index --rebuild` replaces the index"
+            )
         return cls(
-            np.array(ids, dtype=np.int64),
-            np.array(numbers, dtype=np.int32),
-            np.array(places, dtype=np.int64).reshape(-1, 3),
-            tuple(path for path, _, _ in files),
-            tuple(kind for _, kind, _ in files),
-            headings,
-            tuple(content for _, _, content in files),
+            table[:, 0].copy(),
+            numbers,
+            table[:, 2:5].copy(),
+            tuple(row[1] for row in files),
+            tuple(row[2] for row in files),
+            dict(conn.execute("SELECT id, heading FROM chunks WHERE heading IS NOT NULL")),
+            tuple(row[3] for row in files),
         )
 
     def kept_from(self, earlier: ChunkRows) -> npt.NDArray[np.int64]:
@@ -171,26 +170,20 @@ class ChunkPostings:
     ) -> None:
         self.generation = generation
         self.weights = tuple(weights)
+        self._whole_weights = _whole_weights(self.weights)
         self.max_postings = max_postings
         try:
             row = conn.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone()
             totals = varints(row[0]) if row else [0]
             self.rows = totals[0]  # FTS5's averages record: the row count, then each column's
             self.average_size = average_size(self.rows, totals[1:])
-            ids: list[int] = []
-            sizes: list[int] = []
-            for chunk_id, blob in conn.execute(
-                "SELECT id, sz FROM chunk_terms_docsize ORDER BY id"
-            ):
-                ids.append(int(chunk_id))
-                # most sizes are below 128, one byte each, and a byte string sums as numbers
-                sizes.append(sum(blob) if max(blob, default=0) < 0x80 else sum(varints(blob)))
+            self._ids, self._sizes = _sizes(
+                conn.execute("SELECT id, sz FROM chunk_terms_docsize ORDER BY id").fetchall()
+            )
         except (TypeError, IndexError, ValueError) as error:  # a page overwritten, a NULL
             raise DamagedIndexError(
                 f"the full-text index is damaged ({error}); `szrag index --rebuild` replaces it"
             ) from error
-        self._ids = np.array(ids, dtype=np.int64)
-        self._sizes = np.array(sizes, dtype=np.float64)
         self._chunks = ChunkRows.of(conn)
         self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
         self._held = 0
@@ -285,6 +278,14 @@ class ChunkPostings:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.szrag_term_instances"
             " USING fts5vocab(main, chunk_terms, instance)"
         )
+        if self._whole_weights is not None:  # the sums are whole numbers: SQLite adds them
+            summed = conn.execute(
+                f"SELECT doc, sum({self._whole_weights}) FROM temp.szrag_term_instances"
+                " WHERE term = ? GROUP BY doc ORDER BY doc",
+                (tokens[0],),
+            ).fetchall()
+            table = np.array(summed, dtype=np.int64).reshape(-1, 2)
+            return self._postings(table[:, 0], table[:, 1].astype(np.float64))
         rows = conn.execute(
             "SELECT doc, col, count(*) FROM temp.szrag_term_instances WHERE term = ?"
             " GROUP BY doc, col ORDER BY doc, col",
@@ -307,13 +308,19 @@ class ChunkPostings:
             if value is None:
                 value = known[key] = column_weighted(key, self.weights)
             weighted.append(value)
-        found = np.array(chunks, dtype=np.int64)
+        return self._postings(
+            np.array(chunks, dtype=np.int64), np.array(weighted, dtype=np.float64)
+        )
+
+    def _postings(self, found: IntArray, weighted: FloatArray) -> TermPostings | None:
+        """The postings of the chunks ``found`` (ascending ids) with their weighted counts;
+        None when one of them has no size: not the table this view read."""
         positions = np.searchsorted(self._ids, found)
         if len(found) and (
             positions[-1] >= len(self._ids) or (self._ids[positions] != found).any()
         ):
-            return None  # a chunk without a size: not the table this view read
-        return TermPostings(positions, np.array(weighted, dtype=np.float64))
+            return None
+        return TermPostings(positions, weighted)
 
     def carry(self, index: Index, earlier: ChunkPostings, phrases: Sequence[str]) -> list[str]:
         """Take the postings of ``phrases`` that ``earlier`` (the view of an older generation
@@ -451,6 +458,32 @@ def _reader() -> ThreadPoolExecutor:
         if _READER is None:
             _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-postings")
         return _READER
+
+
+def _sizes(rows: Sequence[tuple[int, bytes]]) -> tuple[IntArray, FloatArray]:
+    """The ids and sizes (tokens in all columns) of ``chunk_terms_docsize`` rows."""
+    ids = np.array([chunk_id for chunk_id, _ in rows], dtype=np.int64)
+    blobs = [blob for _, blob in rows]
+    lengths = np.array([len(blob) for blob in blobs], dtype=np.int64)
+    data = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    if len(rows) and lengths.min() > 0 and data.max() < 0x80:
+        # sizes below 128 are one byte each: a row's size is the sum of its bytes
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        return ids, np.add.reduceat(data.astype(np.int64), starts).astype(np.float64)
+    return ids, np.array([sum(varints(blob)) for blob in blobs], dtype=np.float64)
+
+
+def _whole_weights(weights: Sequence[float]) -> str | None:
+    """An SQL expression of the column weight of one instance row of ``fts5vocab``, when
+    every weight is a whole number: a sum of them is then exact in any order, as
+    ``column_weighted`` adds them one by one (None otherwise)."""
+    chosen = [weights[number] if number < len(weights) else 1.0 for number in range(len(COLUMNS))]
+    if not all(float(weight).is_integer() and abs(weight) < 1 << 20 for weight in chosen):
+        return None
+    cases = " ".join(
+        f"WHEN '{name}' THEN {int(weight)}" for name, weight in zip(COLUMNS, chosen, strict=True)
+    )
+    return f"CASE col {cases} ELSE 0 END"
 
 
 CARRIED_CHANGE = 0.1  # of the chunks: past this share a view's postings are read again
