@@ -140,14 +140,17 @@ class SymbolTable:
     def name_words(self) -> dict[str, tuple[tuple[str, str], ...]]:
         """Each name's words (``words_of_name``) as the table holds them."""
         words = list(self.vocabulary)  # by number: each was numbered as it was first met
-        tokens = self.row_token.tolist()
-        stems = self.row_stem.tolist()
+        pairs = list(
+            zip(
+                map(words.__getitem__, self.row_token.tolist()),
+                map(words.__getitem__, self.row_stem.tolist()),
+                strict=True,
+            )
+        )
         found: dict[str, tuple[tuple[str, str], ...]] = {}
         row = 0
         for name, count in zip(self.names, self.token_count.tolist(), strict=True):
-            found[name] = tuple(
-                (words[tokens[at]], words[stems[at]]) for at in range(row, row + count)
-            )
+            found[name] = tuple(pairs[row : row + count])
             row += count
         return found
 
