@@ -53,6 +53,7 @@ def test_overlapping_windows_give_each_line_once() -> None:
     assert _lines(chunks, 2, 4) == ["b", "c", "d"]
     assert _lines(chunks, 5) == ["e", "f"]
     assert _lines(chunks, 9) == []
+    assert _lines(chunks, 3, 0) == [] and _lines(chunks, 4, 2) == []  # an empty range
 
 
 def test_the_first_chunk_holding_a_line_gives_it() -> None:
@@ -80,5 +81,5 @@ def test_random_layouts_match_the_rule() -> None:
         if chooser.random() < 0.5:
             chunks.sort()
         first = chooser.randint(0, 25)
-        last = chooser.choice([None, first + chooser.randint(0, 20)])
+        last = chooser.choice([None, first + chooser.randint(0, 20), chooser.randint(0, first)])
         assert _lines(chunks, first, last) == _reference(chunks, first, last), (chunks, first, last)

@@ -195,7 +195,7 @@ def encoding_counter(encoding: Any, name: str | None = None) -> TokenCounter:
     )
 
 
-_LOADING = threading.Lock()
+_LOADING = {name: threading.Lock() for name in ENCODINGS}
 
 
 @functools.cache
@@ -230,7 +230,9 @@ def load_counter(name: str | None = None, *, timeout: float = LOAD_TIMEOUT) -> T
             f"unknown tokenizer {chosen!r} ({TOKENIZER_SETTING}):"
             f" choose one of {', '.join(TOKENIZERS)}"
         )
-    with _LOADING:  # a question arriving while a face loads it at start waits for that load
+    if chosen == ESTIMATE_NAME:
+        return ESTIMATE
+    with _LOADING[chosen]:  # a question arriving while a face loads it waits for that load
         return _counter_for(chosen, timeout)
 
 

@@ -111,6 +111,8 @@ def stitched_lines(
     if last is not None:
         top = min(last, top)
     start = max(first, 1)
+    if top < start:
+        return []
     if not holes and start >= base:
         return cast("list[str]", stitched[start - base : top - base + 1])
     return [

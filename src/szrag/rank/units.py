@@ -200,7 +200,8 @@ def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
     keys: list[frozenset[str]] = []
     by_name: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # a long one's parts
     for unit in units:
-        lengths.append(before[min(unit.end, last)] - before[min(unit.start - 1, last)])
+        low, high = min(max(unit.start - 1, 0), last), min(unit.end, last)
+        lengths.append(before[high] - before[low] if low < high else 0)
         name = unit.name or ""
         known = by_name.get(name)
         if known is None:
