@@ -318,8 +318,8 @@ class Service:
             audit=self.audit.for_repository(spec.name),
         )
         opened = Opened(index, host)
+        _note_index(state, index, spec.path)  # before "ready": a reader polling sees both
         state.state, state.error = "ready", None
-        _note_index(state, index, spec.path)
         return opened
 
     def note_refreshed(self, name: str) -> None:
