@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,26 +295,7 @@ class ChunkPostings:
             " GROUP BY doc, col ORDER BY doc, col",
             (tokens[0],),
         )
-        chunks: list[int] = []
-        columns: list[list[int]] = []  # instances in each column, per chunk
-        width = len(COLUMNS)
-        for chunk_id, column, count in rows:  # by chunk, then column
-            if not chunks or chunks[-1] != chunk_id:
-                chunks.append(chunk_id)
-                columns.append([0] * width)
-            columns[-1][_COLUMNS[column]] = count
-        # most chunks share a handful of count patterns: each pattern is summed once
-        known: dict[tuple[int, ...], float] = {}
-        weighted: list[float] = []
-        for counts in columns:
-            key = tuple(counts)
-            value = known.get(key)
-            if value is None:
-                value = known[key] = column_weighted(key, self.weights)
-            weighted.append(value)
-        return self._postings(
-            np.array(chunks, dtype=np.int64), np.array(weighted, dtype=np.float64)
-        )
+        return self._postings(*_weighted(rows, self.weights))
 
     def _postings(self, found: IntArray, weighted: FloatArray) -> TermPostings | None:
         """The postings of the chunks ``found`` (ascending ids) with their weighted counts;
@@ -345,22 +326,14 @@ class ChunkPostings:
                 return list(phrases)
             places, written = changes
             tokens = [self._single(phrase) for phrase, _ in carried]
-            counted = _counted(written, tokens)
+            counted = _counted(written, tokens, self.weights)
+        nothing = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
         for (phrase, found), token in zip(carried, tokens, strict=True):
             kept = places[found.positions]
             still = kept >= 0
-            chunks, counts = counted.get(token, ([], []))
-            positions = np.concatenate(
-                [kept[still], np.searchsorted(self._ids, np.array(chunks, dtype=np.int64))]
-            )
-            weighted = np.concatenate(
-                [
-                    found.weighted[still],
-                    np.array(
-                        [column_weighted(row, self.weights) for row in counts], dtype=np.float64
-                    ),
-                ]
-            )
+            chunks, weighted = counted.get(token, nothing)
+            positions = np.concatenate([kept[still], np.searchsorted(self._ids, chunks)])
+            weighted = np.concatenate([found.weighted[still], weighted])
             order = np.argsort(positions, kind="stable")
             with self._lock:
                 self._keep(phrase, TermPostings(positions[order], weighted[order]))
@@ -493,12 +466,37 @@ def _whole_weights(weights: Sequence[float]) -> str | None:
 CARRIED_CHANGE = 0.1  # of the chunks: past this share a view's postings are read again
 
 
+def _weighted(
+    rows: Iterable[tuple[int, str, int]], weights: Sequence[float]
+) -> tuple[IntArray, FloatArray]:
+    """Rows of ``fts5vocab``'s instance table grouped by chunk and column, in that order
+    (chunk id, column, instances): each chunk's id and its column-weighted count, as
+    ``bm25`` sums it."""
+    chunks: list[int] = []
+    columns: list[list[int]] = []  # instances in each column, per chunk
+    for chunk_id, column, count in rows:
+        if not chunks or chunks[-1] != chunk_id:
+            chunks.append(chunk_id)
+            columns.append([0] * len(COLUMNS))
+        columns[-1][_COLUMNS[column]] = count
+    # most chunks share a handful of count patterns: each pattern is summed once
+    known: dict[tuple[int, ...], float] = {}
+    weighted: list[float] = []
+    for counts in columns:
+        key = tuple(counts)
+        value = known.get(key)
+        if value is None:
+            value = known[key] = column_weighted(key, weights)
+        weighted.append(value)
+    return np.array(chunks, dtype=np.int64), np.array(weighted, dtype=np.float64)
+
+
 def _counted(
-    written: Mapping[int, Sequence[str]], tokens: Sequence[str]
-) -> dict[str, tuple[list[int], list[tuple[int, ...]]]]:
+    written: Mapping[int, Sequence[str]], tokens: Sequence[str], weights: Sequence[float]
+) -> dict[str, tuple[IntArray, FloatArray]]:
     """For each of ``tokens``, the chunks of ``written`` (id: indexed values) holding it, in
-    id order, with its instances in each column: the chunks tokenized as the full-text table
-    tokenizes them, in a table of their own."""
+    id order, with its column-weighted count in each: the chunks tokenized as the full-text
+    table tokenizes them, in a table of their own."""
     wanted = sorted({token for token in tokens if token})
     if not written or not wanted:
         return {}
@@ -514,21 +512,17 @@ def _counted(
             f"INSERT INTO written(rowid, {columns}) VALUES (?, {marks})",
             ((chunk_id, *values) for chunk_id, values in sorted(written.items())),
         )
-        found: dict[str, tuple[list[int], list[tuple[int, ...]]]] = {}
-        for token in wanted:
-            chunks: list[int] = []
-            counts: list[list[int]] = []
-            for chunk_id, column, count in conn.execute(
-                "SELECT doc, col, count(*) FROM written_instances WHERE term = ?"
-                " GROUP BY doc, col ORDER BY doc, col",
-                (token,),
-            ):
-                if not chunks or chunks[-1] != chunk_id:
-                    chunks.append(chunk_id)
-                    counts.append([0] * len(COLUMNS))
-                counts[-1][_COLUMNS[column]] = count
-            found[token] = (chunks, [tuple(row) for row in counts])
-        return found
+        return {
+            token: _weighted(
+                conn.execute(
+                    "SELECT doc, col, count(*) FROM written_instances WHERE term = ?"
+                    " GROUP BY doc, col ORDER BY doc, col",
+                    (token,),
+                ),
+                weights,
+            )
+            for token in wanted
+        }
     finally:
         conn.close()
 
@@ -548,20 +542,21 @@ def memory_postings(index: Index, weights: Sequence[float]) -> ChunkPostings | N
 
 
 def warm_postings(index: Index, weights: Sequence[float]) -> None:
-    """Build the current generation's view and read again the terms the previous one was
-    last asked for, so the first questions after a change find them in memory."""
+    """Build the current generation's view with the terms the previous one was last asked
+    for (carried, or read again), so the first questions after a change find them in
+    memory."""
     view = memory_postings(index, weights)
     if view is None:
         return
     previous = _LATEST.get(index)
     _LATEST[index] = view
-    phrases: list[str] = []
-    if previous is not None and previous is not view:
-        phrases += reversed(previous.recent_phrases())
+    earlier = previous if previous is not view else None
+    phrases = list(reversed(earlier.recent_phrases())) if earlier is not None else []
     searched: deque[str] = index.carried(SEARCHED, deque())
     while searched:  # those a face's first questions searched before this view
         phrases.append(searched.popleft())
-    if previous is not None and previous is not view:
-        phrases = view.carry(index, previous, list(dict.fromkeys(phrases)))
-    for phrase in dict.fromkeys(phrases):
+    phrases = list(dict.fromkeys(phrases))
+    if earlier is not None:
+        phrases = view.carry(index, earlier, phrases)
+    for phrase in phrases:
         view.postings(index, phrase)
