@@ -134,7 +134,10 @@ def test_a_plain_one_shot_question_is_answered_without_click(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        (["retrieve", "--json", "how", "are", "routes", "found"], ("how are routes found", ".", 8)),
+        (
+            ["retrieve", "--json", "how", "are", "routes", "found"],
+            ("how are routes found", ".", None),
+        ),
         (["retrieve", "x", "--json", "--limit=100", "--root=ROOT"], ("x", "ROOT", 100)),
         (["retrieve", "--limit", "1", "--json", "x"], ("x", ".", 1)),
         (["retrieve", "x"], None),  # a table: Rich, through Click
@@ -158,7 +161,7 @@ def test_a_plain_one_shot_question_is_answered_without_click(tmp_path: Path) -> 
     ],
 )
 def test_only_the_plain_line_takes_the_quick_path(
-    tmp_path: Path, line: list[str], expected: tuple[str, str, int] | None
+    tmp_path: Path, line: list[str], expected: tuple[str, str, int | None] | None
 ) -> None:
     (tmp_path / "FILE").write_text("not a folder\n", "utf-8")
     (tmp_path / "ROOT").mkdir()
@@ -169,3 +172,15 @@ def test_only_the_plain_line_takes_the_quick_path(
     else:
         question, root, limit = expected
         assert found == QuickRetrieve(question, Path(root), limit)
+
+
+def test_a_one_shot_question_after_an_edit_is_answered_from_the_edit(tmp_path: Path) -> None:
+    source = tmp_path / "server.py"
+    source.write_text("def refresh_cache():\n    return 'ok'\n", "utf-8")
+    line = ["retrieve", "--json", "--root", str(tmp_path), "refresh", "cache"]
+    first = _szrag(line)  # builds the index
+    assert first.returncode == 0 and "return 'ok'" in first.stdout
+    source.write_text("def refresh_cache():\n    return 'renewed'\n", "utf-8")
+    again = _szrag(line)
+    assert again.returncode == 0, again.stderr
+    assert "return 'renewed'" in again.stdout and "return 'ok'" not in again.stdout

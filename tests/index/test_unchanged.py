@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from szrag.base.config import DEFAULT, RepoConfig
-from szrag.index import store
-from szrag.index.build import load_index, refresh_index
+from szrag.index import freshness, store
+from szrag.index.build import answered_current, load_index, refresh_index
 from szrag.index.collect import _RACY_NS, WalkSnapshot, collect, unchanged
-from szrag.index.handle import RefreshReport
+from szrag.index.freshness import check_aside
+from szrag.index.handle import Index, RefreshReport
 
 CONFIG = RepoConfig(profile=DEFAULT)
 CORE = "src/pkg/core.py"
@@ -100,7 +101,14 @@ SMALL = RepoConfig(profile=DEFAULT, max_file_bytes=1000)
 def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One tree per scenario and two more, written and then left alone past the racy window."""
     made = {}
-    for name in [*SCENARIOS, "untouched", "symlink"]:
+    for name in [
+        *SCENARIOS,
+        "untouched",
+        "symlink",
+        "aside forked",
+        "aside in the caller",
+        "answered",
+    ]:
         root = tmp_path_factory.mktemp("tree")
         _tree(root)
         made[name] = root
@@ -196,3 +204,70 @@ def test_a_snapshot_kept_before_stats_or_with_bad_stats(tmp_path: Path) -> None:
     assert snapshot is not None and snapshot.listings[""].stats == ""
     assert not unchanged(tmp_path, CONFIG, snapshot)
     assert WalkSnapshot.from_json(old.replace("[]]", "[], [1, 2]]")) is None
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "in the caller"])
+def test_the_proof_beside_a_question_confirms_only_a_current_tree(
+    trees: dict[str, Path], forked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(freshness, "_may_fork", lambda: forked)
+    root = trees["aside forked" if forked else "aside in the caller"]
+    _indexed(root)
+    index = load_index(root, config=SMALL, refresh=False)
+    try:
+        with check_aside(index) as check:
+            pass  # left by the block: waited for, and the child reaped
+        assert check.confirmed()
+        _edit(root)
+        _age_directories(root)
+        with check_aside(index) as check:
+            assert not check.confirmed()
+        assert refresh_index(index).changed == [CORE]
+        index.conn.execute("DELETE FROM walk")  # no kept walk: nothing to prove it with
+        with check_aside(index) as check:
+            assert not check.confirmed()
+    finally:
+        index.close()
+
+
+def test_a_proof_that_fails_in_the_child_is_no_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path)
+    index = load_index(tmp_path, config=CONFIG, refresh=False)
+    try:
+
+        def broken(*_: object) -> bool:
+            raise RuntimeError("the walk's rules could not be read")
+
+        monkeypatch.setattr(freshness, "_may_fork", lambda: True)
+        monkeypatch.setattr(freshness, "unchanged", broken)
+        with check_aside(index) as check:
+            assert not check.confirmed()  # the child says "unknown": a refresh decides
+    finally:
+        index.close()
+
+
+def test_a_question_answered_beside_the_proof_is_asked_again_after_a_change(
+    trees: dict[str, Path], tmp_path: Path
+) -> None:
+    root = trees["answered"]
+    _indexed(root)
+    asked: list[str] = []
+
+    def core_lines(index: Index) -> list[str]:
+        asked.append(index.generation())
+        return index.lines(CORE)
+
+    found, report = answered_current(root, core_lines, config=SMALL)
+    assert found[:2] == CORE_TEXT.splitlines() and len(asked) == 1  # proven current: asked once
+    assert not report.rebuilt
+    _edit(root)
+    _age_directories(root)
+    found, report = answered_current(root, core_lines, config=SMALL)
+    assert "def more():" in found and report.changed == [CORE]
+    assert len(asked) == 3 and asked[1] != asked[2]  # asked again of the refreshed index
+    # no index yet: built, then asked once
+    _tree(tmp_path)
+    found, report = answered_current(tmp_path, core_lines, config=CONFIG)
+    assert report.rebuilt and found[:2] == CORE_TEXT.splitlines() and len(asked) == 4

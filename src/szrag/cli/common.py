@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from szrag.base.errors import ConfigError, SzragError
 from szrag.base.public import dumps
 from szrag.index import Index, load_index
-from szrag.index.build import IN_REPORT
+from szrag.index.build import IN_REPORT, answered_current
 from szrag.index.build import Progress as ProgressCallback
 from szrag.index.build import log as _index_log
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from szrag.conversations import ConversationMemory
     from szrag.index.handle import RefreshReport
     from szrag.index.protocol import IndexStore
+    from szrag.rank.retrieve import Source
     from szrag.service.configuration import Config
     from szrag.service.host import Host
     from szrag.service.repositories import ServicePlan
@@ -358,6 +359,22 @@ def show_report(report: RefreshReport) -> None:
         say(warning, lead="warning: ", style="yellow", error=True)
     for note in report.notes:
         say(f"note: {note}", error=True)
+
+
+def retrieved_current(root: Path, question: str, limit: int | None = None) -> list[Source]:
+    """What ``retrieve`` finds for ``question`` in the index of ``root`` brought current as
+    ``open_index`` brings it (its bar, its warnings), the freshness proof running beside the
+    search (``build.answered_current``): a one-shot question's way."""
+
+    def search(index: Index) -> list[Source]:
+        from szrag.rank.retrieve import DEFAULT_LIMIT, retrieve  # imported as the proof runs
+
+        return retrieve(question, DEFAULT_LIMIT if limit is None else limit, index=index)
+
+    with progress_bar(True) as callback, report_shown():
+        found, report = answered_current(root, search, progress=callback)
+    show_report(report)
+    return found
 
 
 @contextmanager

@@ -25,7 +25,7 @@ class QuickRetrieve:
 
     question: str
     root: Path
-    limit: int
+    limit: int | None  # None: retrieve's own default
 
 
 def parse_quick(args: list[str]) -> QuickRetrieve | None:
@@ -57,11 +57,9 @@ def parse_quick(args: list[str]) -> QuickRetrieve | None:
         limit.isascii() and limit.isdigit() and int(limit) in LIMIT_RANGE
     ):
         return None  # missing, not a number or out of range: Click says which
-    from szrag.rank.retrieve import DEFAULT_LIMIT
-
-    return QuickRetrieve(
-        " ".join(words), Path(root), DEFAULT_LIMIT if limit is None else int(limit)
-    )
+    # the limit's default is the retrieval's: importing it here would import the search
+    # before the proof that the index is current starts beside it
+    return QuickRetrieve(" ".join(words), Path(root), None if limit is None else int(limit))
 
 
 def answer_quickly(args: list[str]) -> bool:
@@ -71,13 +69,11 @@ def answer_quickly(args: list[str]) -> bool:
     if asked is None:
         return False
     from szrag.base.errors import SzragError
-    from szrag.cli.common import configure_logging, err_console, open_index, print_json
-    from szrag.rank.retrieve import retrieve
+    from szrag.cli.common import configure_logging, err_console, print_json, retrieved_current
 
     configure_logging(False)
     try:
-        with open_index(asked.root) as index:
-            found = retrieve(asked.question, asked.limit, index=index)
+        found = retrieved_current(asked.root, asked.question, asked.limit)
         # machine output may end up anywhere: redacted as for a model
         print_json([source.redacted().to_dict() for source in found])
     except SzragError as error:

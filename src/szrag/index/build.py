@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -51,6 +51,7 @@ log = logging.getLogger("szrag.index")
 # report (the command line) leaves the record out, so the warning is said once
 IN_REPORT = "szrag_in_report"
 
+T = TypeVar("T")
 Progress = Callable[[int, int, str], None]
 """Called as (done, total, path) while files are read."""
 
@@ -857,18 +858,60 @@ def load_index(
         return index
     if refresh:
         warnings = built.warnings
-        try:
-            report = refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait)
-        except DamagedIndexError as damage:
-            index.close()
-            index = _rebuild_damaged(root, index.config, progress, damage)
-            counts = index.counts()
-            rebuilt = index.last_report
-            rebuilt.files, rebuilt.chunks, rebuilt.images = (
-                counts["files"],
-                counts["chunks"],
-                counts["images"],
-            )
-            return index
-        report.warnings = warnings + report.warnings
+        index = _brought_current(index, progress=progress, verify=verify, lock_wait=lock_wait)
+        if not index.last_report.rebuilt:
+            index.last_report.warnings = warnings + index.last_report.warnings
     return index
+
+
+def _brought_current(
+    index: Index, *, progress: Progress | None, verify: bool, lock_wait: float | None
+) -> Index:
+    """``index`` refreshed, or rebuilt when the refresh finds it damaged (then the index
+    returned is another)."""
+    try:
+        refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait)
+    except DamagedIndexError as damage:
+        index.close()
+        index = _rebuild_damaged(index.root, index.config, progress, damage)
+        counts = index.counts()
+        rebuilt = index.last_report
+        rebuilt.files, rebuilt.chunks, rebuilt.images = (
+            counts["files"],
+            counts["chunks"],
+            counts["images"],
+        )
+    return index
+
+
+def answered_current(
+    root: Path | str,
+    use: Callable[[Index], T],
+    *,
+    config: RepoConfig | None = None,
+    progress: Progress | None = None,
+    lock_wait: float | None = READ_LOCK_WAIT,
+) -> tuple[T, RefreshReport]:
+    """``use(index)`` on the index of ``root`` as ``load_index`` brings it current, sooner:
+    the proof that no file changed runs in a second process while ``use`` reads the index
+    as it is (``freshness.check_aside``), and only when it fails is the index refreshed and
+    ``use`` run again. The index is closed on return; the report holds the warnings of the
+    open and of any refresh."""
+    from szrag.index.freshness import check_aside
+
+    index = load_index(root, config=config, progress=progress, refresh=False)
+    try:
+        opened = index.last_report
+        if opened.rebuilt:
+            return use(index), opened
+        with check_aside(index) as check:
+            found = use(index)
+        if check.confirmed():
+            return found, opened
+        index = _brought_current(index, progress=progress, verify=False, lock_wait=lock_wait)
+        report = index.last_report
+        if not report.rebuilt:
+            report.warnings = opened.warnings + report.warnings
+        return use(index), report
+    finally:
+        index.close()
