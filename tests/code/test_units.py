@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import textwrap
 from pathlib import Path
 
@@ -283,6 +284,45 @@ def test_the_lines_holding_a_word_are_those_whose_words_stem_to_it() -> None:
         ]
     assert found.lines_holding("entry") == (1, 2, 3, 6, 7)
     assert found.lines_holding("absent") == ()
+
+
+def test_the_lines_holding_a_word_match_every_line_stemmed_on_random_text() -> None:
+    # words inside words ("latest" holds "test"), camelCase, digits, underscores, letters
+    # that lowercase into two, a word at a line's end and the file's
+    from szrag.base.text import stem, tokens_by_line
+    from szrag.rank.units import _measured
+
+    pieces = [
+        "test",
+        "Tests",
+        "latest",
+        "reTest",
+        "entry",
+        "Entries",
+        "x",
+        "2fa",
+        "_",
+        " ",
+        "\u0130",
+        "\u212a",
+        "ing",
+        "applied",
+        "Apply",
+        "mapping",
+        "-",
+        "testing9",
+    ]
+    chooser = random.Random(7)
+    for _ in range(40):
+        lines = [
+            "".join(chooser.choice(pieces) for _ in range(chooser.randint(0, 12)))
+            for _ in range(chooser.randint(1, 30))
+        ]
+        found = _measured(lines, [])
+        by_line = [{stem(word) for word in words} for words in tokens_by_line("\n".join(lines))]
+        for term in sorted(set().union(*by_line) | {"test", "y", "entry"}):
+            expected = tuple(number for number, stems in enumerate(by_line, 1) if term in stems)
+            assert found.lines_holding(term) == expected, (term, lines)
 
 
 def test_a_files_scores_for_a_question_are_kept_and_its_window_added_each_time(

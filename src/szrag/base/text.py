@@ -202,11 +202,15 @@ def tokens(value: str) -> set[str]:
 
 def tokens_by_line(value: str) -> list[set[str]]:
     """``tokens`` of each line of ``value`` (split at newlines), the text read once."""
-    # a camelCase boundary is two letters, never a newline: the whole text splits the same
-    return [
-        set(_TOKEN.findall(line))
-        for line in _CAMEL_BOUNDARY.sub(_space_before, value).lower().split("\n")
-    ]
+    return [set(_TOKEN.findall(line)) for line in token_text(value).split("\n")]
+
+
+def token_text(value: str) -> str:
+    """``value`` as ``tokens_by_line`` reads it: a space at each camelCase boundary, then
+    lowercased. Its tokens are its runs of two or more ASCII letters and digits, each where
+    it stands, and its lines are ``value``'s (a camelCase boundary is two letters, never a
+    newline)."""
+    return _CAMEL_BOUNDARY.sub(_space_before, value).lower()
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -15,14 +15,16 @@ close, within about a window's lines; a context with room to spare takes the nex
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from szrag.base.text import stem, symbol_key, tokens, tokens_by_line
+from szrag.base.text import stem, symbol_key, token_text, tokens
 from szrag.code.scoring import lookup_prefix
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
@@ -59,7 +61,7 @@ class FileUnits(FileCut):
     name_words: tuple[frozenset[str], ...]
     name_keys: tuple[frozenset[str], ...]
     lengths: tuple[int, ...]  # non-blank lines
-    lowered: str  # the lines lowercased, joined by newlines: where a word is looked for
+    lowered: str  # the lines' token text (``text.token_text``): where a word is looked for
     starts: tuple[int, ...]  # where each line begins in ``lowered``
     held: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
     # the last questions' scores before the window's share, and the best unit's words' score:
@@ -70,24 +72,31 @@ class FileUnits(FileCut):
         """The (1-based) lines holding a word whose stem is ``term``, in order.
 
         A word's stem begins with the word's own letters but for a last ``y`` (``entries``
-        gives ``entry``), so only the lines where those letters occur are split into words
-        and stemmed: a question's few words, not every word of the file."""
+        gives ``entry``), so only the words beginning with those letters are stemmed, found
+        where they stand in the file's token text: a question's few words, not every word
+        of the file, and no line split into words."""
         known = self.held.get(term)
         if known is not None:
             return known
-        probe = lookup_prefix(term)
+        starting = _words_starting(lookup_prefix(term))
         found: list[int] = []
-        text = self.lowered
-        at = text.find(probe)
-        while at >= 0:
-            line = bisect.bisect_right(self.starts, at) - 1
-            words = tokens_by_line(self.lines[line])[0]
-            if any(word.startswith(probe) and stem(word) == term for word in words):
+        text, starts = self.lowered, self.starts
+        last = len(starts) - 1
+        match = starting.search(text)
+        while match is not None:
+            at = match.start()
+            if at and text[at - 1] in _TOKEN_CHARACTERS:  # inside a word, not its start
+                match = starting.search(text, at + 1)
+                continue
+            word = match[0]
+            if len(word) >= MIN_TOKEN and stem(word) == term:
+                line = bisect.bisect_right(starts, at) - 1
                 found.append(line + 1)
-            following = line + 1
-            if following >= len(self.starts):
-                break
-            at = text.find(probe, self.starts[following])
+                if line >= last:
+                    break
+                match = starting.search(text, starts[line + 1])  # the line is found
+            else:
+                match = starting.search(text, match.end())
         if len(self.held) >= HELD_WORDS:  # a long-running server asks a file many words
             self.held.clear()
         held = self.held[term] = tuple(found)  # the same for any thread that works it out
@@ -117,6 +126,18 @@ KEPT_FILES = 1024  # files whose units a long-running face keeps, whatever the g
 # lowercased) and the lines of each word it was asked about
 KEPT_LINES = 150_000
 HELD_WORDS = 512  # words whose lines a file keeps; past them it starts again
+MIN_TOKEN = 2  # characters of the shortest word (``text.tokens``)
+
+
+_TOKEN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_starting(probe: str) -> re.Pattern[str]:
+    """``probe`` in a token text and the rest of the word it stands in: a word of its own
+    when nothing of a word goes before it. A literal first, so the search skips ahead as
+    ``str.find`` does."""
+    return re.compile(rf"{re.escape(probe)}[a-z0-9]*")
 
 
 class _UnitCache:
@@ -212,10 +233,10 @@ def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
         names.append(known[0])
         keys.append(known[1])
     joined = "\n".join(lines)
-    lowered = joined.lower()
-    # where each line begins in ``lowered``: where it begins in ``joined`` unless some
-    # character lowercased into two (the dotted capital I)
-    parts = lines if len(lowered) == len(joined) else [line.lower() for line in lines]
+    lowered = token_text(joined)
+    # where each line begins in ``lowered``: where it begins in ``joined`` unless a camelCase
+    # boundary was spaced or some character lowercased into two (the dotted capital I)
+    parts = lines if len(lowered) == len(joined) else lowered.split("\n")
     sizes = [len(part) + 1 for part in parts[:-1]]
     starts = list(itertools.accumulate(sizes, initial=0)) if lines else []
     return FileUnits(
