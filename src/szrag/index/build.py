@@ -894,8 +894,8 @@ def answered_current(
 ) -> tuple[T, RefreshReport]:
     """``use(index)`` on the index of ``root`` as ``load_index`` brings it current, sooner:
     the proof that no file changed runs in a second process while ``use`` reads the index
-    as it is (``freshness.check_aside``), and only when it fails is the index refreshed and
-    ``use`` run again. The index is closed on return; the report holds the warnings of the
+    as it is (``freshness.check_aside``); only when the proof fails is the index refreshed,
+    and only when the refresh writes it is ``use`` run again. The index is closed on return; the report holds the warnings of the
     open and of any refresh."""
     from szrag.index.freshness import check_aside
 
@@ -904,6 +904,7 @@ def answered_current(
         opened = index.last_report
         if opened.rebuilt:
             return use(index), opened
+        asked_of = index.generation()
         with check_aside(index) as check:
             found = use(index)
         if check.confirmed():
@@ -912,6 +913,10 @@ def answered_current(
         report = index.last_report
         if not report.rebuilt:
             report.warnings = opened.warnings + report.warnings
+        if not report.rebuilt and index.generation() == asked_of:
+            # nothing written (a file within a walk's racy window is proven only by a walk):
+            # the index it was asked of is the current one
+            return found, report
         return use(index), report
     finally:
         index.close()
