@@ -717,12 +717,14 @@ def refresh_index(
     progress: Progress | None = None,
     verify: bool = False,
     lock_wait: float | None = None,
+    prove: bool = True,
 ) -> RefreshReport:
     """Re-read only new, changed and removed files; with ``verify``, hash every file.
 
     With ``lock_wait``, a write lock another process holds longer than that many seconds
     leaves the index as it is, with a warning (a question is answered from the current
-    snapshot rather than kept waiting)."""
+    snapshot rather than kept waiting). Without ``prove``, the walk starts at once: the
+    caller's own proof that nothing changed (``collect.unchanged``) has just failed."""
     started = time.perf_counter()
     conn = index.conn
     try:
@@ -731,7 +733,7 @@ def refresh_index(
         seen = store.data_version(conn)
         kept = None if verify else store.read_walk(conn)
         previous = None if kept is None else WalkSnapshot.from_json(kept)
-        if previous is not None and unchanged(index.root, index.config, previous):
+        if previous is not None and prove and unchanged(index.root, index.config, previous):
             # every directory and file as the walk the index was last brought in line with
             # saw them: nothing to collect or compare
             report = RefreshReport(skipped=index.skipped())
@@ -865,12 +867,17 @@ def load_index(
 
 
 def _brought_current(
-    index: Index, *, progress: Progress | None, verify: bool, lock_wait: float | None
+    index: Index,
+    *,
+    progress: Progress | None,
+    verify: bool,
+    lock_wait: float | None,
+    prove: bool = True,
 ) -> Index:
     """``index`` refreshed, or rebuilt when the refresh finds it damaged (then the index
     returned is another)."""
     try:
-        refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait)
+        refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait, prove=prove)
     except DamagedIndexError as damage:
         index.close()
         index = _rebuild_damaged(index.root, index.config, progress, damage)
@@ -909,7 +916,9 @@ def answered_current(
             found = use(index)
         if check.confirmed():
             return found, opened
-        index = _brought_current(index, progress=progress, verify=False, lock_wait=lock_wait)
+        index = _brought_current(
+            index, progress=progress, verify=False, lock_wait=lock_wait, prove=False
+        )
         report = index.last_report
         if not report.rebuilt:
             report.warnings = opened.warnings + report.warnings
