@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from szrag.base.errors import IndexStoreError
 from szrag.index import build_index, load_index, refresh_index, store
-from szrag.index.build import prepare_file
+from szrag.index.build import answered_current, prepare_file
 from szrag.index.collect import Skip
+from szrag.index.handle import Index
 from szrag.index.store import unpack
 
 
@@ -305,6 +307,34 @@ def test_damaged_pages_are_set_aside_and_rebuilt(retrieval_repo: Path, rebuild: 
         assert any("damaged" in warning for warning in index.last_report.warnings)
         assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+
+
+def test_a_one_shot_question_on_a_damaged_index_is_answered_from_the_rebuilt_one(
+    retrieval_repo: Path,
+) -> None:
+    from szrag.rank.retrieve import retrieve
+
+    database = _damaged_index(retrieval_repo)
+    found, report = answered_current(
+        retrieval_repo, lambda index: retrieve("page words", 3, index=index)
+    )
+    assert "docs/page0.md" in [source.path for source in found]
+    assert any("damaged" in warning for warning in report.warnings), report.warnings
+    assert any(".corrupt-" in path.name for path in database.parent.iterdir())
+
+
+def test_an_index_unreadable_as_it_is_is_opened_as_a_load_opens_it(retrieval_repo: Path) -> None:
+    build_index(retrieval_repo).close()
+    calls: list[bool] = []
+
+    def unreadable_once(index: Index) -> int:
+        calls.append(True)
+        if len(calls) == 1:
+            raise IndexStoreError("a page could not be read")
+        return index.counts()["files"]
+
+    found, _ = answered_current(retrieval_repo, unreadable_once)
+    assert found > 0 and len(calls) == 2
 
 
 def test_a_threaded_process_builds_with_spawned_workers(tmp_path: Path) -> None:

@@ -902,8 +902,9 @@ def answered_current(
     """``use(index)`` on the index of ``root`` as ``load_index`` brings it current, sooner:
     the proof that no file changed runs in a second process while ``use`` reads the index
     as it is (``freshness.check_aside``); only when the proof fails is the index refreshed,
-    and only when the refresh writes it is ``use`` run again. The index is closed on return; the report holds the warnings of the
-    open and of any refresh."""
+    and only when the refresh writes it is ``use`` run again. An index that cannot be read
+    as it is goes the way of ``load_index`` (a damaged one set aside and rebuilt). The
+    index is closed on return; the report holds the warnings of the open and any refresh."""
     from szrag.index.freshness import check_aside
 
     index = load_index(root, config=config, progress=progress, refresh=False)
@@ -911,9 +912,14 @@ def answered_current(
         opened = index.last_report
         if opened.rebuilt:
             return use(index), opened
-        asked_of = index.generation()
-        with check_aside(index) as check:
-            found = use(index)
+        try:
+            asked_of = index.generation()
+            with check_aside(index) as check:
+                found = use(index)
+        except (IndexStoreError, sqlite3.DatabaseError):
+            index.close()
+            index = load_index(root, config=config, progress=progress, lock_wait=lock_wait)
+            return use(index), index.last_report
         if check.confirmed():
             return found, opened
         index = _brought_current(
