@@ -85,8 +85,8 @@ usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
                   "maxrss_kib": usage.ru_maxrss, "code": done.returncode}))
 """
-# a walk vouches for no file changed within two seconds of it (the same clock tick could
-# hide a second write): the settled one-shot figures wait this long after the last edit
+# a walk vouches for no file changed within two seconds of it (``collect._RACY_NS``: the
+# same clock tick could hide a second write): the settled one-shot figures wait this long
 SETTLE_SECONDS = 2.5
 # The least a one-shot question can do with its index current, in a fresh process: open the
 # index, compare every indexed file's stat with a stat of the file, run the ranker's

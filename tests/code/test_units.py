@@ -284,6 +284,7 @@ def test_the_lines_holding_a_word_are_those_whose_words_stem_to_it() -> None:
         ]
     assert found.lines_holding("entry") == (1, 2, 3, 6, 7)
     assert found.lines_holding("absent") == ()
+    assert found.lines_holding("") == ()  # no word's stem is empty
 
 
 def test_the_lines_holding_a_word_match_every_line_stemmed_on_random_text() -> None:

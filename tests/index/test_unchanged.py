@@ -9,6 +9,9 @@ only then can a walk vouch for their stats."""
 from __future__ import annotations
 
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,16 +102,11 @@ SMALL = RepoConfig(profile=DEFAULT, max_file_bytes=1000)
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One tree per scenario and two more, written and then left alone past the racy window."""
+    """One tree per scenario and per test of its own, written and then left alone past the
+    racy window."""
     made = {}
-    for name in [
-        *SCENARIOS,
-        "untouched",
-        "symlink",
-        "aside forked",
-        "aside in the caller",
-        "answered",
-    ]:
+    others = ["untouched", "symlink", "aside forked", "aside in the caller", "answered", "command"]
+    for name in [*SCENARIOS, *others]:
         root = tmp_path_factory.mktemp("tree")
         _tree(root)
         made[name] = root
@@ -276,3 +274,105 @@ def test_a_question_answered_beside_the_proof_is_asked_again_after_a_change(
     found, report = answered_current(tmp_path, core_lines, config=CONFIG)
     assert not report.changed_anything and found[:2] == CORE_TEXT.splitlines()
     assert len(asked) == 5
+
+
+def test_a_proof_not_wanted_any_more_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path)
+    index = load_index(tmp_path, config=CONFIG, refresh=False)
+    statuses: list[int] = []
+
+    def slow(*_: object) -> bool:
+        time.sleep(60)
+        return True
+
+    def reap(child: int) -> None:
+        statuses.append(os.waitpid(child, 0)[1])
+
+    monkeypatch.setattr(freshness, "_may_fork", lambda: True)
+    monkeypatch.setattr(freshness, "unchanged", slow)
+    monkeypatch.setattr(freshness, "_reap", reap)
+    try:
+        with pytest.raises(RuntimeError), check_aside(index):
+            raise RuntimeError("the search failed")
+    finally:
+        index.close()
+    assert len(statuses) == 1 and os.WIFSIGNALED(statuses[0])  # killed, not waited out
+
+
+INTERRUPTED_CHILD = """
+import atexit, os, signal, sys
+from pathlib import Path
+from szrag.index import freshness
+from szrag.index.build import load_index
+
+root = Path(sys.argv[1])
+forked = os.fork
+
+def fork_then_interrupt():
+    child = forked()
+    if child == 0:  # a Ctrl-C reaching the child the moment it starts
+        os.kill(os.getpid(), signal.SIGINT)
+    return child
+
+os.fork = fork_then_interrupt
+freshness._may_fork = lambda: True
+with load_index(root, refresh=False) as index:
+    atexit.register(lambda: print(f"exit {os.getpid()}", flush=True))
+    with freshness.check_aside(index) as check:
+        pass
+    print(f"confirmed {check.confirmed()} in {os.getpid()}", flush=True)
+"""
+
+
+def test_a_ctrl_c_reaching_the_child_never_runs_the_parents_code(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    load_index(tmp_path).close()
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_CHILD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    parent = done.stdout.split()[-1]
+    # the child died of the signal before any Python code of the parent's could run in it
+    assert done.stdout.splitlines() == [f"confirmed False in {parent}", f"exit {parent}"]
+
+
+def test_a_generation_written_by_another_process_meanwhile_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    _tree(tmp_path)  # written just now: only a walk proves them, which writes nothing
+    load_index(tmp_path, config=CONFIG).close()
+    asked: list[str] = []
+
+    def generation_then_another_writes(index: Index) -> str:
+        seen = index.generation()
+        asked.append(seen)
+        if len(asked) == 1:  # another writer commits while the question is answered
+            with sqlite3.connect(store.index_path(tmp_path)) as other:
+                other.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'generation'")
+        return seen
+
+    found, report = answered_current(tmp_path, generation_then_another_writes, config=CONFIG)
+    assert not report.changed_anything
+    assert asked[1:] == ["elsewhere"] and found == "elsewhere"
+
+
+def test_a_one_shot_command_sees_an_edit_its_kept_walk_could_vouch_against(
+    trees: dict[str, Path],
+) -> None:
+    root = trees["command"]
+    load_index(root).close()  # the command's own configuration
+    _age_directories(root)
+    load_index(root).close()
+    question = ["refresh", "cache"]
+    line = [sys.executable, "-m", "szrag", "retrieve", "--json", "--root", str(root), *question]
+    first = subprocess.run(line, capture_output=True, text=True, check=True)
+    assert "refresh_cache" not in first.stdout
+    _write(root, CORE, CORE_TEXT + "\n\ndef refresh_cache():\n    return 'renewed'\n")
+    _age_directories(root)
+    time.sleep(_RACY_NS / 1e9 + 0.2)  # the edit is old enough for the walk to vouch for it
+    again = subprocess.run(line, capture_output=True, text=True, check=True)
+    assert "def refresh_cache():" in again.stdout

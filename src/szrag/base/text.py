@@ -18,7 +18,11 @@ CHUNK_STEP = 40
 # behind: a pattern that starts with a capital is tried only at capitals, which are few, and
 # one that starts with a look-behind (or a lowercase letter) is tried at every character.
 _CAMEL_BOUNDARY = re.compile(r"[A-Z](?<=[a-z][A-Z])")
-_TOKEN = re.compile(r"[a-z0-9]{2,}")
+# a token is a run of these characters in a token text (``token_text``), two or more
+TOKEN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+TOKEN_CLASS = "[a-z0-9]"
+MIN_TOKEN = 2
+_TOKEN = re.compile(rf"{TOKEN_CLASS}{{{MIN_TOKEN},}}")
 _LINE_BREAK = re.compile(r"\r?\n")
 _ALNUM = b"0123456789abcdefghijklmnopqrstuvwxyz"
 # bytes.translate tables over a text's UTF-8 bytes, a C pass a character at a time (a str's

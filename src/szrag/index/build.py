@@ -633,14 +633,7 @@ def rebuild_damaged(root: Path, config: RepoConfig, reason: str) -> RefreshRepor
     """Set the damaged index of ``root`` aside and build a new one in its place; connections
     still open on the old file keep reading it until they are closed."""
     with _rebuild_damaged(root, config, None, DamagedIndexError(reason)) as index:
-        report = index.last_report
-        counts = index.counts()
-        report.files, report.chunks, report.images = (
-            counts["files"],
-            counts["chunks"],
-            counts["images"],
-        )
-        return report
+        return _counted(index).last_report
 
 
 def _rebuild_damaged(
@@ -826,11 +819,9 @@ def build_index(
 ) -> Index:
     """Rebuild the index of ``root`` from scratch and return it open."""
     root = Path(root)
-    index = _open(root, _resolve_config(root, config, profile), force=True, progress=progress)
-    report = index.last_report
-    counts = index.counts()
-    report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
-    return index
+    return _counted(
+        _open(root, _resolve_config(root, config, profile), force=True, progress=progress)
+    )
 
 
 def load_index(
@@ -851,13 +842,7 @@ def load_index(
     index = _open(root, _resolve_config(root, config, profile), force=False, progress=progress)
     built = index.last_report
     if built.rebuilt:
-        counts = index.counts()
-        built.files, built.chunks, built.images = (
-            counts["files"],
-            counts["chunks"],
-            counts["images"],
-        )
-        return index
+        return _counted(index)
     if refresh:
         warnings = built.warnings
         index = _brought_current(index, progress=progress, verify=verify, lock_wait=lock_wait)
@@ -880,14 +865,15 @@ def _brought_current(
         refresh_index(index, progress=progress, verify=verify, lock_wait=lock_wait, prove=prove)
     except DamagedIndexError as damage:
         index.close()
-        index = _rebuild_damaged(index.root, index.config, progress, damage)
-        counts = index.counts()
-        rebuilt = index.last_report
-        rebuilt.files, rebuilt.chunks, rebuilt.images = (
-            counts["files"],
-            counts["chunks"],
-            counts["images"],
-        )
+        index = _counted(_rebuild_damaged(index.root, index.config, progress, damage))
+    return index
+
+
+def _counted(index: Index) -> Index:
+    """``index`` with its last report's counts of files, chunks and images filled in."""
+    counts = index.counts()
+    report = index.last_report
+    report.files, report.chunks, report.images = counts["files"], counts["chunks"], counts["images"]
     return index
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from types import TracebackType
@@ -28,6 +29,10 @@ from szrag.index.handle import Index
 
 _UNCHANGED = b"1"
 _UNKNOWN = b"0"
+# the signals that stop a command: never handled by Python code in the child
+_STOPPING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class FreshnessCheck:
@@ -46,10 +51,12 @@ class FreshnessCheck:
     def confirmed(self) -> bool:
         """Whether the index was current when the check ran (waits for the child)."""
         if self._settled is None:
+            self._settled = False  # settled before reading: an interrupted read closes once
+            verdict = _UNKNOWN
             try:
-                verdict = os.read(self._reading, 1)
+                verdict = os.read(self._reading, 1)  # nothing: the child died first
             except OSError:
-                verdict = _UNKNOWN
+                pass
             finally:
                 os.close(self._reading)
                 _reap(self._child)
@@ -65,6 +72,9 @@ class FreshnessCheck:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        if kind is not None and self._settled is None:  # the answer is not wanted: stop it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._child, signal.SIGKILL)
         self.confirmed()
 
 
@@ -79,15 +89,24 @@ def check_aside(index: Index) -> FreshnessCheck:
     if not _may_fork():
         return FreshnessCheck(settled=_proven(index, kept))
     reading, writing = os.pipe()
+    # No signal handler may run in the child: a KeyboardInterrupt raised there would unwind
+    # through the parent's code and close its SQLite connection. Blocked across the fork, a
+    # signal meant for the child kills it once it unblocks them (default action), and the
+    # parent reads no verdict.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     try:
         child = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(reading)
         os.close(writing)
         return FreshnessCheck(settled=_proven(index, kept))
     if child == 0:  # pragma: no cover - the child's lines run in another process
         verdict = _UNKNOWN
         try:  # whatever goes wrong here, the parent hears "unknown"
+            for stopping in _STOPPING:
+                signal.signal(stopping, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             os.close(reading)
             if _proven(index, kept):
                 verdict = _UNCHANGED
@@ -99,7 +118,9 @@ def check_aside(index: Index) -> FreshnessCheck:
             finally:
                 os._exit(0)
     os.close(writing)
-    return FreshnessCheck(child=child, reading=reading)
+    check = FreshnessCheck(child=child, reading=reading)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return check
 
 
 def _proven(index: Index, kept: str) -> bool:
@@ -109,7 +130,7 @@ def _proven(index: Index, kept: str) -> bool:
     try:
         return unchanged(index.root, index.config, snapshot)
     except OSError:
-        return False  # the root gone: a refresh says so
+        return False  # the root gone: the refresh meets it
 
 
 def _may_fork() -> bool:

@@ -24,7 +24,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from szrag.base.text import stem, symbol_key, token_text, tokens
+from szrag.base.text import (
+    MIN_TOKEN,
+    TOKEN_CHARACTERS,
+    TOKEN_CLASS,
+    stem,
+    symbol_key,
+    token_text,
+    tokens,
+)
 from szrag.code.scoring import lookup_prefix
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
@@ -78,14 +86,17 @@ class FileUnits(FileCut):
         known = self.held.get(term)
         if known is not None:
             return known
-        starting = _words_starting(lookup_prefix(term))
+        probe = lookup_prefix(term)
+        if not probe:
+            return ()  # no word's stem is empty
+        starting = _words_starting(probe)
         found: list[int] = []
         text, starts = self.lowered, self.starts
         last = len(starts) - 1
         match = starting.search(text)
         while match is not None:
             at = match.start()
-            if at and text[at - 1] in _TOKEN_CHARACTERS:  # inside a word, not its start
+            if at and text[at - 1] in TOKEN_CHARACTERS:  # inside a word, not its start
                 match = starting.search(text, at + 1)
                 continue
             word = match[0]
@@ -94,7 +105,7 @@ class FileUnits(FileCut):
                 found.append(line + 1)
                 if line >= last:
                     break
-                match = starting.search(text, starts[line + 1])  # the line is found
+                match = starting.search(text, starts[line + 1])  # one word settles a line
             else:
                 match = starting.search(text, match.end())
         if len(self.held) >= HELD_WORDS:  # a long-running server asks a file many words
@@ -126,10 +137,6 @@ KEPT_FILES = 1024  # files whose units a long-running face keeps, whatever the g
 # lowercased) and the lines of each word it was asked about
 KEPT_LINES = 150_000
 HELD_WORDS = 512  # words whose lines a file keeps; past them it starts again
-MIN_TOKEN = 2  # characters of the shortest word (``text.tokens``)
-
-
-_TOKEN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -137,7 +144,7 @@ def _words_starting(probe: str) -> re.Pattern[str]:
     """``probe`` in a token text and the rest of the word it stands in: a word of its own
     when nothing of a word goes before it. A literal first, so the search skips ahead as
     ``str.find`` does."""
-    return re.compile(rf"{re.escape(probe)}[a-z0-9]*")
+    return re.compile(rf"{re.escape(probe)}{TOKEN_CLASS}*")
 
 
 class _UnitCache:
