@@ -197,3 +197,30 @@ def test_a_changed_or_removed_file_leaves_no_term_behind(
     target.unlink()
     refresh_index(index)
     assert _term_counts(index) == before
+
+
+def test_a_ranked_file_carries_its_other_matching_windows_scored_against_its_best(
+    tmp_path: Path,
+) -> None:
+    from szrag.rank import Query
+    from szrag.rank.bm25 import Bm25Ranker
+
+    filler = "\n".join(f"value_{number} = {number}" for number in range(70))
+    text = (
+        "def rotate_signing_keys():\n    return 'rotate signing keys now'\n\n"
+        + filler
+        + "\n\ndef rotate_tokens():\n    return 'rotate'\n\n"
+        + filler
+        + "\n\ndef signing_keys():\n    return 'signing keys'\n"
+    )
+    (tmp_path / "keys.py").write_text(text, "utf-8")
+    with build_index(tmp_path) as index:
+        query = Query.parse("rotate signing keys", index.config.extensions)
+        (chunk,) = Bm25Ranker().rank(index, query, 3, fill=True)
+        assert chunk.start == 1  # the window holding every word
+        assert chunk.windows[0] == (chunk.start, chunk.end, 1.0)
+        others = chunk.windows[1:]  # the windows (overlapping) of the other two functions
+        assert len(others) >= 2 and all(0 < share <= 1 for _, _, share in others)
+        assert all(start > chunk.start for start, _, _ in others)
+        shown = retrieve("rotate signing keys", 3, index=index)
+        assert shown[0].heading is not None and "rotate_signing_keys" in shown[0].heading

@@ -335,9 +335,19 @@ def test_a_files_scores_for_a_question_are_kept_and_its_window_added_each_time(
         question = "how is the digest response computed from the nonce and realm"
         plain = rank_units(found, question)
         assert question in found.scored
-        window = (plain[-1].unit.start, plain[-1].unit.end)  # the last unit, lifted a little
-        lifted = {item.unit: item.score for item in rank_units(found, question, window)}
-        assert lifted[plain[-1].unit] > plain[-1].score
+        last = plain[-1].unit  # the last unit, lifted a little by a window over it
+        lifted = {
+            item.unit: item.score
+            for item in rank_units(found, question, [(last.start, last.end, 1.0)])
+        }
+        assert lifted[last] > plain[-1].score
+        # a window the first stage scored at half its best lifts a unit half as much, and
+        # of two windows over one unit the better counts
+        half = [(last.start, last.end, 0.5)]
+        halved = {item.unit: item.score for item in rank_units(found, question, half)}
+        assert halved[last] - plain[-1].score == pytest.approx((lifted[last] - plain[-1].score) / 2)
+        both = [(last.start, last.end, 0.5), (last.start, last.end, 1.0)]
+        assert {item.unit: item.score for item in rank_units(found, question, both)} == lifted
         assert rank_units(found, question) == plain  # the kept scores, no window added
         for number in range(10):
             rank_units(found, f"question {number}")

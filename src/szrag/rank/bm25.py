@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
-from szrag.rank.model import Query, RankedChunk
+from szrag.rank.model import Query, RankedChunk, Window
 from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
@@ -143,6 +143,18 @@ class Candidate:
     score: float
     chunk_scores: tuple[float, ...] = ()  # every matching chunk's BM25 score, best first
     coverage: float = 0.0  # the share of the question's known term weight the file holds
+    spans: tuple[tuple[int, int, float], ...] = ()  # every matching chunk's lines and score
+
+    def windows(self) -> tuple[Window, ...]:
+        """The file's matching chunks other than the one it shows, each scored as a share of
+        its best chunk's score: where the second stage looks besides the chunk shown."""
+        best = self.chunk_scores[0] if self.chunk_scores else 0.0
+        if best <= 0:
+            return ()
+        shown = (self.chunk.start, self.chunk.end)
+        return tuple(
+            (start, end, score / best) for start, end, score in self.spans if (start, end) != shown
+        )
 
     def spread_score(self) -> float:
         """The best chunk, plus a decaying share of the file's other matching chunks: a
@@ -176,6 +188,7 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
     rows = best_chunks(search, terms)
     chunks = search.chunk_rows([row[0] for row in rows])
     scores: dict[str, list[float]] = {}
+    spans: dict[str, list[tuple[int, int, float]]] = {}
     best: dict[str, ChunkRow] = {}  # made ranked chunks only for the files found
     for chunk_id, bm25_rank in rows:
         chunk = chunks.get(chunk_id)
@@ -183,8 +196,14 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
             continue
         best.setdefault(chunk.path, chunk)
         scores.setdefault(chunk.path, []).append(-bm25_rank)
+        spans.setdefault(chunk.path, []).append((chunk.start, chunk.end, -bm25_rank))
     found = {
-        path: Candidate(chunk_of_row(best[path]), 0.0, tuple(sorted(values, reverse=True)))
+        path: Candidate(
+            chunk_of_row(best[path]),
+            0.0,
+            tuple(sorted(values, reverse=True)),
+            spans=tuple(spans[path]),
+        )
         for path, values in scores.items()
     }
     for candidate in found.values():
@@ -392,7 +411,11 @@ def rank(
         ordered = share_seats(ordered, limit, tests_wait=not kinds.asks_about_tests(question))
     cut = 0.0 if fill else ordered[0].score * RELATIVE_CUT
     return [
-        replace(candidate.chunk, score=round(candidate.score * SCORE_SCALE))
+        replace(
+            candidate.chunk,
+            score=round(candidate.score * SCORE_SCALE),
+            others=candidate.windows(),
+        )
         for candidate in ordered[:limit]
         if candidate.score >= cut
     ]

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from szrag.index.protocol import IndexStore
 
 
+Window = tuple[int, int, float]
+"""A window of a file that the ranker found: its first and last line, and its score as a
+share of the file's best window's."""
+
+
 @dataclass(frozen=True, slots=True)
 class RankedChunk:
     """A ranked chunk of one file, as every ranker returns it."""
@@ -24,6 +29,14 @@ class RankedChunk:
     type: str
     heading: str | None
     score: int
+    # the file's other windows that matched, for a ranker that scores windows (bm25): where
+    # else in the file the question's words were found, and how well
+    others: tuple[Window, ...] = ()
+
+    @property
+    def windows(self) -> tuple[Window, ...]:
+        """This chunk (as the file's best) and the file's other matching windows."""
+        return ((self.start, self.end, 1.0), *self.others)
 
 
 @dataclass(frozen=True, slots=True)

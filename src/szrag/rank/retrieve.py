@@ -218,7 +218,7 @@ def _unit_sources(index: IndexStore, question: str, candidate: RankedChunk) -> l
     """The chosen file's best unit (and a second one scoring close), by the second stage;
     the ranker's window where the index holds no lines of the file."""
     found = units_of(index, candidate.path, candidate.type)
-    picked = chosen_units(found, question, (candidate.start, candidate.end)) if found else []
+    picked = chosen_units(found, question, candidate.windows) if found else []
     if found is None or not picked:
         # a chunk without its text is a damaged index: the KeyError says so to the caller
         return [
@@ -284,7 +284,7 @@ def more_sources(
         found = units_of(index, path, first.type)
         if found is None:
             continue
-        spare = more_units(found, question, None, taken[path], MORE_LINES)
+        spare = more_units(found, question, taken[path], MORE_LINES)
         queues.append([_unit_source(found, item, path, first.type, first.score) for item in spare])
     return [
         queue[place]

@@ -6,7 +6,8 @@ section) is scored by the question alone: BM25 over the file's units for the que
 words in the unit's lines, its definition's name and class counted again, a named
 identifier matching the definition counted most, text the question quotes (a message, an
 option) found verbatim in the unit counted as much as the best unit's words, and a small
-share for overlapping the window the first stage chose (its corpus-wide judgement). The
+share for overlapping the windows the first stage found in the file (its corpus-wide
+judgement), the window it chose counting most and each other as its score allows. The
 best unit is returned with its real span, with up to two more of the same file that score
 close, within about a window's lines; a context with room to spare takes the next ones
 (``more_units``).
@@ -37,6 +38,7 @@ from szrag.code.scoring import lookup_prefix
 from szrag.code.units import Unit, file_units
 from szrag.index.protocol import IndexStore
 from szrag.index.records import records_by_path
+from szrag.rank.model import Window
 from szrag.rank.words import named_symbols, query_terms, quoted_literals
 
 K1 = 1.2
@@ -257,19 +259,29 @@ def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
     )
 
 
-def rank_units(
-    found: FileUnits, question: str, window: tuple[int, int] | None = None
-) -> list[ScoredUnit]:
-    """The file's units best first for ``question`` (ties in file order)."""
+def rank_units(found: FileUnits, question: str, windows: Sequence[Window] = ()) -> list[ScoredUnit]:
+    """The file's units best first for ``question`` (ties in file order). ``windows``: the
+    file's windows the first stage found, each with its score as a share of the best's; a
+    unit gains the most any of them gives it, as much of ``WINDOW_SHARE`` as the window's
+    share and as the part of the unit it covers."""
     asked, best = _question_scores(found, question)
-    scored: list[ScoredUnit] = []
-    for place, unit in enumerate(found.units):
-        score = asked[place]
-        if window is not None:
-            overlap = min(unit.end, window[1]) - max(unit.start, window[0]) + 1
-            if overlap > 0:
-                score += WINDOW_SHARE * best * overlap / (unit.end - unit.start + 1)
-        scored.append(ScoredUnit(unit, score))
+    units = found.units
+    lifted = [0.0] * len(units)
+    if windows:
+        ends = [unit.end for unit in units]  # units follow one another down the file
+        for first, last, share in windows:
+            place = bisect.bisect_left(ends, first)
+            while place < len(units) and units[place].start <= last:
+                unit = units[place]
+                overlap = min(unit.end, last) - max(unit.start, first) + 1
+                if overlap > 0:
+                    covered = share * overlap / (unit.end - unit.start + 1)
+                    lifted[place] = max(lifted[place], covered)
+                place += 1
+    scored = [
+        ScoredUnit(unit, asked[place] + WINDOW_SHARE * best * lifted[place])
+        for place, unit in enumerate(units)
+    ]
     order = sorted(range(len(scored)), key=lambda place: (-scored[place].score, place))
     return [scored[place] for place in order]
 
@@ -321,11 +333,11 @@ def _question_scores(found: FileUnits, question: str) -> tuple[tuple[float, ...]
 
 
 def chosen_units(
-    found: FileUnits, question: str, window: tuple[int, int] | None = None
+    found: FileUnits, question: str, windows: Sequence[Window] = ()
 ) -> list[ScoredUnit]:
     """The best unit of the file, then up to ``FILE_UNITS`` in all that score within
     ``CLOSE_SHARE`` of it, while they fit ``FILE_LINES`` lines."""
-    ranked = rank_units(found, question, window)
+    ranked = rank_units(found, question, windows)
     if not ranked:
         return []
     chosen = ranked[:1]
@@ -344,7 +356,6 @@ def chosen_units(
 def more_units(
     found: FileUnits,
     question: str,
-    window: tuple[int, int] | None,
     taken: Sequence[tuple[int, int]],
     lines: int,
 ) -> list[ScoredUnit]:
@@ -352,7 +363,7 @@ def more_units(
     they fit ``lines`` lines: what a context with room to spare shows of a chosen file."""
     spare: list[ScoredUnit] = []
     used = 0
-    for item in rank_units(found, question, window):
+    for item in rank_units(found, question):
         if (item.unit.start, item.unit.end) in taken:
             continue  # units no word matched come last, in file order: still the file's code
         if used + _size(item.unit) <= lines:
