@@ -44,9 +44,12 @@ from szrag.rank.words import named_symbols, query_terms, quoted_literals
 K1 = 1.2
 B = 0.5  # a longer unit is judged less harshly than a longer document: a change spreads
 NAME_WEIGHT = 1.0  # a question word in the definition's own name counts once more
-NAMED_SYMBOL = 4.0  # times the best body score: an identifier the question writes out
+# times the best body score: an identifier the question writes out. Above the 1.25 that
+# words and windows can give, so its definition comes first, but not so far above that no
+# unit using it comes close enough to be shown beside it
+NAMED_SYMBOL = 2.0
 QUOTED_TEXT = 1.0  # times the best body score: a unit holding text the question quotes
-WINDOW_SHARE = 0.25  # of the best score, for lying in the window the first stage chose
+WINDOW_SHARE = 0.25  # of the best score, at most, for lying in a window the first stage found
 # A file answers with its best unit and, while they fit these lines (about a window's), up
 # to two more scoring at least this share of the best: a change rarely sits in one function.
 FILE_LINES = 80
