@@ -187,7 +187,6 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
         return {}
     rows = best_chunks(search, terms)
     chunks = search.chunk_rows([row[0] for row in rows])
-    scores: dict[str, list[float]] = {}
     spans: dict[str, list[tuple[int, int, float]]] = {}
     best: dict[str, ChunkRow] = {}  # made ranked chunks only for the files found
     for chunk_id, bm25_rank in rows:
@@ -195,16 +194,15 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
         if chunk is None:
             continue
         best.setdefault(chunk.path, chunk)
-        scores.setdefault(chunk.path, []).append(-bm25_rank)
         spans.setdefault(chunk.path, []).append((chunk.start, chunk.end, -bm25_rank))
     found = {
         path: Candidate(
             chunk_of_row(best[path]),
             0.0,
-            tuple(sorted(values, reverse=True)),
-            spans=tuple(spans[path]),
+            tuple(sorted((score for _, _, score in matched), reverse=True)),
+            spans=tuple(matched),
         )
-        for path, values in scores.items()
+        for path, matched in spans.items()
     }
     for candidate in found.values():
         candidate.score = candidate.spread_score()
