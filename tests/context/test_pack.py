@@ -348,6 +348,61 @@ def test_a_found_files_units_are_weighed_by_the_files_rank_and_their_own() -> No
     assert taken == ["source:a.py:1-10", "source:a.py:20-29", "source:b.py:1-10"]
 
 
+def test_a_files_excerpts_are_written_together_under_one_header() -> None:
+    # taken by weight (a.py's second unit after b.py's first), written by file and in line
+    # order, the file's header paid for once, by the file's first chunk to go in
+    sources = [unit("a.py", 20, "late"), unit("b.py", 1, "other")]
+    context = CodebaseContext(more_sources=(unit("a.py", 1, "early"),))
+    packed = pack_repository_context(
+        sources, context, counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
+    )
+    assert packed.text == (
+        "FILE: a.py\nTYPE: python\nLINES: 1-10\nearly\n\nLINES: 20-29\nlate"
+        "\n\nFILE: b.py\nTYPE: python\nLINES: 1-10\nother"
+    )
+    header, first, later = (
+        len("FILE: a.py\nTYPE: python"),
+        len("LINES: 20-29\nlate"),
+        len("LINES: 1-10\nearly"),
+    )
+    tokens = {chunk.key: chunk.tokens for chunk in packed.chunks}
+    assert tokens["source:a.py:20-29"] == header + first
+    assert tokens["source:a.py:1-10"] == later
+    assert packed.tokens == sum(tokens.values())
+
+
+def test_a_files_first_excerpt_must_fit_with_its_header() -> None:
+    # room for b.py's excerpt alone, not with b.py's header: it is left out, and a further
+    # excerpt of a file already written fits without a header of its own
+    sources = [unit("a.py", 1, "one"), unit("b.py", 1, "two")]
+    context = CodebaseContext(more_sources=(unit("a.py", 20, "three"),))
+    first = len("FILE: a.py\nTYPE: python") + len("LINES: 1-10\none")
+    room = first + len("LINES: 20-29\nthree") + len("LINES: 1-10\ntwo")
+    packed = pack_repository_context(
+        sources, context, counter=CHARS, packing=EVIDENCE_PACKING, budget=room
+    )
+    status = {chunk.key: chunk.status for chunk in packed.chunks if chunk.kind == "source"}
+    assert status == {
+        "source:a.py:1-10": INCLUDED,
+        "source:b.py:1-10": OVER_BUDGET,
+        "source:a.py:20-29": INCLUDED,
+    }
+    assert packed.tokens <= room
+    assert "FILE: b.py" not in packed.text
+
+
+def test_a_secret_in_a_files_header_is_redacted_once_for_all_its_excerpts() -> None:
+    secret_dir = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    path = f"{secret_dir}/a.py"
+    sources = [unit(path, 1, "one"), unit(path, 20, "two")]
+    packed = pack_repository_context(
+        sources, CodebaseContext(), counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
+    )
+    assert secret_dir not in packed.text
+    assert packed.text.count("FILE: ") == 1
+    assert "LINES: 1-10\none\n\nLINES: 20-29\ntwo" in packed.text
+
+
 def test_named_definitions_given_as_units_show_each_line_once() -> None:
     # the units holding a named definition go with their file's first unit; one the
     # file's sources already hold is not packed again

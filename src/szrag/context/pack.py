@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from szrag.base.public import public_dict
@@ -47,6 +47,11 @@ class ContextChunk:
     text: str
     path: str | None = None
     carries_source: bool = False  # holds lines of the file itself, not only its structure
+    # the lines naming the file, written once before all of its chunks that go in (which
+    # follow in line order, ``line`` the first of each): a file's excerpts read together,
+    # and the header is paid for once
+    file_header: str | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +150,19 @@ def format_source(source: Source) -> str:
     return "\n".join(header) + "\n" + source.text
 
 
+def file_header(source: Source) -> str:
+    """The lines naming a source's file in evidence packing: FILE/TYPE, once per file."""
+    return f"FILE: {source.path}\nTYPE: {source.type}"
+
+
+def excerpt_text(source: Source) -> str:
+    """A source under its file's header: LINES[/SECTION] then the text."""
+    header = [f"LINES: {source.start}-{source.end}"]
+    if source.heading:
+        header.append(f"SECTION: {source.heading}")
+    return "\n".join(header) + "\n" + source.text
+
+
 def source_chunk(source: Source) -> ContextChunk:
     """A retrieved source as a chunk scored 1000 + its retrieval score."""
     return ContextChunk(
@@ -154,6 +172,21 @@ def source_chunk(source: Source) -> ContextChunk:
         text=format_source(source),
         path=source.path,
         carries_source=True,
+    )
+
+
+def excerpt_chunk(source: Source, score: float = 0) -> ContextChunk:
+    """A source as one excerpt of its file: written under the file's header, with the
+    file's other excerpts that go in."""
+    return ContextChunk(
+        key=f"source:{source.path}:{source.start}-{source.end}",
+        kind="source",
+        score=score,
+        text=excerpt_text(source),
+        path=source.path,
+        carries_source=True,
+        file_header=file_header(source),
+        line=source.start,
     )
 
 
@@ -231,21 +264,21 @@ def evidence_chunks(
         return 1.0 / (rank * units[path])
 
     weighted: list[tuple[float, ContextChunk]] = [
-        (unit_weight(source.path), source_chunk(source)) for source in sources
+        (unit_weight(source.path), excerpt_chunk(source)) for source in sources
     ]
     if context is not None:
         unranked = len(ranks) + 1  # a named symbol's file that retrieval did not return
         for entry in context.code:
             weight = 1.0 / ranks.get(entry.path, unranked)
             if entry.symbol_units:  # the file's own units: a line already taken is not again
-                weighted.extend((weight, source_chunk(unit)) for unit in entry.symbol_units)
+                weighted.extend((weight, excerpt_chunk(unit)) for unit in entry.symbol_units)
             elif entry.symbol_source:
                 weighted.append((weight, symbols_chunk(entry)))
         summary = structure_chunk(context)
         if summary is not None:
             weighted.append((STRUCTURE_WEIGHT, summary))
         weighted.extend(
-            (unit_weight(source.path), more_chunk(source)) for source in context.more_sources
+            (unit_weight(source.path), excerpt_chunk(source)) for source in context.more_sources
         )
         weighted.extend(
             (
@@ -277,12 +310,7 @@ def evidence_chunks(
         )
     ordered = sorted(weighted, key=lambda item: -item[0])  # stable: equal weights keep order
     count = len(ordered)
-    return [
-        ContextChunk(
-            chunk.key, chunk.kind, count - place, chunk.text, chunk.path, chunk.carries_source
-        )
-        for place, (_, chunk) in enumerate(ordered)
-    ]
+    return [replace(chunk, score=count - place) for place, (_, chunk) in enumerate(ordered)]
 
 
 def symbols_chunk(entry: CodeEntry) -> ContextChunk:
@@ -312,6 +340,7 @@ class _Measured:
     priority: float
     redactions: int
     kinds: tuple[str, ...]
+    header: str | None = None  # the file header, redacted, written before the file's chunks
 
 
 # A chunk this many times longer (in characters) than the whole budget (in tokens) cannot
@@ -409,6 +438,8 @@ def _pack_in_order(
     chunk never goes in unredacted or uncounted."""
     hopeless = max(budget, 1) * HOPELESS_CHARS_PER_TOKEN
     seen: set[str] = set()
+    headers: dict[str, tuple[Redaction, int]] = {}  # each file header, redacted and counted
+    written: set[str] = set()  # the headers of files a chunk of which went in
     used = 0
     judged: list[PackedChunk] = []
     taken: list[_Measured] = []
@@ -418,7 +449,15 @@ def _pack_in_order(
             continue
         seen.add(chunk.key)
         left = budget - used
-        least = (
+        header = chunk.file_header
+        header_tokens = 0
+        if header is not None:
+            if header not in headers:
+                redacted = redact_text(header, path=chunk.path)
+                headers[header] = (redacted, counter.count(redacted.text))
+            if header not in written:
+                header_tokens = headers[header][1]  # the file's first chunk pays for it
+        least = header_tokens + (
             estimate_token_count(chunk.text)
             if len(chunk.text) > hopeless
             else counter.at_least(chunk.text)
@@ -430,15 +469,18 @@ def _pack_in_order(
         item = _Measured(
             chunk,
             redaction.text,
-            counter.count(redaction.text),
+            header_tokens + counter.count(redaction.text),
             float(chunk.score),
             redaction.count,
             redaction.kinds,
+            headers[header][0].text if header is not None else None,
         )
         status = INCLUDED if item.tokens <= left else OVER_BUDGET
         if status == INCLUDED:
             used += item.tokens
             taken.append(item)
+            if header is not None:
+                written.add(header)
         judged.append(_judgement(item, status))
     return _assemble(taken, judged, used, budget, counter.name)
 
@@ -478,7 +520,7 @@ def _assemble(
     ordered = sorted(taken, key=lambda item: _kind_rank(item.chunk.kind))  # stable: priority kept
     files = dict.fromkeys(item.chunk.path for item in ordered if item.chunk.path)
     return PackedContext(
-        text=SEPARATOR.join(item.text for item in ordered),
+        text=SEPARATOR.join(_written(ordered)),
         tokens=used,
         budget=budget,
         files=tuple(path for path in files if path),
@@ -488,6 +530,23 @@ def _assemble(
         tokenizer=tokenizer,
         chunks=tuple(judged),
     )
+
+
+def _written(ordered: Sequence[_Measured]) -> Iterator[str]:
+    """The texts of ``ordered`` as the model reads them: the chunks under one file header
+    together, where the file's first chunk stands, in line order."""
+    grouped: dict[str, list[_Measured]] = {}
+    for item in ordered:
+        if item.header is not None:
+            grouped.setdefault(item.header, []).append(item)
+    for item in ordered:
+        if item.header is None:
+            yield item.text
+            continue
+        group = grouped.pop(item.header, None)
+        if group is not None:  # later chunks of the file were written with its first
+            excerpts = sorted(group, key=lambda each: each.chunk.line)
+            yield item.header + "\n" + "\n\n".join(each.text for each in excerpts)
 
 
 def _kind_rank(kind: str) -> int:
