@@ -14,6 +14,7 @@ from szrag.context.build import build_codebase_context
 from szrag.index import build_index, load_index
 from szrag.structure.context import get_code_context
 from szrag.structure.queries import (
+    IndexedPaths,
     all_routes,
     find_routes,
 )
@@ -217,6 +218,33 @@ def test_resolve_target(path: str, target: str, expected: tuple[str, str] | None
         }
     )
     assert resolve_target(path, target, known) == expected
+
+
+def test_mounts_resolve_against_the_index_as_against_every_path(tmp_path: Path) -> None:
+    # the paths an index holds, asked one by one, resolve a target as the set of every
+    # indexed path does, and are that set when listed
+    files = {
+        "app/__init__.py": "",
+        "app/auth.py": "bp = 1\n",
+        "app/api.py": "router = 1\n",
+        "app/main.py": "app = 1\n",
+        "app/routers/__init__.py": "",
+        "app/routers/items.py": "router = 1\n",
+    }
+    with build_index(_write(tmp_path, files)) as index:
+        asked = IndexedPaths(index)
+        every = frozenset(entry.path for entry in index.file_entries())
+        assert set(asked) == every == set(files)
+        assert len(asked) == len(files)
+        assert "app/auth.py" in asked and "app/nothing.py" not in asked and 3 not in asked
+        for target in (".:auth.bp", ".api:router", "app.routers:items.router", "x:y"):
+            assert resolve_target("app/main.py", target, asked) == resolve_target(
+                "app/main.py", target, every
+            )
+        assert resolve_target("app/main.py", "app.routers:items.router", asked) == (
+            "app/routers/items.py",
+            "router",
+        )
 
 
 def test_the_live_route_list_follows_the_index_generation(tmp_path: Path) -> None:

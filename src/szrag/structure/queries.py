@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,11 +106,32 @@ def routes_by_path(index: IndexStore) -> dict[str, tuple[Route, ...]]:
     (``code.mounts``), kept until the index changes."""
     return index.derived(
         "code.routes.mounted",
-        lambda: mounted_routes(
-            route_records(index.route_rows()),
-            frozenset(entry.path for entry in index.file_entries()),
-        ),
+        lambda: mounted_routes(route_records(index.route_rows()), IndexedPaths(index)),
     )
+
+
+class IndexedPaths(AbstractSet[str]):
+    """The paths ``index`` holds, each looked up when asked: resolving a corpus's few mounts
+    asks about a few paths, where a set of every path costs a row per file (a one-shot
+    question's context paid for it)."""
+
+    def __init__(self, index: IndexStore) -> None:
+        self._index = index
+        self._asked: dict[str, bool] = {}
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        held = self._asked.get(path)
+        if held is None:
+            held = self._asked[path] = self._index.has_file(path)
+        return held
+
+    def __iter__(self) -> Iterator[str]:
+        return (entry.path for entry in self._index.file_entries())
+
+    def __len__(self) -> int:
+        return len(self._index.file_entries())
 
 
 @dataclass(frozen=True, slots=True)
