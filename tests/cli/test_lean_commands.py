@@ -50,6 +50,19 @@ def test_a_question_on_a_current_index_loads_no_heavy_module(tmp_path: Path) -> 
             assert sorted(name for name in loaded if name.startswith("rich")) == []
 
 
+def test_a_keyless_answer_loads_no_model_client(tmp_path: Path) -> None:
+    # ``ask --no-ai`` retrieves, packs and answers from the sources: the model's client, its
+    # HTTP stack and the live application's metrics parser stay unloaded
+    (tmp_path / "server.py").write_text("def refresh_cache():\n    return 'ok'\n", "utf-8")
+    subprocess.run([sys.executable, "-m", "szrag", "index", "--root", str(tmp_path)], check=True)
+    out, loaded = _modules_after(["ask", "--no-ai", "--root", str(tmp_path), "refresh", "cache"])
+    assert "server.py" in out
+    unwanted = ("httpx", "prometheus_client", "fastapi", "uvicorn", "numpy", "tree_sitter")
+    model_side = ("szrag.llm.client", "szrag.llm.loop", "szrag.answer.model", "szrag.answer.live")
+    assert sorted(name for name in loaded if name.split(".")[0] in unwanted) == []
+    assert sorted(name for name in loaded if name in model_side) == []
+
+
 def test_every_command_lives_where_the_table_says() -> None:
     defined: dict[str, str] = {}
     for module_name in sorted(set(COMMANDS.values())):

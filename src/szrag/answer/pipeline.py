@@ -15,9 +15,7 @@ from szrag.answer.command import run_question_command
 from szrag.answer.elsewhere import elsewhere_reserve, join_elsewhere
 from szrag.answer.evidence import gather_evidence, public_context, public_source
 from szrag.answer.history import History, followed_questions, history_messages
-from szrag.answer.live import join_live
 from szrag.answer.local import KEY_HELP, Found, local_answer
-from szrag.answer.model import ModelRequest, answer_with_model, messages_for, tools_for
 from szrag.answer.protocol import AnswerHost
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, DebugReport, InferredCommand, Outcome
@@ -29,7 +27,6 @@ from szrag.context.plan import ContextPlan
 from szrag.conversations import ShownSource, Turn, new_id
 from szrag.rank.retrieve import Image, require_question, source_notes
 from szrag.runtime.git import read_git_head
-from szrag.runtime.sources import ApplicationRuntime
 
 T = TypeVar("T")
 
@@ -121,7 +118,11 @@ async def _answer_turn(
     # the model never sees a password the question carried for a command
     shown = run.shown_question if run and run.shown_question else clean
     secret = run is not None and run.secret_output
-    adapter = tools_for(host, question, recorder) if asks_model else None
+    adapter = None
+    if asks_model:  # the model's side (its client, tools and live sources) loads only here
+        from szrag.answer.model import tools_for
+
+        adapter = tools_for(host, question, recorder)
     followed = followed_questions(clean, earlier)
     with host.opened_index() as opened:
         plan = host.plan(budget=question.budget)
@@ -135,6 +136,8 @@ async def _answer_turn(
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
                 return plan.budget - reserve
+            from szrag.answer.model import messages_for
+
             bare = messages_for(shown, "", images, run, host.root, prior=history.messages)
             return plan.fitted(bare, adapter.definitions() if adapter else None) - reserve
 
@@ -151,8 +154,12 @@ async def _answer_turn(
         evidence = await join_elsewhere(
             evidence, question.elsewhere, reserve, plan.counter(), recorder
         )
-    if asks_model and isinstance(host.live, ApplicationRuntime):
-        evidence = await join_live(clean, evidence, host.live, recorder)
+    if asks_model:
+        from szrag.answer.live import join_live
+        from szrag.runtime.sources import ApplicationRuntime
+
+        if isinstance(host.live, ApplicationRuntime):
+            evidence = await join_live(clean, evidence, host.live, recorder)
     found = Found(
         tuple(public_source(source) for source in evidence.sources),
         evidence.images,
@@ -171,6 +178,8 @@ async def _answer_turn(
         # what was found first, then how to get a written answer
         text = local_answer(NO_MODEL_INTRO, evidence, found.command, shown, closing=KEY_HELP)
         return found.answer(Outcome.NO_MODEL, text, recorder), shown, secret
+    from szrag.answer.model import ModelRequest, answer_with_model
+
     request = ModelRequest(shown, evidence, run, found, plan, tuple(history.messages))
     return await answer_with_model(request, host, recorder, adapter, question), shown, secret
 

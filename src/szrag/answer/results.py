@@ -31,7 +31,7 @@ from szrag.base.activity import Activity
 from szrag.base.public import public, public_dict
 from szrag.commands.model import Response
 from szrag.context import CodebaseContext, PackedContext
-from szrag.llm.loop import Usage
+from szrag.llm.usage import Usage
 from szrag.rank.retrieve import Image, Source
 
 __all__ = [

@@ -36,7 +36,6 @@ from szrag.cli.common import (
     store_option,
 )
 from szrag.commands import Identity
-from szrag.llm.doctor import check_provider, format_checks, verdict
 from szrag.rank.retrieve import DEFAULT_LIMIT, Image, Source
 from szrag.service.host import answer_question, debug_question
 
@@ -485,6 +484,8 @@ def show_debug(result: Mapping[str, Any], out: Console) -> None:
 def doctor(model: str | None, as_json: bool) -> None:
     """Check the configured model provider: reachable, key, model, completion, streaming,
     tool calls; and say what to change."""
+    from szrag.llm.doctor import check_provider, format_checks, verdict
+
     settings = Settings.from_env(os.environ)
     if model:
         settings = dataclasses.replace(settings, ai_model=model)

@@ -17,7 +17,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from szrag.commands.model import SLASH_PREFIX, CommandSpec, Handler
@@ -131,6 +130,8 @@ class CommandRegistry:
 
     def load_plugins(self, group: str = ENTRY_POINT_GROUP) -> list[PluginError]:
         """Register the commands of every installed plugin; returns the failures."""
+        from importlib import metadata  # about 10 ms: only a registry that takes plugins reads it
+
         errors: list[PluginError] = []
         for entry_point in sorted(metadata.entry_points(group=group), key=lambda ep: ep.name):
             label = f"{entry_point.name} = {entry_point.value}"

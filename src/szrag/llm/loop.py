@@ -34,9 +34,9 @@ from typing import Any
 
 from szrag.base.activity import COMPLETED, FAILED, STARTED, ActivityRecorder, new_id
 from szrag.base.errors import ProviderError
-from szrag.base.public import public, public_dict
 from szrag.llm.client import ChatClient, Message
 from szrag.llm.stream import ModelReply, ToolCall
+from szrag.llm.usage import Usage
 from szrag.tools.sanitise import sanitise_text
 
 log = logging.getLogger("szrag.llm")
@@ -86,31 +86,6 @@ def token_callback(on_token: OnToken) -> TokenCallback:
 def estimate_tokens(text: str) -> int:
     """A rough token count: one token per four characters, rounded up."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token counts of one or more requests; ``estimated`` when any count was guessed."""
-
-    input_tokens: int = field(default=0, metadata=public(name="input"))
-    output_tokens: int = field(default=0, metadata=public(name="output"))
-    # input and output together
-    total_tokens: int = field(init=False, metadata=public(name="total"))
-    estimated: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.estimated or other.estimated,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{input, output, total, estimated}``."""
-        return public_dict(self)
 
 
 def messages_text(messages: Sequence[Message]) -> str:

@@ -33,9 +33,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-from prometheus_client.parser import text_string_to_metric_families
-
 from szrag.base.config import RuntimeConfig
 from szrag.base.env import text as env_text
 from szrag.base.env import text_list as env_list
@@ -241,6 +238,8 @@ class ApplicationRuntime:
     # Sources -------------------------------------------------------------------------
 
     def _http(self, path: str, query: Mapping[str, Any] | None = None) -> Sourced:
+        import httpx  # here: a keyless answer that reads no application does not load it
+
         assert self.sources.url is not None
         url = self.sources.url + path
         headers = {"Accept": "application/json"}
@@ -264,6 +263,9 @@ class ApplicationRuntime:
 
     def _prometheus(self, name: str | None, label: str | None) -> Sourced:
         """The exposition's samples (at most MAX_SAMPLES), filtered by name and label."""
+        import httpx
+        from prometheus_client.parser import text_string_to_metric_families
+
         assert self.sources.metrics_url is not None
         url = self.sources.metrics_url
         headers = {"Authorization": f"Bearer {self.sources.token}"} if self.sources.token else {}
