@@ -100,6 +100,50 @@ def test_a_5000_line_function_is_cut_in_bounded_parts_at_statements_naming_its_s
     assert covered == list(range(1, len(lines)))  # every line once, in order
 
 
+def test_a_closure_stays_in_its_function_and_each_part_names_the_signature() -> None:
+    # a 47-line method holding a two-line helper: cut at its statements like any long
+    # body, not into its first lines, the helper and a rest with no signature
+    body = "\n".join(f"        total += {number}" for number in range(40))
+    source = (
+        "class Auth:\n"
+        "    def header(self, request):\n"
+        "        total = 0\n\n"
+        "        def digest(data):\n"
+        "            return data.upper()\n\n"
+        f"{body}\n"
+        "        return digest(str(total))\n"
+    )
+    units = units_for("auth.py", source)
+    method = [unit for unit in units if unit.name == "Auth.header"]
+    assert [unit.kind for unit in method] == ["method", "part"]
+    assert method[0].start == 2 and method[-1].end == source.count("\n")
+    assert method[0].signature is None and method[1].signature == "def header(self, request):"
+    assert not [unit for unit in units if unit.name and "digest" in unit.name]
+
+
+def test_a_long_helper_is_a_unit_apart_and_the_rest_of_its_function_names_the_signature() -> None:
+    # a helper too long to read at once keeps its own unit; the function's lines after it
+    # are a part that says which function they belong to
+    helper = "\n".join(f"        step_{number} = {number}" for number in range(45))
+    source = (
+        "def outer(value):\n"
+        "    first = value\n\n"
+        "    def inner():\n"
+        f"{helper}\n"
+        "        return step_0\n\n"
+        "    second = inner()\n"
+        "    return first + second\n"
+    )
+    units = units_for("outer.py", source)
+    assert [(unit.kind, unit.name) for unit in units if unit.name == "inner"] == [
+        ("function", "inner"),
+        ("part", "inner"),
+    ]
+    tail = [unit for unit in units if unit.name == "outer" and unit.start > 40]
+    assert tail and all(unit.signature == "def outer(value):" for unit in tail)
+    assert units[0].kind == "function" and units[0].signature is None
+
+
 def test_a_20000_line_section_is_cut_at_its_blank_lines_without_scanning_them_all() -> None:
     lines = ["# Changes"] + [f"line {n} of a long changelog" if n % 2 else "" for n in range(20000)]
     units = file_units(lines, [], prose=True)

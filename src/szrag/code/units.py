@@ -25,6 +25,7 @@ MAX_UNIT_CHARS = 3400  # within a source's character bound, so no unit is cut mi
 MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too small to read
 MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit before them
 WINDOW_LINES = 40
+CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
 
 # a line that continues the statement above rather than starting one
 _CONTINUES = re.compile(
@@ -164,8 +165,14 @@ def _definition(lines: Sequence[str], node: _Node, units: list[Unit]) -> None:
     name = _qualified(item)
     if _fits(lines, node.start, node.end):
         units.append(Unit(node.start, node.end, item.kind, name))
-    elif node.children:
-        _cover(lines, node.start, node.end, node.children, node, units)
+        return
+    children = node.children
+    if item.kind in CALLABLE_KINDS:
+        # a function's own helpers and callbacks are statements of its body: only one too
+        # long to read at once is a unit apart, so a closure does not cut its function in two
+        children = tuple(child for child in children if not _fits(lines, child.start, child.end))
+    if children:
+        _cover(lines, node.start, node.end, children, node, units)
     else:
         signature = lines[item.line - 1].strip() if item.line <= len(lines) else None
         units.extend(_parts(lines, node.start, node.end, item.kind, name, signature))
@@ -218,7 +225,9 @@ def _parts(
     while at <= last:
         end = _part_end(lines, at, last, starts)
         shown_kind = kind if at == first else "part"
-        parts.append(Unit(at, end, shown_kind, name, None if at == first else signature))
+        # every part but the definition's own first lines names the signature it belongs to
+        shown = None if shown_kind != "part" else signature
+        parts.append(Unit(at, end, shown_kind, name, shown))
         at = end + 1
     return parts
 
