@@ -144,6 +144,32 @@ def test_a_long_helper_is_a_unit_apart_and_the_rest_of_its_function_names_the_si
     assert units[0].kind == "function" and units[0].signature is None
 
 
+def test_a_class_line_alone_joins_the_member_after_it() -> None:
+    # in a class too long to be one unit, ``class Formatter(Base):`` and a lone field are
+    # no answer to show: each joins the method after it, which keeps its name; a class
+    # whose own lines are more than a few keeps them as a unit
+    body = "".join(f"        step_{number} = {number}\n" for number in range(20))
+
+    def method(name: str) -> str:
+        return f"    def {name}(self):\n{body}        return 1\n"
+
+    source = (
+        f"class Formatter(Base):\n{method('start')}\n    ready = False\n\n{method('finish')}\n\n"
+        f'class Settings:\n    """What the command line sets."""\n\n    verbose = False\n'
+        f"    quiet = False\n\n{method('load')}{method('save')}"
+    )
+    lines = source.split("\n")
+    found = spans(units_for("formatter.py", source))
+    assert found == [
+        (1, 23, "method", "Formatter.start"),
+        (25, 48, "method", "Formatter.finish"),
+        (51, 55, "class", "Settings"),
+        (57, 78, "method", "Settings.load"),
+        (79, 100, "method", "Settings.save"),
+    ]
+    assert lines[0] == "class Formatter(Base):" and lines[24] == "    ready = False"
+
+
 def test_a_20000_line_section_is_cut_at_its_blank_lines_without_scanning_them_all() -> None:
     lines = ["# Changes"] + [f"line {n} of a long changelog" if n % 2 else "" for n in range(20000)]
     units = file_units(lines, [], prose=True)

@@ -26,6 +26,7 @@ MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too 
 MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit before them
 WINDOW_LINES = 40
 CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
+TYPE_KINDS = frozenset({"class", "interface", "trait", "type"})
 
 # a line that continues the statement above rather than starting one
 _CONTINUES = re.compile(
@@ -133,7 +134,34 @@ def _nest(lines: Sequence[str], definitions: Sequence[Definition]) -> list[_Node
 def _code_units(lines: Sequence[str], definitions: Sequence[Definition]) -> list[Unit]:
     units: list[Unit] = []
     _cover(lines, 1, len(lines), _nest(lines, definitions), None, units)
-    return _merge_small(lines, units)
+    return _merge_small(lines, _join_small_heads(lines, units))
+
+
+def _join_small_heads(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
+    """A type's own lines of only a few non-blank lines (``class Signer(Base):``, a field
+    between two methods) join the member after them: a line alone is no answer to show."""
+    joined: list[Unit] = []
+    pending: Unit | None = None
+    for unit in units:
+        if pending is not None:
+            owner = pending.name or ""
+            if (
+                unit.name
+                and unit.name.startswith(owner + ".")
+                and _fits(lines, pending.start, unit.end)
+            ):
+                unit = Unit(pending.start, unit.end, unit.kind, unit.name, unit.signature)
+            else:
+                joined.append(pending)
+            pending = None
+        own = unit.kind == "part" or unit.kind in TYPE_KINDS
+        if own and unit.name and _non_blank(lines, unit) < MIN_GAP_LINES:
+            pending = unit
+            continue
+        joined.append(unit)
+    if pending is not None:
+        joined.append(pending)
+    return joined
 
 
 def _qualified(item: Definition) -> str:
