@@ -9,7 +9,7 @@ import pytest
 from szrag.base.config import SLACKZILLA, profile_named
 from szrag.base.errors import QuestionError
 from szrag.base.text import tokens
-from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES
+from szrag.code.units import MAX_UNIT_CHARS, MOST_UNIT_LINES
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.rank.model import Query
 from szrag.rank.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
@@ -197,7 +197,7 @@ def test_result_shape_threshold_and_one_chunk_per_file(tmp_path: Path) -> None:
     assert [source.path for source in spec] == ["guide.md"]  # weak.md < 85% of the best
     source = sources[0]
     assert set(source.to_dict()) == {"path", "start", "end", "type", "heading", "text", "score"}
-    assert source.heading == "Guide" and source.end - source.start + 1 <= MAX_UNIT_LINES
+    assert source.heading == "Guide" and source.end - source.start + 1 <= MOST_UNIT_LINES
     assert (spec[0].start, spec[0].end, spec[0].heading) == (1, 60, "Guide")  # the window
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from szrag.answer import Question
 from szrag.code.extract import analyse
-from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, Unit, file_units
+from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, MOST_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
 from szrag.rank.retrieve import retrieve
 from szrag.rank.units import FileUnits, chosen_units, cut_of, rank_units, units_of
@@ -87,7 +87,9 @@ def test_a_5000_line_function_is_cut_in_bounded_parts_at_statements_naming_its_s
     units = units_for("huge.py", text)
     lines = text.split("\n")
     assert len(units) > 5000 // MAX_UNIT_LINES
-    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+    # a part is cut at the bound; only the body's last few lines may stay past it
+    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units[:-1])
+    assert units[-1].end - units[-1].start + 1 <= MOST_UNIT_LINES
     assert units[0].kind == "function" and units[0].signature is None
     for unit in units[1:]:
         assert unit.kind == "part" and unit.name == "huge"
@@ -98,6 +100,20 @@ def test_a_5000_line_function_is_cut_in_bounded_parts_at_statements_naming_its_s
         )
     covered = [number for unit in units for number in range(unit.start, unit.end + 1)]
     assert covered == list(range(1, len(lines)))  # every line once, in order
+
+
+def test_a_bodys_last_few_lines_stay_with_the_part_before_them() -> None:
+    # a return past the bound is not a part of its own; eight lines past it are
+    def function(extra: int) -> str:
+        body = "".join(f"    total += {number}\n" for number in range(MAX_UNIT_LINES - 2 + extra))
+        return f"def add(total):\n{body}    return total\n"
+
+    near = units_for("near.py", function(2))  # 42 lines
+    assert spans(near) == [(1, 42, "function", "add")]
+    far = units_for("far.py", function(8))
+    assert [unit.kind for unit in far] == ["function", "part"]
+    assert far[0].end - far[0].start + 1 <= MAX_UNIT_LINES
+    assert far[-1].end == 48 and far[-1].end - far[-1].start + 1 >= 8
 
 
 def test_a_closure_stays_in_its_function_and_each_part_names_the_signature() -> None:
@@ -173,7 +189,7 @@ def test_a_class_line_alone_joins_the_member_after_it() -> None:
 def test_a_20000_line_section_is_cut_at_its_blank_lines_without_scanning_them_all() -> None:
     lines = ["# Changes"] + [f"line {n} of a long changelog" if n % 2 else "" for n in range(20000)]
     units = file_units(lines, [], prose=True)
-    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+    assert all(unit.end - unit.start + 1 <= MOST_UNIT_LINES for unit in units)
     assert [unit.start for unit in units[:3]] == [1, 41, 81]
     assert all(not lines[unit.end - 1].strip() for unit in units[:-1])  # cut at blank lines
     assert units[-1].end == len(lines)
@@ -237,7 +253,7 @@ def test_a_file_with_nothing_parsed_is_cut_into_bounded_windows() -> None:
     units = file_units(text.split("\n"), (), prose=False)
     assert units[0].start == 1 and units[-1].end == 300
     assert all(unit.kind == "window" for unit in units)
-    assert all(unit.end - unit.start + 1 <= MAX_UNIT_LINES for unit in units)
+    assert all(unit.end - unit.start + 1 <= MOST_UNIT_LINES for unit in units)
 
 
 def test_a_minified_file_gives_one_unit_per_line_bounded_later_by_the_source_length() -> None:

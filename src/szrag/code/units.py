@@ -24,6 +24,8 @@ MAX_UNIT_LINES = 40  # a screenful: a longer definition is read, ranked and cite
 MAX_UNIT_CHARS = 3400  # within a source's character bound, so no unit is cut mid-line later
 MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too small to read
 MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit before them
+TAIL_LINES = 4  # a body's last lines past the bound that stay with the part before them
+MOST_UNIT_LINES = MAX_UNIT_LINES + TAIL_LINES  # the most lines any unit holds
 WINDOW_LINES = 40
 CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
 TYPE_KINDS = frozenset({"class", "interface", "trait", "type"})
@@ -262,17 +264,20 @@ def _parts(
 
 def _part_end(lines: Sequence[str], at: int, last: int, starts: Sequence[int]) -> int:
     """The last line of the part that begins at ``at``: before the latest statement start
-    that keeps it bounded, else as far as the bound allows."""
+    that keeps it bounded, else as far as the bound allows. The last few lines of a body
+    (a ``return``, a closing brace) stay with the part before them, a little past the bound
+    in lines, rather than making a part of their own."""
     limit = at
     chars = 0
-    while limit <= last and limit - at < MAX_UNIT_LINES:
+    while limit <= last and limit - at < MOST_UNIT_LINES:
         chars += len(lines[limit - 1]) + 1
         if chars > MAX_UNIT_CHARS and limit > at:
             break
         limit += 1
-    limit -= 1  # the last line within the bound
+    limit -= 1  # the last line within the bound and the tail's slack
     if limit >= last:
         return last
+    limit = min(limit, at + MAX_UNIT_LINES - 1)  # no end of the body in reach: the bound
     # the latest start within reach (``starts`` ascend: a search, not a scan of every start)
     place = bisect.bisect_right(starts, limit + 1) - 1
     if place >= 0 and starts[place] >= at + MIN_PART_LINES:
