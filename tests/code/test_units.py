@@ -116,6 +116,33 @@ def test_a_bodys_last_few_lines_stay_with_the_part_before_them() -> None:
     assert far[-1].end == 48 and far[-1].end - far[-1].start + 1 >= 8
 
 
+def test_a_doc_comment_a_blank_line_above_its_function_is_part_of_it() -> None:
+    # express's style: the JSDoc, a blank line, then the function; a header comment with
+    # code after it stays where it is
+    source = textwrap.dedent(
+        """\
+        /*!
+         * app
+         */
+
+        var merge = require('merge');
+
+        /**
+         * Dispatch a req, res pair into the application.
+         *
+         * @private
+         */
+
+        app.handle = function handle(req, res) {
+          return merge(req, res);
+        };
+        """
+    )
+    found = spans(units_for("app.js", source))
+    assert found[-1] == (7, 15, "function", "handle")
+    assert all(start < 7 for start, _, kind, _ in found[:-1] if kind == "module")
+
+
 def test_a_closure_stays_in_its_function_and_each_part_names_the_signature() -> None:
     # a 47-line method holding a two-line helper: cut at its statements like any long
     # body, not into its first lines, the helper and a rest with no signature

@@ -36,6 +36,7 @@ _CONTINUES = re.compile(
     r"|when\b|rescue\b|ensure\b|end\b|\\)"
 )
 _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+\S")
+_COMMENT = re.compile(r"^\s*(//|/\*|\*|#(?!include)|--|\"\"\"|''')")  # a comment's line
 _ATTACHED = re.compile(r"^\s*(@|#\[|//|/\*|\*|#(?!include)|--|;|\"\"\"|''')")
 
 
@@ -114,8 +115,14 @@ def _nest(lines: Sequence[str], definitions: Sequence[Definition]) -> list[_Node
 
     def freeze(entry: _Open, floor: int) -> _Node:
         top = entry.start
-        while top - 1 > floor and _ATTACHED.match(lines[top - 2]):
-            top -= 1
+        while True:
+            while top - 1 > floor and _ATTACHED.match(lines[top - 2]):
+                top -= 1
+            # a doc comment a blank line above (``*/``, then the definition) is still its own
+            if top - 2 > floor and not lines[top - 2].strip() and _COMMENT.match(lines[top - 3]):
+                top -= 1
+                continue
+            break
         frozen: list[_Node] = []
         inner_floor = entry.start
         for child in entry.children:
