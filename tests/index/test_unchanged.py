@@ -20,7 +20,7 @@ import pytest
 
 from szrag.base.config import DEFAULT, RepoConfig
 from szrag.index import freshness, store
-from szrag.index.build import answered_current, load_index, refresh_index
+from szrag.index.build import answered_current, load_index, opened_current, refresh_index
 from szrag.index.collect import _RACY_NS, WalkSnapshot, collect, unchanged
 from szrag.index.freshness import check_aside
 from szrag.index.handle import Index, RefreshReport
@@ -105,7 +105,16 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One tree per scenario and per test of its own, written and then left alone past the
     racy window."""
     made = {}
-    others = ["untouched", "symlink", "aside forked", "aside in the caller", "answered", "command"]
+    others = [
+        "untouched",
+        "symlink",
+        "aside forked",
+        "aside in the caller",
+        "answered",
+        "command",
+        "command ask",
+        "opened",
+    ]
     for name in [*SCENARIOS, *others]:
         root = tmp_path_factory.mktemp("tree")
         _tree(root)
@@ -276,6 +285,42 @@ def test_a_question_answered_beside_the_proof_is_asked_again_after_a_change(
     assert len(asked) == 5
 
 
+def test_an_index_opened_beside_the_proof_is_current_and_the_work_meanwhile_done_once(
+    trees: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = trees["opened"]
+    _indexed(root)
+    monkeypatch.setattr(freshness, "_may_fork", lambda: True)
+    done: list[str] = []
+
+    def meanwhile(index: Index) -> None:
+        done.append(index.generation())
+
+    index = opened_current(root, meanwhile, config=SMALL)
+    try:  # proven current: the index as it was opened
+        assert len(done) == 1 and index.generation() == done[0]
+        assert not index.last_report.changed_anything
+    finally:
+        index.close()
+    _edit(root)
+    _age_directories(root)
+    index = opened_current(root, meanwhile, config=SMALL)
+    try:  # the proof failed: the index returned is refreshed and holds the edit
+        assert len(done) == 2 and index.generation() != done[1]
+        assert index.last_report.changed == [CORE]
+        assert "def more():" in index.lines(CORE)
+    finally:
+        index.close()
+
+    def failing(index: Index) -> None:
+        raise RuntimeError("the work meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        opened_current(root, failing, config=SMALL)
+    index = load_index(root, config=SMALL)  # the failed open left no lock or child behind
+    index.close()
+
+
 def test_a_proof_not_wanted_any_more_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,4 +420,23 @@ def test_a_one_shot_command_sees_an_edit_its_kept_walk_could_vouch_against(
     _age_directories(root)
     time.sleep(_RACY_NS / 1e9 + 0.2)  # the edit is old enough for the walk to vouch for it
     again = subprocess.run(line, capture_output=True, text=True, check=True)
+    assert "def refresh_cache():" in again.stdout
+
+
+def test_a_keyless_answer_sees_an_edit_made_since_its_index_was_written(
+    trees: dict[str, Path],
+) -> None:
+    # ``ask`` loads what it will need beside the proof; the proof failing, it answers from
+    # the refreshed index
+    root = trees["command ask"]
+    load_index(root).close()
+    _age_directories(root)
+    load_index(root).close()
+    line = [sys.executable, "-m", "szrag", "ask", "--no-ai", "--json", "--root", str(root)]
+    first = subprocess.run([*line, "refresh", "cache"], capture_output=True, text=True, check=True)
+    assert "refresh_cache" not in first.stdout
+    _write(root, CORE, CORE_TEXT + "\n\ndef refresh_cache():\n    return 'renewed'\n")
+    _age_directories(root)
+    time.sleep(_RACY_NS / 1e9 + 0.2)  # the edit is old enough for the walk to vouch for it
+    again = subprocess.run([*line, "refresh", "cache"], capture_output=True, text=True, check=True)
     assert "def refresh_cache():" in again.stdout

@@ -23,6 +23,7 @@ from szrag.base.errors import ConfigError
 from szrag.base.settings import Settings
 from szrag.cli.common import (
     REPLICA_DATA,
+    config_for,
     console,
     err_console,
     handle_errors,
@@ -41,6 +42,7 @@ from szrag.service.host import answer_question, debug_question
 
 if TYPE_CHECKING:
     from szrag.conversations import ConversationMemory
+    from szrag.index import Index
     from szrag.index.protocol import IndexStore
     from szrag.service.host import Host
     from szrag.service.repositories import ServicePlan
@@ -326,7 +328,9 @@ def ask(
         scope, root, plan, elsewhere = repository_of(text, repository, service_file)
     if scope is not None and not as_json:
         err_console.print(f"[dim]repository {scope}[/]", highlight=False)
-    opened = open_store(store, scope) if store and scope else open_index(root)
+    opened = (
+        open_store(store, scope) if store and scope else open_index(root, meanwhile=_made_ready)
+    )
     with opened as index, contextlib.ExitStack() as kept:
         memory = None
         if plan is not None and scope is not None:  # the service's one store, as it serves
@@ -352,6 +356,16 @@ def ask(
         view.finish(result)
     if result.error is not None:
         raise SystemExit(1)
+
+
+def _made_ready(index: Index) -> None:
+    """What an answer will load anyway, loaded while the index is proven current: the
+    pipeline's modules and the configured tokenizer (a tenth of a second for an exact one).
+    A failure here is met again, and reported, where the answer needs the part."""
+    with contextlib.suppress(Exception):
+        import szrag.answer.pipeline  # noqa: F401
+
+        config_for(index.root, index).plan.counter()
 
 
 def repository_of(
@@ -426,7 +440,7 @@ def debug(
 ) -> None:
     """Show what answering QUESTION would use, without running a command or calling a model:
     retrieval, images, codebase context, the packed context and the activities."""
-    with open_index(root) as index:
+    with open_index(root, meanwhile=_made_ready) as index:
         asked = Question(" ".join(question), face=CLI_FACE, limit=limit, budget=budget)
         result = debug_question(asked, host_for(root, index))
     if as_json:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from szrag.base.errors import ConfigError, SzragError
 from szrag.base.public import dumps
 from szrag.index import Index, load_index
-from szrag.index.build import IN_REPORT, answered_current
+from szrag.index.build import IN_REPORT, answered_current, opened_current
 from szrag.index.build import Progress as ProgressCallback
 from szrag.index.build import log as _index_log
 
@@ -378,11 +378,18 @@ def retrieved_current(root: Path, question: str, limit: int | None = None) -> li
 
 
 @contextmanager
-def open_index(root: Path, *, progress: bool = True) -> Iterator[Index]:
+def open_index(
+    root: Path, *, progress: bool = True, meanwhile: Callable[[Index], object] | None = None
+) -> Iterator[Index]:
     """The index of ``root`` for a command: built or refreshed with the same progress bar as
-    ``szrag index`` (a one-line note without a terminal), its warnings and notes on stderr."""
+    ``szrag index`` (a one-line note without a terminal), its warnings and notes on stderr.
+    ``meanwhile(index)``, work that reads nothing a refresh could change, runs beside the
+    proof that the index is current (``build.opened_current``)."""
     with progress_bar(progress) as callback, report_shown():
-        index = load_index(root, progress=callback)
+        if meanwhile is None:
+            index = load_index(root, progress=callback)
+        else:
+            index = opened_current(root, meanwhile, progress=callback)
     show_report(index.last_report)
     try:
         yield index

@@ -877,6 +877,43 @@ def _counted(index: Index) -> Index:
     return index
 
 
+def opened_current(
+    root: Path | str,
+    meanwhile: Callable[[Index], object],
+    *,
+    config: RepoConfig | None = None,
+    progress: Progress | None = None,
+    lock_wait: float | None = READ_LOCK_WAIT,
+) -> Index:
+    """The index of ``root`` as ``load_index`` brings it current, with ``meanwhile(index)``
+    run while a second process proves that no file changed (``freshness.check_aside``):
+    work that reads nothing of the index a refresh could change (its configuration, a
+    tokenizer to load), so a command that then answers from the index pays for the proof
+    only as far as it outlasts that work. Only when the proof fails is the index refreshed."""
+    from szrag.index.freshness import check_aside
+
+    index = load_index(root, config=config, progress=progress, refresh=False)
+    try:
+        opened = index.last_report
+        if opened.rebuilt:
+            meanwhile(index)
+            return index
+        with check_aside(index) as check:
+            meanwhile(index)
+        if check.confirmed():
+            return index
+        index = _brought_current(
+            index, progress=progress, verify=False, lock_wait=lock_wait, prove=False
+        )
+    except BaseException:
+        index.close()
+        raise
+    report = index.last_report
+    if not report.rebuilt:
+        report.warnings = opened.warnings + report.warnings
+    return index
+
+
 def answered_current(
     root: Path | str,
     use: Callable[[Index], T],
