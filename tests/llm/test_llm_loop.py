@@ -16,7 +16,6 @@ from szrag.llm.loop import (
     MAX_TOOL_ROUNDS,
     ToolLoop,
     ToolOutcome,
-    Usage,
     build_ai_fallback,
     estimate_tokens,
     messages_text,
@@ -25,6 +24,7 @@ from szrag.llm.loop import (
 )
 from szrag.llm.stream import ModelReply, ToolCall, UsageReport
 from szrag.llm.testing import ScriptedProvider, json_reply, text_reply, tool_reply
+from szrag.llm.usage import Usage
 
 LIMIT_PROMPT = "LIMIT REACHED: answer now."
 MESSAGES = [
