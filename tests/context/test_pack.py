@@ -403,6 +403,20 @@ def test_a_secret_in_a_files_header_is_redacted_once_for_all_its_excerpts() -> N
     assert "LINES: 1-10\none\n\nLINES: 20-29\ntwo" in packed.text
 
 
+def test_two_files_whose_paths_redact_alike_keep_a_header_each() -> None:
+    # both paths hold a token and redact to the same header: still two files, two headers
+    first, second = ("ghp_" + letter * 36 for letter in "ab")
+    sources = [unit(f"{first}/a.py", 1, "one"), unit(f"{second}/a.py", 1, "two")]
+    context = CodebaseContext(more_sources=(unit(f"{first}/a.py", 20, "three"),))
+    packed = pack_repository_context(
+        sources, context, counter=CHARS, packing=EVIDENCE_PACKING, budget=10_000
+    )
+    assert first not in packed.text and second not in packed.text
+    assert packed.text.count("FILE: ") == 2
+    assert "LINES: 1-10\none\n\nLINES: 20-29\nthree" in packed.text
+    assert packed.text.index("three") < packed.text.index("two")
+
+
 def test_named_definitions_given_as_units_show_each_line_once() -> None:
     # the units holding a named definition go with their file's first unit; one the
     # file's sources already hold is not packed again

@@ -175,13 +175,13 @@ def source_chunk(source: Source) -> ContextChunk:
     )
 
 
-def excerpt_chunk(source: Source, score: float = 0) -> ContextChunk:
+def excerpt_chunk(source: Source) -> ContextChunk:
     """A source as one excerpt of its file: written under the file's header, with the
-    file's other excerpts that go in."""
+    file's other excerpts that go in (scored by its place: ``evidence_chunks``)."""
     return ContextChunk(
         key=f"source:{source.path}:{source.start}-{source.end}",
         kind="source",
-        score=score,
+        score=0,
         text=excerpt_text(source),
         path=source.path,
         carries_source=True,
@@ -535,15 +535,17 @@ def _assemble(
 def _written(ordered: Sequence[_Measured]) -> Iterator[str]:
     """The texts of ``ordered`` as the model reads them: the chunks under one file header
     together, where the file's first chunk stands, in line order."""
+    # grouped by the header as written before redaction: two files whose paths redact alike
+    # are still two files
     grouped: dict[str, list[_Measured]] = {}
     for item in ordered:
-        if item.header is not None:
-            grouped.setdefault(item.header, []).append(item)
+        if item.chunk.file_header is not None:
+            grouped.setdefault(item.chunk.file_header, []).append(item)
     for item in ordered:
-        if item.header is None:
+        if item.chunk.file_header is None or item.header is None:
             yield item.text
             continue
-        group = grouped.pop(item.header, None)
+        group = grouped.pop(item.chunk.file_header, None)
         if group is not None:  # later chunks of the file were written with its first
             excerpts = sorted(group, key=lambda each: each.chunk.line)
             yield item.header + "\n" + "\n\n".join(each.text for each in excerpts)
