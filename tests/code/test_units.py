@@ -143,6 +143,20 @@ def test_a_doc_comment_a_blank_line_above_its_function_is_part_of_it() -> None:
     assert all(start < 7 for start, _, kind, _ in found[:-1] if kind == "module")
 
 
+def test_a_part_names_the_whole_signature_past_its_decorators() -> None:
+    # a decorated definition whose signature spans lines: each later part names it whole
+    body = "".join(f"    total += {number}\n" for number in range(60))
+    source = (
+        '@app.route(\n    "/report",\n    methods=["POST"],\n)\n@login_required\n'
+        "def report(\n    request,\n    user,\n):\n    total = 0\n"
+        f"{body}    return total\n"
+    )
+    units = units_for("views.py", source)
+    assert units[0].start == 1 and units[0].signature is None
+    assert len(units) > 1
+    assert {unit.signature for unit in units[1:]} == {"def report(request, user):"}
+
+
 def test_a_closure_stays_in_its_function_and_each_part_names_the_signature() -> None:
     # a 47-line method holding a two-line helper: cut at its statements like any long
     # body, not into its first lines, the helper and a rest with no signature

@@ -211,8 +211,7 @@ def _definition(lines: Sequence[str], node: _Node, units: list[Unit]) -> None:
     if children:
         _cover(lines, node.start, node.end, children, node, units)
     else:
-        signature = lines[item.line - 1].strip() if item.line <= len(lines) else None
-        units.extend(_parts(lines, node.start, node.end, item.kind, name, signature))
+        units.extend(_parts(lines, node.start, node.end, item.kind, name, _signature(lines, item)))
 
 
 def _gap(
@@ -228,9 +227,41 @@ def _gap(
         units.extend(_windows(lines, first, last, "module", None, None))
         return
     item = owner.definition
-    signature = lines[item.line - 1].strip() if item.line <= len(lines) else None
     kind = item.kind if first <= item.line else "part"
-    units.extend(_parts(lines, first, last, kind, _qualified(item), signature))
+    units.extend(_parts(lines, first, last, kind, _qualified(item), _signature(lines, item)))
+
+
+SIGNATURE_LINES = 8  # a signature written over more lines is named by its first ones
+SIGNATURE_CHARS = 200
+DECORATOR_LINES = 20  # decorators and attributes looked past to find the signature
+
+
+def _signature(lines: Sequence[str], item: Definition) -> str | None:
+    """The definition's signature on one line: its first line after any decorators or
+    attributes, and the lines after it while a parenthesis it opened is still open
+    (``def header(`` ... ``) -> str:``)."""
+    at, depth = item.line - 1, 0
+    while at < min(len(lines), item.line - 1 + DECORATOR_LINES):
+        piece = lines[at].strip()
+        if not (depth > 0 or piece.startswith(("@", "#["))):
+            break
+        depth = max(
+            depth + piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]"), 0
+        )
+        at += 1
+    if at >= len(lines):
+        return None
+    pieces: list[str] = []
+    depth = 0
+    for line in lines[at : at + SIGNATURE_LINES]:
+        piece = line.strip()
+        pieces.append(piece)
+        depth += piece.count("(") - piece.count(")")
+        if depth <= 0:
+            break
+    joined = " ".join(piece for piece in pieces if piece)
+    joined = joined.replace("( ", "(").replace(" )", ")").replace(",)", ")")
+    return joined if len(joined) <= SIGNATURE_CHARS else joined[: SIGNATURE_CHARS - 3] + "..."
 
 
 def _fits(lines: Sequence[str], first: int, last: int) -> bool:
