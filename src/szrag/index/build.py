@@ -877,6 +877,20 @@ def _counted(index: Index) -> Index:
     return index
 
 
+def _disproven(
+    index: Index, opened: RefreshReport, *, progress: Progress | None, lock_wait: float | None
+) -> Index:
+    """``index``, whose proof of being current failed, refreshed by a walk (no second
+    proof); its report keeps the warnings of the open (``opened``) unless it was rebuilt."""
+    index = _brought_current(
+        index, progress=progress, verify=False, lock_wait=lock_wait, prove=False
+    )
+    report = index.last_report
+    if not report.rebuilt:
+        report.warnings = opened.warnings + report.warnings
+    return index
+
+
 def opened_current(
     root: Path | str,
     meanwhile: Callable[[Index], object],
@@ -902,16 +916,10 @@ def opened_current(
             meanwhile(index)
         if check.confirmed():
             return index
-        index = _brought_current(
-            index, progress=progress, verify=False, lock_wait=lock_wait, prove=False
-        )
+        return _disproven(index, opened, progress=progress, lock_wait=lock_wait)
     except BaseException:
         index.close()
         raise
-    report = index.last_report
-    if not report.rebuilt:
-        report.warnings = opened.warnings + report.warnings
-    return index
 
 
 def answered_current(
@@ -945,12 +953,8 @@ def answered_current(
             return use(index), index.last_report
         if check.confirmed():
             return found, opened
-        index = _brought_current(
-            index, progress=progress, verify=False, lock_wait=lock_wait, prove=False
-        )
+        index = _disproven(index, opened, progress=progress, lock_wait=lock_wait)
         report = index.last_report
-        if not report.rebuilt:
-            report.warnings = opened.warnings + report.warnings
         if not report.rebuilt and index.generation() == asked_of:
             # nothing written (a file within a walk's racy window is proven only by a walk):
             # the index it was asked of is the current one

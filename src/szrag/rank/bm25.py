@@ -141,9 +141,13 @@ class Candidate:
 
     chunk: RankedChunk  # the file's best chunk (its own score unused until the end)
     score: float
-    chunk_scores: tuple[float, ...] = ()  # every matching chunk's BM25 score, best first
     coverage: float = 0.0  # the share of the question's known term weight the file holds
     spans: tuple[tuple[int, int, float], ...] = ()  # every matching chunk's lines and score
+
+    @property
+    def chunk_scores(self) -> tuple[float, ...]:
+        """Every matching chunk's BM25 score, best first."""
+        return tuple(sorted((score for _, _, score in self.spans), reverse=True))
 
     def windows(self) -> tuple[Window, ...]:
         """The file's matching chunks other than the one it shows, each scored as a share of
@@ -196,12 +200,7 @@ def candidates(index: IndexStore, search: FullTextSearch, terms: Terms) -> dict[
         best.setdefault(chunk.path, chunk)
         spans.setdefault(chunk.path, []).append((chunk.start, chunk.end, -bm25_rank))
     found = {
-        path: Candidate(
-            chunk_of_row(best[path]),
-            0.0,
-            tuple(sorted((score for _, _, score in matched), reverse=True)),
-            spans=tuple(matched),
-        )
+        path: Candidate(chunk_of_row(best[path]), 0.0, spans=tuple(matched))
         for path, matched in spans.items()
     }
     for candidate in found.values():
