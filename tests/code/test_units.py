@@ -227,6 +227,25 @@ def test_a_class_line_alone_joins_the_member_after_it() -> None:
     assert lines[0] == "class Formatter(Base):" and lines[24] == "    ready = False"
 
 
+def test_a_types_closing_brace_stays_with_its_last_member() -> None:
+    # a class too long to be one unit ends in ``}``: a line with no word is no answer to
+    # show, and the last method's unit takes it, as a body's last lines stay with its part
+    body = "".join(f"    int step{number} = {number};\n" for number in range(20))
+
+    def method(name: str) -> str:
+        return f"  void {name}() {{\n{body}  }}\n"
+
+    source = f"public class Stepper {{\n{method('start')}\n{method('finish')}}}\n"
+    lines = source.split("\n")
+    found = spans(units_for("Stepper.java", source))
+    assert found[-1] == (25, 47, "method", "Stepper.finish")
+    assert lines[46] == "}"
+    assert all(
+        any(character.isalnum() for line in lines[start - 1 : end] for character in line)
+        for start, end, _, _ in found
+    )
+
+
 def test_a_20000_line_section_is_cut_at_its_blank_lines_without_scanning_them_all() -> None:
     lines = ["# Changes"] + [f"line {n} of a long changelog" if n % 2 else "" for n in range(20000)]
     units = file_units(lines, [], prose=True)

@@ -35,6 +35,7 @@ _CONTINUES = re.compile(
     r"^\s*([)\]}>,.:?|&+\-*/%=]|else\b|elif\b|except\b|finally\b|catch\b|case\b|default\b"
     r"|when\b|rescue\b|ensure\b|end\b|\\)"
 )
+_WORD = re.compile(r"\w")
 _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+\S")
 _COMMENT = re.compile(r"^\s*(//|/\*|\*|#(?!include)|--|\"\"\"|''')")  # a comment's line
 _ATTACHED = re.compile(r"^\s*(@|#\[|//|/\*|\*|#(?!include)|--|;|\"\"\"|''')")
@@ -161,7 +162,7 @@ def _join_small_heads(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
             ):
                 unit = Unit(pending.start, unit.end, unit.kind, unit.name, unit.signature)
             else:
-                joined.append(pending)
+                _close(lines, joined, pending)
             pending = None
         own = unit.kind == "part" or unit.kind in TYPE_KINDS
         if own and unit.name and _non_blank(lines, unit) < MIN_GAP_LINES:
@@ -169,8 +170,19 @@ def _join_small_heads(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
             continue
         joined.append(unit)
     if pending is not None:
-        joined.append(pending)
+        _close(lines, joined, pending)
     return joined
+
+
+def _close(lines: Sequence[str], joined: list[Unit], pending: Unit) -> None:
+    """Add ``pending``, a type's own lines no member follows; a type's closing brace (lines
+    without a word) stays with the member before it, as a body's last lines do."""
+    words = any(_WORD.search(line) for line in lines[pending.start - 1 : pending.end])
+    if joined and not words and joined[-1].end < pending.start:
+        last = joined[-1]
+        joined[-1] = Unit(last.start, pending.end, last.kind, last.name, last.signature)
+    else:
+        joined.append(pending)
 
 
 def _qualified(item: Definition) -> str:
