@@ -2,6 +2,7 @@
 beside the large one (about 25,000), side by side with the growth of each figure.
 
     python benchmarks/bench_growth.py [--rounds 4] [--mirrors DIR] [--corpus NAME=DIR ...]
+        [--questions FILE [--count 120]]
 
 For each corpus (built from mirrors by ``mixed_corpus.py`` unless given with ``--corpus``,
 indexed once if it has no index), a server runs from this checkout (``szrag serve`` as
@@ -11,11 +12,18 @@ once each (new words for the server), then the five again ``--rounds`` times. Fi
 median and p95 of ``/api/ask`` without a model for new questions and repeated ones, and the
 server's resident memory (``VmRSS``) after its first 30 questions and at the end. The machine
 may be shared: the timings are indicative, the memory is not.
+
+Twenty-five new questions give a median that moves by several milliseconds from run to run.
+``--questions`` asks ``--count`` questions of a file instead (one a line, or JSON lines with a
+``question`` field such as the real-history set's ``cases.jsonl``), shuffled with a fixed seed:
+the words of real issues and commits, and a steadier median.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import statistics
 import subprocess
 import sys
@@ -83,8 +91,31 @@ def _indexed(root: Path) -> None:
         )
 
 
-def measure(corpus: Corpus, provider_url: str, rounds: int) -> None:
-    """Ask ``corpus``'s server its questions; record their times and the server's memory."""
+def read_questions(path: Path, count: int) -> tuple[str, ...]:
+    """``count`` questions of ``path`` (one a line, or JSON lines with a ``question``),
+    shuffled with a fixed seed so that every run and version asks the same ones."""
+    found: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("{"):
+            question = json.loads(text).get("question")
+            if isinstance(question, str) and question.strip():
+                found.append(question.strip())
+        else:
+            found.append(text)
+    if not found:
+        raise SystemExit(f"{path}: no questions in it")
+    random.Random(0).shuffle(found)
+    return tuple(dict.fromkeys(found))[:count]
+
+
+def measure(
+    corpus: Corpus, provider_url: str, rounds: int, new: tuple[str, ...] = NEW_QUESTIONS
+) -> None:
+    """Ask ``corpus``'s server its questions (``new``: those it has not seen); record their
+    times and the server's memory."""
     with (
         szrag_server(corpus.root, provider_url, start_timeout=600) as base,
         httpx.Client(base_url=base, timeout=120) as client,
@@ -102,9 +133,10 @@ def measure(corpus: Corpus, provider_url: str, rounds: int) -> None:
         for question in QUESTIONS:  # warm-up: answered while the shared views are built
             corpus.record("warm-up ask", ask(question))
         wait_for_views(client)
-        for question in NEW_QUESTIONS:
+        for number, question in enumerate(new, 1):
             corpus.record("new question", ask(question))
-        corpus.record("RSS after 30 questions", _rss_mib(pid))
+            if number == min(len(new), 30):
+                corpus.record("RSS after 30 questions", _rss_mib(pid))
         for _ in range(rounds):
             for question in QUESTIONS:
                 corpus.record("repeated question", ask(question))
@@ -127,7 +159,12 @@ def main() -> None:
     parser.add_argument(
         "--corpus", action="append", default=[], help="NAME=DIR, instead of the two built"
     )
+    parser.add_argument(
+        "--questions", type=Path, help="ask this file's questions as the new ones (see above)"
+    )
+    parser.add_argument("--count", type=int, default=120, help="how many of them")
     args = parser.parse_args()
+    new = read_questions(args.questions, args.count) if args.questions else NEW_QUESTIONS
     if args.corpus:
         named = [item.partition("=") for item in args.corpus]
         corpora = [Corpus(name, Path(folder)) for name, _, folder in named]
@@ -144,7 +181,7 @@ def main() -> None:
         corpus.files = sum(1 for _ in _corpus_files(corpus.root))
     with serve(ScriptedProvider()) as url:
         for corpus in corpora:
-            measure(corpus, url, args.rounds)
+            measure(corpus, url, args.rounds, new)
 
     rows = (
         ("new question", "ms"),
@@ -153,6 +190,8 @@ def main() -> None:
         ("RSS after 30 questions", "MiB"),
         ("RSS at the end", "MiB"),
     )
+    if args.questions:
+        print(f"new questions: {len(new)} of {args.questions}")
     width = 28
     print("files".ljust(width) + "".join(f"{c.files:>30}" for c in corpora) + f"{'growth':>10}")
     print("figure".ljust(width) + "".join(f"{c.name:>30}" for c in corpora))
