@@ -387,10 +387,14 @@ def test_a_files_cut_is_made_once_and_measured_only_when_ranked(auth_root: Path)
     with load_index(auth_root) as index:
         cut = cut_of(index, "auth.py", "code")
         assert cut is not None and not isinstance(cut, FileUnits)
-        assert cut.lines[0] == "import hashlib"
+        assert cut.span(1, 1) == "import hashlib"
         measured = units_of(index, "auth.py", "code")
         assert isinstance(measured, FileUnits)
-        assert (measured.lines, measured.units) == (cut.lines, cut.units)
+        assert (measured.text, measured.offsets, measured.units) == (
+            cut.text,
+            cut.offsets,
+            cut.units,
+        )
         assert len(measured.lengths) == len(measured.name_words) == len(measured.units)
         assert cut_of(index, "auth.py", "code") is measured  # the measured one is kept
         assert units_of(index, "auth.py", "code") is measured
@@ -597,7 +601,7 @@ def test_the_units_kept_are_bounded_by_files_and_lines() -> None:
     from szrag.rank.units import FileCut, _UnitCache
 
     def units(lines: int) -> FileCut:
-        return FileCut(tuple(["x = 1"] * lines), ())
+        return FileCut.of(["x = 1"] * lines, ())
 
     cache = _UnitCache(max_lines=100)
     for number in range(5):
@@ -605,9 +609,29 @@ def test_the_units_kept_are_bounded_by_files_and_lines() -> None:
     cache.put(("none.py", "hash"), None)
     assert cache.get(("f0.py", "hash")) == (False, None)  # the oldest dropped for lines
     assert cache.get(("f4.py", "hash"))[0] and cache.get(("none.py", "hash")) == (True, None)
-    assert cache._lines == sum(len(found.lines) for found in cache._kept.values() if found)
+    assert cache._lines == sum(found.line_count for found in cache._kept.values() if found)
     assert cache._lines <= 100
     cache.put(("big.py", "hash"), units(500))  # a file larger than the bound is still kept
     assert cache.get(("big.py", "hash"))[0] and len(cache._kept) == 1
     cache.put(("big.py", "hash"), units(10))  # the same key again counts its lines once
     assert cache._lines == 10
+
+
+def test_a_cut_keeps_its_lines_as_one_text_and_gives_any_span_of_them() -> None:
+    from szrag.rank.units import FileCut, _holds_any
+
+    chooser = random.Random(11)
+    pieces = ["", " ", "def f():", "    return 'ſK'", "\tx = 1", "İstanbul", "}"]
+    for _ in range(200):
+        lines = [chooser.choice(pieces) for _ in range(chooser.randint(0, 9))]
+        cut = FileCut.of(lines, ())
+        assert cut.line_count == len(lines)
+        for first in range(1, len(lines) + 2):
+            for last in range(first - 1, len(lines) + 2):
+                assert cut.span(first, last) == "\n".join(lines[first - 1 : last])
+                unit = Unit(first, last, "function")
+                for texts in (["ſK"], ["x = 1", "nothing"], ["\n"], ["f():\n    return"]):
+                    expected = any(
+                        text in line for line in lines[unit.start - 1 : unit.end] for text in texts
+                    )
+                    assert _holds_any(cut, unit, texts) == expected
