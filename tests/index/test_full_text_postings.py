@@ -6,6 +6,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from szrag.index import Index, build_index, refresh_index
@@ -144,7 +145,7 @@ def test_the_cache_is_bounded_and_still_exact(repo: Path) -> None:
         for word in WORDS:
             assert view.best(index, [word, "deploy"], 30) == _sql(index, [word, "deploy"], 30)
             assert view._held <= 60 or len(view._terms) == 1
-        assert len(view.recent_phrases()) < len(WORDS)
+        assert len(view.held_tokens()) < len(WORDS)
 
 
 def test_a_reader_on_another_generation_keeps_nothing(repo: Path) -> None:
@@ -181,7 +182,7 @@ def _view(index: Index) -> ChunkPostings:
 
 
 def _read_now(index: Index, view: ChunkPostings, phrase: str) -> tuple[list[int], list[float]]:
-    found = view._read(index.conn, phrase)
+    found = view._read(index.conn, view.token(phrase))
     assert found is not None
     return found.positions.tolist(), found.weighted.tolist()
 
@@ -390,3 +391,65 @@ def test_a_server_reads_a_new_word_at_once_when_that_is_cheaper_than_sqlite(
             other = next(term for term in terms.selective if view.cached(term) is None)
             even = {**terms.frequencies, other: terms.frequencies[common]}
             assert view.best(index, [common, other], 10, even) is None
+
+
+def test_postings_are_kept_by_token_in_eight_bytes_an_entry(repo: Path) -> None:
+    (repo / "docs/stems.md").write_text("# documents\n\nthe document documents documenting\n")
+    with build_index(repo) as index:
+        view = ChunkPostings(index.conn, index.generation(), bm25.FIELD_WEIGHTS)
+        found = view.postings(index, "documents")
+        assert found is not None and found.size >= 1
+        assert view.cached("document") is found  # one token, one entry: read once
+        assert found.positions.dtype == np.int32 and found.weighted.dtype == np.float32
+        # two phrases of one token are two phrases to bm25, as to SQLite
+        for phrases in (["documents", "document"], ["document", "deploy", "routes"]):
+            assert view.best(index, phrases, 20) == _sql(index, phrases, 20)
+
+
+def test_counts_a_float32_would_round_stay_float64() -> None:
+    from szrag.index.postings import TermPostings
+
+    whole = TermPostings.of(np.array([1, 5], dtype=np.int64), np.array([3.0, 17.0]))
+    assert whole.weighted.dtype == np.float32 and whole.positions.dtype == np.int32
+    fine = TermPostings.of(np.array([1], dtype=np.int64), np.array([0.1]))
+    assert fine.weighted.dtype == np.float64 and fine.weighted[0] == 0.1
+
+
+def test_a_server_reads_the_most_common_tokens_ahead_and_scores_new_words_from_memory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import szrag.index.postings as postings
+    from szrag.index.shared import open_shared_index
+
+    build_index(repo).close()
+    conn = sqlite3.connect(repo / ".rag/index.db")
+    conn.execute("CREATE VIRTUAL TABLE temp.rows USING fts5vocab(main, chunk_terms, row)")
+    rows = dict(conn.execute("SELECT term, doc FROM temp.rows").fetchall())
+    conn.close()
+    most = sorted(set(rows.values()), reverse=True)[1]  # the commonest are never searched
+    ordered = sorted(
+        ((token, chunks) for token, chunks in rows.items() if chunks <= most),
+        key=lambda item: (-item[1], item[0]),
+    )
+    budget = ordered[0][1] + ordered[1][1]  # room for the first two, not the third
+    monkeypatch.setattr(postings, "COMMON_MIN_CHUNKS", ordered[3][1])
+    monkeypatch.setattr(postings, "COMMON_POSTINGS", budget)
+    with open_shared_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS, most_chunks=most)
+        view = _view(index)
+        wanted = [ordered[0][0], ordered[1][0]]
+        deadline = time.monotonic() + 10
+        while view._pending or not all(view._terms.get(token) for token in wanted):
+            assert time.monotonic() < deadline, "the common tokens were not read"
+            time.sleep(0.01)
+        assert set(view.held_tokens()) == set(wanted)  # not the commonest, nor the third
+        # a question of those common words and a new rare one is scored from memory at once
+        with index.reading():
+            frequencies = {token: rows[token] for token in wanted}
+            rare = ordered[-1][0]
+            frequencies[rare] = rows[rare]
+            phrases = [*wanted, rare]
+            assert view.best(index, phrases, 10, frequencies) == _sql(index, phrases, 10)

@@ -9,6 +9,12 @@ same formula over all matching chunks with numpy. The floating-point operations 
 its order (``fts5Bm25Function``), so every score is the same to the last bit and the best chunks
 are the same, ties in row order as SQLite's sorter keeps them (a test compares both paths).
 
+Postings are kept by token, as the table's tokenizer stems a phrase ("documents" and
+"document" share theirs), in 8 bytes a chunk (its place as 32 bits, its count as a 32-bit float
+when that holds it exactly). Once a view is built, the tokens held by the most chunks are read
+in the background up to ``COMMON_POSTINGS``: those are the ones SQLite takes longest to score,
+so a question whose rarer words are new still scores from memory, reading those words now.
+
 A phrase that is not exactly one token of the table's tokenizer, or a snapshot that moved on
 while postings were read, gives None: the caller then asks SQLite.
 """
@@ -48,8 +54,14 @@ from szrag.index.store import chunks_indexed_fields as store_fields
 
 log = logging.getLogger("szrag.index")
 
-MAX_POSTINGS = 2_000_000  # entries kept for all terms (16 bytes each): about 32 MB
-CARRIED_TERMS = 256  # the most recently searched terms read again for the next generation
+MAX_POSTINGS = 4_000_000  # entries kept for all tokens (8 bytes each): about 32 MB
+# read once a view is built: the tokens held by the most chunks, up to this many entries,
+# none held by fewer than ``COMMON_MIN_CHUNKS`` (SQLite scores such a token in under half a
+# millisecond, and reading it when a question first needs it costs about as much)
+COMMON_POSTINGS = 3_000_000
+COMMON_MIN_CHUNKS = 500
+CARRIED_TERMS = 256  # the most recently searched tokens read again for the next generation
+KNOWN_PHRASES = 4096  # phrases whose tokens a view remembers
 _COLUMNS = {name: number for number, name in enumerate(COLUMNS)}
 
 
@@ -58,8 +70,15 @@ class TermPostings:
     """The chunks holding one token (by position in the view's chunk order, ascending) and
     its column-weighted count in each."""
 
-    positions: IntArray
-    weighted: FloatArray
+    positions: npt.NDArray[np.int32]
+    weighted: npt.NDArray[np.float32] | FloatArray  # float64 only when float32 would round
+
+    @classmethod
+    def of(cls, positions: IntArray, weighted: FloatArray) -> TermPostings:
+        """Postings kept in 8 bytes an entry where the counts allow it."""
+        narrow = weighted.astype(np.float32)
+        exact = bool(np.array_equal(narrow.astype(np.float64), weighted))
+        return cls(positions.astype(np.int32), narrow if exact else weighted)
 
     @property
     def size(self) -> int:
@@ -189,11 +208,13 @@ class ChunkPostings:
                 f"the full-text index is damaged ({error}); `szrag index --rebuild` replaces it"
             ) from error
         self._chunks = ChunkRows.of(conn)
-        self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()
+        self._terms: OrderedDict[str, TermPostings | None] = OrderedDict()  # by token
         self._held = 0
         self._lock = threading.Lock()
-        self._pending: set[str] = set()  # phrases being read in the background
+        self._pending: set[str] = set()  # tokens being read in the background
         self._tokenizer = Tokenizer()
+        self._phrase_tokens: dict[str, str] = {}
+        self._common_asked = False
 
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         """The chunks of ``ids`` that the index holds, by id."""
@@ -201,43 +222,60 @@ class ChunkPostings:
 
     # --- postings --------------------------------------------------------------------------
 
+    def token(self, phrase: str) -> str:
+        """``phrase`` as the one token the full-text table's tokenizer makes of it, or ``""``
+        for a phrase of several tokens or none (never read: SQLite scores it)."""
+        known = self._phrase_tokens.get(phrase)
+        if known is None:
+            tokens = self._tokenizer.tokens(phrase)
+            known = tokens[0] if len(tokens) == 1 else ""
+            if len(self._phrase_tokens) >= KNOWN_PHRASES:
+                self._phrase_tokens.clear()
+            self._phrase_tokens[phrase] = known
+        return known
+
     def cached(self, phrase: str) -> TermPostings | None:
         """The postings of ``phrase`` if read already (None also for a phrase of several
         tokens, which is never read)."""
+        token = self.token(phrase)
         with self._lock:
-            return self._terms.get(phrase)
+            return self._terms.get(token) if token else None
 
     def frequency(self, phrase: str) -> int | None:
         """How many chunks hold ``phrase``, when its postings are in memory."""
         found = self.cached(phrase)
         return found.size if found is not None else None
 
-    def recent_phrases(self, count: int = CARRIED_TERMS) -> list[str]:
-        """The phrases searched most recently, latest first."""
+    def held_tokens(self, count: int | None = None) -> list[str]:
+        """The tokens held, the most recently searched first (the first ``count`` of them)."""
         with self._lock:
-            return [phrase for phrase in reversed(self._terms) if self._terms[phrase]][:count]
+            return [token for token in reversed(self._terms) if self._terms[token]][:count]
 
     def postings(self, index: Index, phrase: str) -> TermPostings | None:
         """The postings of ``phrase``, read on first use; None unless it is one token, or
         when the index's snapshot is no longer this view's generation."""
+        token = self.token(phrase)
+        return self._token_postings(index, token) if token else None
+
+    def _token_postings(self, index: Index, token: str) -> TermPostings | None:
         with self._lock:
-            if phrase in self._terms:
-                self._terms.move_to_end(phrase)
-                return self._terms[phrase]
+            if token in self._terms:
+                self._terms.move_to_end(token)
+                return self._terms[token]
         with index.reading():  # outside the lock: other questions go on meanwhile
             if index.generation() != self.generation:
                 return None  # a reader on another snapshot: nothing kept
-            found = self._read(index.conn, phrase)
+            found = self._read(index.conn, token)
         with self._lock:
-            self._keep(phrase, found)
+            self._keep(token, found)
         return found
 
-    def _keep(self, phrase: str, found: TermPostings | None) -> None:
+    def _keep(self, token: str, found: TermPostings | None) -> None:
         """Remember ``found`` (under the lock), forgetting the least recently used beyond
         the bound."""
-        if phrase in self._terms:
+        if token in self._terms:
             return
-        self._terms[phrase] = found
+        self._terms[token] = found
         self._held += found.size if found else 0
         while self._held > self.max_postings and len(self._terms) > 1:
             _, dropped = self._terms.popitem(last=False)
@@ -248,13 +286,59 @@ class ChunkPostings:
         own to ``database``: reading a common word's postings costs about twice what SQLite
         takes to score it once, so a question meeting a new word is scored by SQLite and the
         next one finds it here. Nothing is kept if the database is at another generation."""
+        self._read_tokens_later(database, [token for token in map(self.token, phrases) if token])
+
+    def _read_tokens_later(self, database: Path, tokens: Sequence[str]) -> None:
         with self._lock:
-            wanted = [p for p in phrases if p not in self._terms and p not in self._pending]
+            wanted = [
+                t for t in dict.fromkeys(tokens) if t not in self._terms and t not in self._pending
+            ]
             self._pending.update(wanted)
         if wanted:
             _reader().submit(self._read_apart, database, wanted)
 
-    def _read_apart(self, database: Path, phrases: list[str]) -> None:
+    def read_common_later(self, database: Path, most_chunks: float) -> None:
+        """Read, in the background, the postings of the tokens held by the most chunks (but
+        none held by more than ``most_chunks``, which no question searches for), up to
+        ``COMMON_POSTINGS`` entries: what SQLite takes longest to score."""
+        with self._lock:
+            if self._common_asked:
+                return  # a warm-up warms twice: the second finds them read or being read
+            self._common_asked = True
+        _reader().submit(self._read_common, database, most_chunks)
+
+    def _read_common(self, database: Path, most_chunks: float) -> None:
+        try:
+            conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.szrag_term_rows"
+                    " USING fts5vocab(main, chunk_terms, row)"
+                )
+                rows = conn.execute(
+                    "SELECT term, doc FROM temp.szrag_term_rows WHERE doc >= ? AND doc <= ?"
+                    " ORDER BY doc DESC, term",
+                    (COMMON_MIN_CHUNKS, most_chunks),
+                ).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as error:
+            log.debug("common postings not read: %s", error)
+            return
+        room = min(COMMON_POSTINGS, self.max_postings)
+        chosen: list[str] = []
+        for token, chunks in rows:
+            if chunks > room:
+                break
+            chosen.append(token)
+            room -= chunks
+        with self._lock:
+            wanted = [t for t in chosen if t not in self._terms and t not in self._pending]
+            self._pending.update(wanted)
+        if wanted:
+            self._read_apart(database, wanted)
+
+    def _read_apart(self, database: Path, tokens: list[str]) -> None:
         try:
             # a URI, so the path is quoted (a space, "?" or "#" in it), and read-only
             conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
@@ -262,22 +346,20 @@ class ChunkPostings:
                 conn.execute("BEGIN")  # one snapshot for the check and the reads
                 if read_generation(conn) != self.generation:
                     return
-                for phrase in phrases:
-                    found = self._read(conn, phrase)
+                for token in tokens:
+                    found = self._read(conn, token)
                     with self._lock:
-                        self._keep(phrase, found)
+                        self._keep(token, found)
             finally:
                 conn.close()
         except (sqlite3.Error, DamagedIndexError) as error:  # a question meets it anyway
-            log.debug("postings of %s not read: %s", phrases, error)
+            log.debug("postings of %s not read: %s", tokens, error)
         finally:
             with self._lock:
-                self._pending.difference_update(phrases)
+                self._pending.difference_update(tokens)
 
-    def _read(self, conn: sqlite3.Connection, phrase: str) -> TermPostings | None:
-        tokens = self._tokens(phrase)
-        if len(tokens) != 1:
-            return None
+    def _read(self, conn: sqlite3.Connection, token: str) -> TermPostings | None:
+        """The postings of one token of the full-text table, read from it."""
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.szrag_term_instances"
             " USING fts5vocab(main, chunk_terms, instance)"
@@ -286,14 +368,14 @@ class ChunkPostings:
             summed = conn.execute(
                 f"SELECT doc, sum({self._whole_weights}) FROM temp.szrag_term_instances"
                 " WHERE term = ? GROUP BY doc ORDER BY doc",
-                (tokens[0],),
+                (token,),
             ).fetchall()
             table = np.array(summed, dtype=np.int64).reshape(-1, 2)
             return self._postings(table[:, 0], table[:, 1].astype(np.float64))
         rows = conn.execute(
             "SELECT doc, col, count(*) FROM temp.szrag_term_instances WHERE term = ?"
             " GROUP BY doc, col ORDER BY doc, col",
-            (tokens[0],),
+            (token,),
         )
         return self._postings(*_weighted(rows, self.weights))
 
@@ -305,43 +387,39 @@ class ChunkPostings:
             positions[-1] >= len(self._ids) or (self._ids[positions] != found).any()
         ):
             return None
-        return TermPostings(positions, weighted)
+        return TermPostings.of(positions, weighted)
 
-    def carry(self, index: Index, earlier: ChunkPostings, phrases: Sequence[str]) -> list[str]:
-        """Take the postings of ``phrases`` that ``earlier`` (the view of an older generation
+    def carry(self, index: Index, earlier: ChunkPostings, tokens: Sequence[str]) -> list[str]:
+        """Take the postings of ``tokens`` that ``earlier`` (the view of an older generation
         of the same index) holds, changed only where chunks changed: the entries of chunks
         still here as they were are kept, and the chunks written since are counted from the
         values they were indexed with, tokenized as the full-text table tokenizes them. A
         refresh changes a few files, and reading a common word's postings again costs tens
-        of milliseconds. The phrases not carried are returned, to be read."""
-        held = [(phrase, earlier.cached(phrase)) for phrase in phrases]
-        carried = [(phrase, found) for phrase, found in held if found is not None]
+        of milliseconds. The tokens not carried are returned, to be read."""
+        with earlier._lock:
+            held = [(token, earlier._terms.get(token)) for token in tokens]
+        carried = [(token, found) for token, found in held if found is not None]
         if not carried or earlier.weights != self.weights:
-            return list(phrases)
+            return list(tokens)
         with index.reading():
             if index.generation() != self.generation:
-                return list(phrases)
+                return list(tokens)
             changes = self._changes_since(index.conn, earlier)
             if changes is None:
-                return list(phrases)
+                return list(tokens)
             places, written = changes
-            tokens = [self._single(phrase) for phrase, _ in carried]
-            counted = _counted(written, tokens, self.weights)
+            counted = _counted(written, [token for token, _ in carried], self.weights)
         nothing = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-        for (phrase, found), token in zip(carried, tokens, strict=True):
+        for token, found in carried:
             kept = places[found.positions]
             still = kept >= 0
             chunks, weighted = counted.get(token, nothing)
             positions = np.concatenate([kept[still], np.searchsorted(self._ids, chunks)])
-            weighted = np.concatenate([found.weighted[still], weighted])
+            weights = np.concatenate([found.weighted[still].astype(np.float64), weighted])
             order = np.argsort(positions, kind="stable")
             with self._lock:
-                self._keep(phrase, TermPostings(positions[order], weighted[order]))
-        return [phrase for phrase, found in held if found is None]
-
-    def _single(self, phrase: str) -> str:
-        tokens = self._tokens(phrase)
-        return tokens[0] if len(tokens) == 1 else ""
+                self._keep(token, TermPostings.of(positions[order], weights[order]))
+        return [token for token, found in held if found is None]
 
     def _changes_since(
         self, conn: sqlite3.Connection, earlier: ChunkPostings
@@ -362,10 +440,6 @@ class ChunkPostings:
             return None
         return places, store_fields(conn, written.tolist())
 
-    def _tokens(self, phrase: str) -> list[str]:
-        """``phrase`` as the full-text table's tokenizer splits and stems it."""
-        return self._tokenizer.tokens(phrase)
-
     # --- scoring ---------------------------------------------------------------------------
 
     def best(
@@ -382,13 +456,20 @@ class ChunkPostings:
         In a server a new phrase is read now only when that costs less than the SQLite
         scoring it saves (``frequencies``: how many chunks hold each phrase), else in the
         background while SQLite scores this question."""
+        tokens = [self.token(phrase) for phrase in phrases]
+        if not all(tokens):
+            return None  # a phrase of several tokens: SQLite matches it as a phrase
         if index.reads_from_any_thread:
             with self._lock:
-                missing = [phrase for phrase in phrases if phrase not in self._terms]
+                missing = [
+                    phrase
+                    for phrase, token in zip(phrases, tokens, strict=True)
+                    if token not in self._terms
+                ]
             if missing and not _cheaper_to_read(missing, phrases, frequencies or {}):
                 self.read_later(index.path, missing)
                 return None
-        found = [self.postings(index, phrase) for phrase in phrases]
+        found = [self._token_postings(index, token) for token in tokens]
         postings = [item for item in found if item is not None]
         if len(postings) < len(found) or not self.rows:
             return None
@@ -435,6 +516,15 @@ def _reader() -> ThreadPoolExecutor:
         if _READER is None:
             _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="szrag-postings")
         return _READER
+
+
+def settle_reads() -> None:
+    """Wait until the postings asked to be read in the background so far are read (a
+    server's warm-up ends when the common tokens are in memory)."""
+    with _READER_LOCK:
+        reader = _READER
+    if reader is not None:
+        reader.submit(lambda: None).result()
 
 
 def _sizes(rows: Sequence[tuple[int, bytes]]) -> tuple[IntArray, FloatArray]:
@@ -541,22 +631,29 @@ def memory_postings(index: Index, weights: Sequence[float]) -> ChunkPostings | N
         return index.derived(VIEW, lambda: ChunkPostings(index.conn, generation, weights))
 
 
-def warm_postings(index: Index, weights: Sequence[float]) -> None:
-    """Build the current generation's view with the terms the previous one was last asked
-    for (carried, or read again), so the first questions after a change find them in
-    memory."""
+def warm_postings(index: Index, weights: Sequence[float], most_chunks: float | None = None) -> None:
+    """Build the current generation's view with the tokens the previous one held (carried,
+    or the last searched read again), so the first questions after a change find them in
+    memory; with ``most_chunks`` (the most chunks a searched token is held by), read the
+    common tokens in the background."""
     view = memory_postings(index, weights)
     if view is None:
         return
     previous = _LATEST.get(index)
     _LATEST[index] = view
     earlier = previous if previous is not view else None
-    phrases = list(reversed(earlier.recent_phrases())) if earlier is not None else []
+    # every token the last view held is carried (a numpy merge, not a read); only the most
+    # recently searched of those it could not carry are read again now
+    tokens = list(reversed(earlier.held_tokens())) if earlier is not None else []
     searched: deque[str] = index.carried(SEARCHED, deque())
     while searched:  # those a face's first questions searched before this view
-        phrases.append(searched.popleft())
-    phrases = list(dict.fromkeys(phrases))
+        token = view.token(searched.popleft())
+        if token:
+            tokens.append(token)
+    tokens = list(dict.fromkeys(tokens))
     if earlier is not None:
-        phrases = view.carry(index, earlier, phrases)
-    for phrase in phrases:
-        view.postings(index, phrase)
+        tokens = view.carry(index, earlier, tokens)
+    for token in tokens[-CARRIED_TERMS:]:
+        view._token_postings(index, token)
+    if most_chunks is not None:
+        view.read_common_later(index.path, most_chunks)

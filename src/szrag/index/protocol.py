@@ -105,8 +105,9 @@ class FullTextSearch(Protocol):
         """Whether chunk ``chunk_id`` holds ``term``."""
         ...
 
-    def warm(self) -> None:
-        """Build whatever this search keeps in memory for the current generation."""
+    def warm(self, most_chunks: float | None = None) -> None:
+        """Build whatever this search keeps in memory for the current generation (terms held
+        by more than ``most_chunks`` chunks are never searched for)."""
         ...
 
 

@@ -89,10 +89,11 @@ class SqliteFullText:
         ).fetchone()
         return row is not None
 
-    def warm(self) -> None:
+    def warm(self, most_chunks: float | None = None) -> None:
         """Build the postings of the current generation (when kept in memory), with the terms
-        last searched for read again."""
+        last searched for read again; with ``most_chunks`` (the most chunks a searched term
+        is held by), the common terms read in the background."""
         if self._index.in_memory:
             from szrag.index.postings import warm_postings
 
-            warm_postings(self._index, self.weights)
+            warm_postings(self._index, self.weights, most_chunks)

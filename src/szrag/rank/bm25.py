@@ -109,6 +109,11 @@ def idf(total: int, frequency: int) -> float:
     return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
 
 
+def searched_most(total: int) -> float:
+    """The most chunks of ``total`` a term searched for may be held by."""
+    return total if total < COMMON_MIN_CHUNKS else total * COMMON_SHARE
+
+
 def terms_of(search: FullTextSearch, question: str) -> Terms:
     """The question's terms with their document frequencies in the index."""
     terms = query_terms(question)
@@ -116,11 +121,8 @@ def terms_of(search: FullTextSearch, question: str) -> Terms:
     frequencies = {term: search.frequency(term) for term in terms}
     present = [term for term in terms if frequencies.get(term)]
     # terms in most chunks barely move BM25 but make the query scan them all
-    selective = [
-        term
-        for term in present
-        if total < COMMON_MIN_CHUNKS or frequencies[term] <= total * COMMON_SHARE
-    ]
+    most = searched_most(total)
+    selective = [term for term in present if frequencies[term] <= most]
     if present and not selective:
         selective = [min(present, key=lambda term: frequencies[term])]
     return Terms(
@@ -431,4 +433,5 @@ class Bm25Ranker:
     def warm(self, index: IndexStore) -> None:
         """Build the full-text view of the current generation (when kept in memory), with
         the terms last searched for read again."""
-        full_text(index).warm()
+        search = full_text(index)
+        search.warm(searched_most(search.chunk_count()))

@@ -116,7 +116,7 @@ class PostgresFullText:
         phrase = phrase_of(term)
         return bool(phrase) and chunk_id in self._matches([phrase], chunk_id)
 
-    def warm(self) -> None:
+    def warm(self, most_chunks: float | None = None) -> None:
         """Nothing is kept in memory but the generation's record."""
         self._index.record()
 
