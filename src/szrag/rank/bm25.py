@@ -432,6 +432,7 @@ class Bm25Ranker:
 
     def warm(self, index: IndexStore) -> None:
         """Build the full-text view of the current generation (when kept in memory), with
-        the terms last searched for read again."""
+        the terms last searched for read again and the common ones read ahead (none held by
+        more chunks than a question searches)."""
         search = full_text(index)
         search.warm(searched_most(search.chunk_count()))
