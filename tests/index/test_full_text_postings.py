@@ -453,3 +453,21 @@ def test_a_server_reads_the_most_common_tokens_ahead_and_scores_new_words_from_m
             frequencies[rare] = rows[rare]
             phrases = [*wanted, rare]
             assert view.best(index, phrases, 10, frequencies) == _sql(index, phrases, 10)
+
+
+def test_an_edit_carries_the_common_tokens_instead_of_choosing_them_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[ChunkPostings] = []
+    monkeypatch.setattr(ChunkPostings, "read_common_later", lambda view, *_: asked.append(view))
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS, most_chunks=1000)
+        first = _view(index)
+        first.best(index, ["router", "deploy"], 10)
+        (repo / "pkg/new.py").write_text("def router_deploy():\n    pass\n")
+        refresh_index(index)
+        warm_postings(index, bm25.FIELD_WEIGHTS, most_chunks=1000)
+        second = _view(index)
+        assert second is not first and asked == [first]  # the first view chose them
+        assert second.cached("router") is not None  # carried with the rest

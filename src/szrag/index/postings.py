@@ -414,6 +414,11 @@ class ChunkPostings:
             kept = places[found.positions]
             still = kept >= 0
             chunks, weighted = counted.get(token, nothing)
+            if not len(chunks):  # no chunk written since holds it: the kept places ascend
+                carried_over = TermPostings(kept[still].astype(np.int32), found.weighted[still])
+                with self._lock:
+                    self._keep(token, carried_over)
+                continue
             positions = np.concatenate([kept[still], np.searchsorted(self._ids, chunks)])
             weights = np.concatenate([found.weighted[still].astype(np.float64), weighted])
             order = np.argsort(positions, kind="stable")
@@ -651,9 +656,12 @@ def warm_postings(index: Index, weights: Sequence[float], most_chunks: float | N
         if token:
             tokens.append(token)
     tokens = list(dict.fromkeys(tokens))
+    wanted = len(tokens)
     if earlier is not None:
         tokens = view.carry(index, earlier, tokens)
     for token in tokens[-CARRIED_TERMS:]:
         view._token_postings(index, token)
-    if most_chunks is not None:
+    # the common tokens once a process has a view, or again when none could be carried (a
+    # rebuild): after an edit they came with the rest
+    if most_chunks is not None and (earlier is None or not wanted or len(tokens) == wanted):
         view.read_common_later(index.path, most_chunks)
