@@ -246,10 +246,10 @@ class ChunkPostings:
         found = self.cached(phrase)
         return found.size if found is not None else None
 
-    def held_tokens(self, count: int | None = None) -> list[str]:
-        """The tokens held, the most recently searched first (the first ``count`` of them)."""
+    def held_tokens(self) -> list[str]:
+        """The tokens held, the most recently searched first."""
         with self._lock:
-            return [token for token in reversed(self._terms) if self._terms[token]][:count]
+            return [token for token in reversed(self._terms) if self._terms[token]]
 
     def postings(self, index: Index, phrase: str) -> TermPostings | None:
         """The postings of ``phrase``, read on first use; None unless it is one token, or
@@ -286,16 +286,18 @@ class ChunkPostings:
         own to ``database``: reading a common word's postings costs about twice what SQLite
         takes to score it once, so a question meeting a new word is scored by SQLite and the
         next one finds it here. Nothing is kept if the database is at another generation."""
-        self._read_tokens_later(database, [token for token in map(self.token, phrases) if token])
+        wanted = self._claim([token for token in map(self.token, phrases) if token])
+        if wanted:
+            _reader().submit(self._read_apart, database, wanted)
 
-    def _read_tokens_later(self, database: Path, tokens: Sequence[str]) -> None:
+    def _claim(self, tokens: Sequence[str]) -> list[str]:
+        """Those of ``tokens`` neither held nor being read, marked as being read."""
         with self._lock:
             wanted = [
                 t for t in dict.fromkeys(tokens) if t not in self._terms and t not in self._pending
             ]
             self._pending.update(wanted)
-        if wanted:
-            _reader().submit(self._read_apart, database, wanted)
+        return wanted
 
     def read_common_later(self, database: Path, most_chunks: float) -> None:
         """Read, in the background, the postings of the tokens held by the most chunks (but
@@ -332,11 +334,9 @@ class ChunkPostings:
                 break
             chosen.append(token)
             room -= chunks
-        with self._lock:
-            wanted = [t for t in chosen if t not in self._terms and t not in self._pending]
-            self._pending.update(wanted)
+        wanted = self._claim(chosen)
         if wanted:
-            self._read_apart(database, wanted)
+            self._read_apart(database, wanted)  # already in the reader's thread
 
     def _read_apart(self, database: Path, tokens: list[str]) -> None:
         try:
