@@ -267,6 +267,31 @@ def test_sizes_are_summed_from_every_row_of_the_size_table(repo: Path) -> None:
     assert _sizes([])[0].tolist() == []
 
 
+def test_sizes_decoded_at_once_are_what_varints_reads() -> None:
+    from szrag.index.fts5 import varints
+    from szrag.index.postings import _sizes
+
+    def encoded(value: int) -> bytes:
+        groups = [value & 0x7F]
+        while value := value >> 7:
+            groups.append(0x80 | (value & 0x7F))
+        return bytes(reversed(groups))
+
+    chosen = random.Random(7)
+    for _ in range(200):
+        blobs = [
+            b"".join(
+                encoded(chosen.choice([chosen.randrange(128), chosen.randrange(1 << 21)]))
+                for _ in range(chosen.randrange(1, 5))
+            )
+            for _ in range(chosen.randrange(1, 30))
+        ]
+        # a row of nine-byte varints, one ending mid-varint, one empty: read one by one
+        blobs.append(chosen.choice([encoded(1 << 60), b"\x81", b"", encoded(300)]))
+        _, sizes = _sizes(list(enumerate(blobs)))
+        assert sizes.tolist() == [float(sum(varints(blob))) for blob in blobs]
+
+
 def test_varints_read_as_sqlite_writes_them() -> None:
     from szrag.index.fts5 import varints as _varints
 
