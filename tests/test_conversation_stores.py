@@ -153,6 +153,27 @@ def test_turns_age_and_number_of_conversations_are_bounded(
     assert fresh.started_at == START + 10 and store.turns(fresh.id) == ()
 
 
+def test_the_count_bound_is_kept_when_a_conversation_is_added(
+    open_store: OpenStore, clock: Clock
+) -> None:
+    # finding the conversations past the bound walks all of them: a turn added to one kept
+    # cannot pass the bound, so only starting a new conversation looks
+    roomy = open_store(ConversationLimits(conversations=3))
+    first, second = roomy.start(), roomy.start()
+    clock.now += 1
+    tight = open_store(ConversationLimits(conversations=1))
+    tight.append(a_turn(first.id, at=clock.now))
+    tight.start_with(a_turn(second.id, at=clock.now + 1))
+    assert tight.get(first.id) and tight.get(second.id)  # continued: both still kept
+
+    clock.now += 2
+    third = tight.start()
+    assert tight.get(third.id)
+    for gone in (first, second):
+        with pytest.raises(UnknownConversation):
+            tight.get(gone.id)
+
+
 def test_start_with_keeps_a_first_turn_in_one_transaction(open_store: OpenStore) -> None:
     store = open_store()
     turn = a_turn("api:first", at=START - 1)

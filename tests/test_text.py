@@ -12,9 +12,11 @@ from szrag.base.text import (
     file_type,
     heading_before,
     normalise_path,
+    spaced_token_text,
     split_identifiers,
     split_lines,
     stem,
+    token_text,
     tokens,
     tokens_by_line,
     words,
@@ -230,3 +232,24 @@ def test_split_identifiers_spaces_each_word_of_an_identifier() -> None:
         assert split_identifiers(value) == _DEFINED_ACRONYM.sub(r"\1 \2", spaced).replace(
             "_", " "
         ), repr(value)
+
+
+def test_the_token_text_spaces_every_camel_case_boundary_as_the_pattern_does() -> None:
+    # a space before each capital after a lowercase ASCII letter, then lowercased: short
+    # texts go through the pattern, long ones through their bytes, with the same result
+    boundary = re.compile(r"(?<=[a-z])(?=[A-Z])")
+    chooser = random.Random(11)
+    alphabet = "aAzZbQ09 _-\n\t.\u0130\u212a\u00b5\u00e9\u4e2d\ud800\U0001f600"
+    for _ in range(400):
+        length = chooser.choice([chooser.randrange(40), chooser.randrange(900, 3000)])
+        value = "".join(chooser.choice(alphabet) for _ in range(length))
+        if chooser.random() < 0.5:
+            value = "".join(char for char in value if char.isascii())
+        expected = boundary.sub(" ", value).lower()
+        assert token_text(value) == expected
+        spaced, places = spaced_token_text(value)
+        assert spaced == expected
+        if value.isascii():
+            assert places == [match.start() for match in boundary.finditer(value)]
+        else:
+            assert places is None

@@ -260,11 +260,11 @@ class PostgresConversations:
             " AND updated_at < %s",
             (chosen, mine, now - self.limits.max_age_seconds),
         )
-        conn.execute(
+        added = conn.execute(
             "INSERT INTO szrag_conversations (id, repository, face, owner, started_at,"
             " updated_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
             (chosen, mine, face, owner, now, now),
-        )
+        ).rowcount
         # starting counts as using: an expired thread starts afresh (its old turns go)
         row = conn.execute(
             "UPDATE szrag_conversations SET updated_at = %s WHERE id = %s AND repository = %s"
@@ -279,7 +279,7 @@ class PostgresConversations:
             raise ConversationError(
                 f"conversation {chosen} is about repository {whose}: continue it there"
             )
-        self._prune(conn, now)
+        self._prune(conn, now, added=added > 0)
         return conversation_of(row)
 
     def get(self, conversation_id: str, *, owner: str | None = None) -> Conversation:
@@ -445,7 +445,9 @@ class PostgresConversations:
     def _cutoff(self) -> float:
         return self.clock() - self.limits.max_age_seconds
 
-    def _prune(self, conn: psycopg.Connection[Any], now: float) -> None:
+    def _prune(self, conn: psycopg.Connection[Any], now: float, *, added: bool = False) -> None:
+        """Forget what is past the age bound and, when a conversation was ``added`` (only
+        that can pass the count bound), the least recently used past the count bound."""
         cutoff = now - self.limits.max_age_seconds
         mine = self._repository
         conn.execute(
@@ -457,6 +459,8 @@ class PostgresConversations:
             "DELETE FROM szrag_conversations WHERE updated_at < %s AND repository = %s",
             (cutoff, mine),
         )
+        if not added:
+            return
         conn.execute(
             "DELETE FROM szrag_conversations WHERE id IN (SELECT id FROM szrag_conversations"
             " WHERE repository = %s ORDER BY updated_at DESC, seq DESC OFFSET %s)",

@@ -234,18 +234,18 @@ class ConversationStore:
             "DELETE FROM conversations WHERE id = ? AND repository != ? AND updated_at < ?",
             (chosen, self._repository, now - self.limits.max_age_seconds),
         )
-        conn.execute(
+        added = conn.execute(
             "INSERT OR IGNORE INTO conversations"
             " (id, face, owner, started_at, updated_at, repository) VALUES (?, ?, ?, ?, ?, ?)",
             (chosen, face, owner, now, now, self._repository),
-        )
+        ).rowcount
         found = conn.execute("SELECT repository FROM conversations WHERE id = ?", (chosen,))
         taken_by = found.fetchone()["repository"]
         if taken_by != self._repository:
             raise ConversationError(_taken(chosen, taken_by))
         # starting counts as using: an expired thread starts afresh (its old turns go)
         conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, chosen))
-        self._prune(conn, now)
+        self._prune(conn, now, added=bool(added))
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (chosen,)).fetchone()
         return conversation_of(row)
 
@@ -404,7 +404,10 @@ class ConversationStore:
     def _cutoff(self) -> float:
         return self.clock() - self.limits.max_age_seconds
 
-    def _prune(self, conn: sqlite3.Connection, now: float) -> None:
+    def _prune(self, conn: sqlite3.Connection, now: float, *, added: bool = False) -> None:
+        """Forget the turns and conversations past the age bound and, when a conversation
+        was ``added``, the least recently used past the count bound (only an added one can
+        pass it; finding them walks every conversation kept)."""
         cutoff = now - self.limits.max_age_seconds
         mine = self._repository
         conn.execute(  # only the expired turns are looked at (by turns_asked), then each one's
@@ -416,6 +419,8 @@ class ConversationStore:
         conn.execute(
             "DELETE FROM conversations WHERE updated_at < ? AND repository = ?", (cutoff, mine)
         )
+        if not added:
+            return
         conn.execute(
             "DELETE FROM conversations WHERE id IN (SELECT id FROM conversations"
             " WHERE repository = ? ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)",

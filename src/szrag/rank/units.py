@@ -19,6 +19,7 @@ import bisect
 import functools
 import itertools
 import math
+import operator
 import re
 import threading
 from array import array
@@ -30,9 +31,9 @@ from szrag.base.text import (
     MIN_TOKEN,
     TOKEN_CHARACTERS,
     TOKEN_CLASS,
+    spaced_token_text,
     stem,
     symbol_key,
-    token_text,
     tokens,
 )
 from szrag.code.scoring import lookup_prefix
@@ -86,6 +87,17 @@ class FileCut:
             return ""
         end = self.offsets[last] - 1 if last < count else len(self.text)
         return self.text[self.offsets[first - 1] : end]
+
+
+def _shifted(offsets: array[int], spaced: Sequence[int]) -> array[int]:
+    """``offsets`` once a space goes before each of the places ``spaced`` (ascending, none
+    at a line's start): each line begins as many characters later as spaces went before."""
+    added = [0] * len(offsets)
+    for place in spaced:
+        line = bisect.bisect_right(offsets, place)  # the line after the one holding it
+        if line < len(added):
+            added[line] += 1
+    return array("q", map(operator.add, offsets, itertools.accumulate(added)))
 
 
 def _offsets(lines: Sequence[str]) -> array[int]:
@@ -241,6 +253,7 @@ def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCu
     known, found = cache.get(key)
     if known and (found is None or not measure or isinstance(found, FileUnits)):
         return found
+    lines: Sequence[str] | None = None
     if found is None:
         lines = index.lines(path)
         if lines:
@@ -249,17 +262,19 @@ def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCu
             units = file_units(lines, definitions, prose=kind in PROSE_TYPES)
             found = FileCut.of(lines, units)
     if found is not None and measure:
-        found = _measure(found)
+        found = _measure(found, lines)
     cache.put(key, found)
     return found
 
 
 def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:
-    return _measure(FileCut.of(lines, units))
+    return _measure(FileCut.of(lines, units), lines)
 
 
-def _measure(cut: FileCut) -> FileUnits:
-    lines = cut.text.split("\n") if cut.offsets else []  # while measuring only
+def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
+    """The cut measured for ranking; ``lines``: its lines, when the caller has them."""
+    if lines is None:
+        lines = cut.text.split("\n") if cut.offsets else []  # while measuring only
     units = cut.units
     # non-blank lines before each line, so a unit's length is a difference, not a count
     before = list(itertools.accumulate(map(bool, map(str.strip, lines)), initial=0))
@@ -280,11 +295,15 @@ def _measure(cut: FileCut) -> FileUnits:
             )
         names.append(known[0])
         keys.append(known[1])
-    lowered = token_text(cut.text)
+    lowered, spaced = spaced_token_text(cut.text)
     # where each line begins in ``lowered``: where it begins in the text unless a camelCase
     # boundary was spaced or some character lowercased into two (the dotted capital I)
-    same = len(lowered) == len(cut.text)
-    starts = cut.offsets if same else _offsets(lowered.split("\n") if lines else [])
+    if spaced == []:
+        starts = cut.offsets
+    elif spaced is not None:
+        starts = _shifted(cut.offsets, spaced)
+    else:
+        starts = _offsets(lowered.split("\n") if lines else [])
     return FileUnits(
         cut.text,
         cut.offsets,
