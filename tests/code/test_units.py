@@ -401,6 +401,34 @@ def test_a_files_cut_is_made_once_and_measured_only_when_ranked(auth_root: Path)
         assert cut_of(index, "missing.py", "code") is None
 
 
+def test_each_files_units_are_cut_once_when_it_is_indexed(tmp_path: Path) -> None:
+    from szrag.code.units import PROSE_TYPES
+    from szrag.index.records import records_by_path
+
+    (tmp_path / "auth.py").write_text(AUTH, encoding="utf-8")
+    long_function = ["def long():"] + [f"    step_{n} = {n}" for n in range(130)]
+    (tmp_path / "long.py").write_text("\n".join(long_function) + "\n", encoding="utf-8")
+    sections = ["# Title", "", "Intro.", "", "## Install", "", "pip install it", ""] * 30
+    (tmp_path / "README.md").write_text("\n".join(sections), encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("plain words\n" * 200, encoding="utf-8")
+    (tmp_path / "empty.py").write_text("", encoding="utf-8")
+    build_index(tmp_path)
+    with load_index(tmp_path) as index:
+        records = records_by_path(index)
+        for path, stored in index.files_by_path().items():
+            kept = index.stored_units(path)
+            record = records.get(path)
+            definitions = record.functions if record is not None else ()
+            lines = index.lines(path)
+            cut = file_units(lines, definitions, prose=stored.type in PROSE_TYPES)
+            assert kept == tuple(cut), path  # what the second stage would cut when read
+        assert len(index.stored_units("long.py") or ()) > 3  # a long function in parts
+        assert index.stored_units("missing.py") is None
+        # the second stage reads the units kept, not the record's definitions again
+        found = units_of(index, "auth.py", "python")
+        assert found is not None and found.units == index.stored_units("auth.py")
+
+
 TERM_LINES = textwrap.dedent(
     """\
     class EntryCache:  # entries, entry, Entries

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Protocol, cast
 
 CHUNK_SIZE = 60
 CHUNK_STEP = 40
@@ -358,6 +359,58 @@ def heading_before(lines: list[str], start: int) -> str | None:
         if match:
             return match.group(1).strip()
     return None
+
+
+class Window(Protocol):
+    """Lines of a file from ``start`` (1-based), newline-joined: a chunk as written or read."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def stitch_lines(windows: Iterable[Window], first: int = 1, last: int | None = None) -> list[str]:
+    """Lines ``first``-``last`` (1-based, inclusive; to the end without ``last``) of a file,
+    put together from ``windows`` of it (in file order, mostly; a line no window holds is
+    empty)."""
+    # a line is the first window's that holds it; windows come in file order, so each one
+    # mostly extends the lines stitched so far (``stitched[0]`` is line ``base``)
+    stitched: list[str | None] = []
+    base = 0
+    holes = False
+    for window in windows:
+        texts = window.text.split("\n")
+        if not stitched:
+            base = window.start
+        elif window.start < base:  # out of order: the lines before are put in front
+            stitched[:0] = [None] * (base - window.start)
+            base, holes = window.start, True
+        at = window.start - base
+        if holes or at > len(stitched):
+            holes = True  # lines no window held yet: each one is looked at
+            if at + len(texts) > len(stitched):
+                stitched.extend([None] * (at + len(texts) - len(stitched)))
+            for offset, line in enumerate(texts, at):
+                if stitched[offset] is None:
+                    stitched[offset] = line
+        else:  # every line so far is held: the window adds those past them
+            stitched.extend(texts[len(stitched) - at :])
+    while stitched and stitched[-1] is None:
+        stitched.pop()
+    top = base + len(stitched) - 1 if stitched else 0
+    if last is not None:
+        top = min(last, top)
+    start = max(first, 1)
+    if top < start:
+        return []
+    if not holes and start >= base:
+        return cast("list[str]", stitched[start - base : top - base + 1])
+    return [
+        (stitched[number - base] or "") if 0 <= number - base < len(stitched) else ""
+        for number in range(start, top + 1)
+    ]
 
 
 def create_chunks(

@@ -14,8 +14,9 @@ file or a 5,000-line function still gives units a model can be shown whole.
 from __future__ import annotations
 
 import bisect
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from szrag.code.model import Definition
@@ -27,6 +28,7 @@ MIN_GAP_LINES = 3  # fewer non-blank lines outside definitions join the unit bef
 TAIL_LINES = 4  # a body's last lines past the bound that stay with the part before them
 MOST_UNIT_LINES = MAX_UNIT_LINES + TAIL_LINES  # the most lines any unit holds
 WINDOW_LINES = 40
+PROSE_TYPES = frozenset({"markdown", "docs", "text"})  # file types cut at headings
 CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
 TYPE_KINDS = frozenset({"class", "interface", "trait", "type"})
 
@@ -50,6 +52,17 @@ class Unit:
     kind: str  # a definition kind, "part" of one, "module" lines, "section" or "window"
     name: str | None = None  # the definition (``Class.method``) or the section heading
     signature: str | None = None  # a part's definition line, shown with the part
+
+
+def encoded_units(units: Iterable[Unit]) -> str:
+    """``units`` as the index keeps them: JSON rows of start, end, kind, name, signature."""
+    rows = [[unit.start, unit.end, unit.kind, unit.name, unit.signature] for unit in units]
+    return json.dumps(rows, separators=(",", ":"))
+
+
+def decoded_units(value: str) -> tuple[Unit, ...]:
+    """The units ``encoded_units`` wrote."""
+    return tuple(Unit(*row) for row in json.loads(value))
 
 
 def file_units(lines: Sequence[str], definitions: Sequence[Definition], prose: bool) -> list[Unit]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from szrag.base.collector import collections_paused
 from szrag.base.config import RepoConfig
 from szrag.base.text import path_tokens as tokens_of_path
+from szrag.base.text import stitch_lines
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.memory import MemoryMode
@@ -20,6 +21,7 @@ from szrag.index.search import SqliteFullText
 
 if TYPE_CHECKING:
     from szrag.code.model import Definition
+    from szrag.code.units import Unit
     from szrag.index.memory import ChunkMemory, Edges
     from szrag.index.protocol import (
         ChunkRow,
@@ -83,42 +85,7 @@ def stitched_lines(
     """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without ``last``)
     of one file of ``index``, put together from the chunks that hold them."""
     wanted = None if first <= 1 and last is None else [(first, last or 1 << 62)]
-    # a line is the first chunk's that holds it; chunks come in file order, so each one
-    # mostly extends the lines stitched so far (``stitched[0]`` is line ``base``)
-    stitched: list[str | None] = []
-    base = 0
-    holes = False
-    for chunk in index.chunks(path, wanted):
-        texts = chunk.text.split("\n")
-        if not stitched:
-            base = chunk.start
-        elif chunk.start < base:  # out of order: the lines before are put in front
-            stitched[:0] = [None] * (base - chunk.start)
-            base, holes = chunk.start, True
-        at = chunk.start - base
-        if holes or at > len(stitched):
-            holes = True  # lines no chunk held yet: each one is looked at
-            if at + len(texts) > len(stitched):
-                stitched.extend([None] * (at + len(texts) - len(stitched)))
-            for offset, line in enumerate(texts, at):
-                if stitched[offset] is None:
-                    stitched[offset] = line
-        else:  # every line so far is held: the chunk adds those past them
-            stitched.extend(texts[len(stitched) - at :])
-    while stitched and stitched[-1] is None:
-        stitched.pop()
-    top = base + len(stitched) - 1 if stitched else 0
-    if last is not None:
-        top = min(last, top)
-    start = max(first, 1)
-    if top < start:
-        return []
-    if not holes and start >= base:
-        return cast("list[str]", stitched[start - base : top - base + 1])
-    return [
-        (stitched[number - base] or "") if 0 <= number - base < len(stitched) else ""
-        for number in range(start, top + 1)
-    ]
+    return stitch_lines(index.chunks(path, wanted), first, last)
 
 
 MAX_IMAGE_BYTES = 16 * 1024 * 1024  # an image larger than this is neither served nor published
@@ -416,6 +383,14 @@ class Index:
         """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without
         ``last``) of one file, put together from the windows that hold them."""
         return stitched_lines(self, path, first, last)
+
+    def stored_units(self, path: str) -> tuple[Unit, ...] | None:
+        """The units the file was cut into when it was indexed, None when none are kept."""
+        from szrag.code.units import decoded_units  # a refresh alone reads none
+
+        with self.reading():
+            packed = store.stored_units(self.conn, path)
+        return decoded_units(store.unpack(packed)) if packed is not None else None
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""

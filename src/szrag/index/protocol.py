@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 if TYPE_CHECKING:
     from szrag.base.config import RepoConfig
     from szrag.code.model import Definition
+    from szrag.code.units import Unit
     from szrag.index.collect import Skip
     from szrag.index.handle import FileEntry, RefreshReport
     from szrag.index.store import StoredChunk, StoredFile
@@ -288,6 +289,12 @@ class IndexStore(Protocol):
 
     def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
         """The indexed lines ``first``-``last`` (1-based, inclusive) of one file."""
+        ...
+
+    def stored_units(self, path: str) -> tuple[Unit, ...] | None:
+        """The units the file was cut into when it was indexed (``code.units.file_units``
+        of its indexed lines), None when the store keeps none for it: then they are cut
+        when read."""
         ...
 
     def named(self, name: str, kind: str) -> list[tuple[str, int]]:

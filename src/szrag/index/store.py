@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.base.errors import DamagedIndexError, IndexStoreError
-from szrag.base.text import CODE_TYPES, Chunk, LineRanges, code_terms, lines_code_terms
+from szrag.base.text import (
+    CODE_TYPES,
+    Chunk,
+    LineRanges,
+    code_terms,
+    lines_code_terms,
+    stitch_lines,
+)
 from szrag.base.text import tokens as code_tokens
 from szrag.index.protocol import ChunkRow, ChunkWords, NamedLine, TokenHolders, WordDefinition
 from szrag.index.terms import TermFields, code_names, term_fields
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
     from szrag.code.model import Definition
 
 APPLICATION = "szrag"
-SCHEMA_VERSION = 16  # 16: definitions by word, code files by token; 15: environment reads apart
+SCHEMA_VERSION = 17  # 17: each file's units; 16: definitions by word, code files by token
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000
@@ -51,6 +58,7 @@ CREATE TABLE files (
     code BLOB,  -- packed JSON of the file's code record
     routes TEXT,  -- JSON of the record's routes alone (NULL: none), read without the record
     environment TEXT,  -- JSON [name, line] of its environment reads in order (NULL: none)
+    units BLOB,  -- packed JSON of its units (``code.units``), cut once here, not per question
     decode_errors INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE chunks (
@@ -321,6 +329,12 @@ def set_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
+def stored_units(conn: sqlite3.Connection, path: str) -> bytes | None:
+    """The packed units kept for ``path`` (None: no such file, or none kept)."""
+    row = conn.execute("SELECT units FROM files WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else None
+
+
 def read_generation(conn: sqlite3.Connection) -> str:
     """The index's generation: it changes every time a writer commits."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -341,6 +355,7 @@ class FileRows:
     code: bytes | None
     routes: str | None  # the code record's routes as JSON, None without any
     environment: str | None  # its environment reads as JSON [name, line] pairs, None without any
+    units: bytes  # packed: its units (``code.units.encoded_units``)
     names: list[tuple[str, str, int]]  # (kind, name, line)
     definitions: list[tuple[str, str, int, int, str | None]]  # name, kind, line, end, container
     definition_words: list[tuple[str, int]]  # (lookup word, the definition's seq)
@@ -364,12 +379,17 @@ class FileRows:
         chunks and their words and full-text fields."""
         from szrag.code.model import CodeRecord  # a refresh finding nothing changed needs none
         from szrag.code.scoring import lookup_words
+        from szrag.code.units import PROSE_TYPES, encoded_units, file_units
 
         # the calls, two thirds of a record, are kept by name in ``names`` and read from there
         stored = {key: value for key, value in code.items() if key != "calls"} if code else code
         record = CodeRecord.from_dict(stored) if stored else None
         reads = [[item.name, item.line] for item in record.environment_variables] if record else []
         joined = " ".join(sorted(set(tokens)))  # distinct: readers split, not set
+        # cut from the lines as a reader stitches them from the chunks
+        units = file_units(
+            stitch_lines(chunks), record.functions if record else (), prose=kind in PROSE_TYPES
+        )
         return cls(
             tokens=pack(joined),
             code=pack(json.dumps(stored, separators=(",", ":"))) if stored is not None else None,
@@ -377,6 +397,7 @@ class FileRows:
             if code and code.get("routes")
             else None,
             environment=json.dumps(reads, separators=(",", ":")) if reads else None,
+            units=pack(encoded_units(units)),
             names=code_names(code),
             definitions=[
                 (item.name, item.kind, item.line, item.end_line, item.container)
@@ -418,7 +439,8 @@ def insert_file(
     """Write one file and its chunks; returns the file id."""
     cursor = conn.execute(
         "INSERT INTO files(path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code,"
-        " routes, environment, decode_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " routes, environment, units, decode_errors)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             path,
             *stat,
@@ -428,6 +450,7 @@ def insert_file(
             rows.code,
             rows.routes,
             rows.environment,
+            rows.units,
             decode_errors,
         ),
     )

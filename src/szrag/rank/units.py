@@ -37,7 +37,7 @@ from szrag.base.text import (
     tokens,
 )
 from szrag.code.scoring import lookup_prefix
-from szrag.code.units import Unit, file_units
+from szrag.code.units import PROSE_TYPES, Unit, file_units
 from szrag.index.protocol import IndexStore
 from szrag.index.records import records_by_path
 from szrag.rank.model import Window
@@ -57,7 +57,6 @@ WINDOW_SHARE = 0.25  # of the best score, at most, for lying in a window the fir
 FILE_LINES = 80
 FILE_UNITS = 3
 CLOSE_SHARE = 0.3
-PROSE_TYPES = frozenset({"markdown", "docs", "text"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,14 +256,21 @@ def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCu
     if found is None:
         lines = index.lines(path)
         if lines:
-            record = records_by_path(index).get(path)  # decoded once for every reader
-            definitions = record.functions if record is not None else ()
-            units = file_units(lines, definitions, prose=kind in PROSE_TYPES)
-            found = FileCut.of(lines, units)
+            found = FileCut.of(lines, _units(index, path, kind, lines))
     if found is not None and measure:
         found = _measure(found, lines)
     cache.put(key, found)
     return found
+
+
+def _units(index: IndexStore, path: str, kind: str, lines: Sequence[str]) -> Sequence[Unit]:
+    """The file's units as the index cut them when it was written, else cut now."""
+    stored = index.stored_units(path)
+    if stored is not None:
+        return stored
+    record = records_by_path(index).get(path)  # decoded once for every reader
+    definitions = record.functions if record is not None else ()
+    return file_units(lines, definitions, prose=kind in PROSE_TYPES)
 
 
 def _measured(lines: Sequence[str], units: Sequence[Unit]) -> FileUnits:

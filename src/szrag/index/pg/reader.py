@@ -24,6 +24,7 @@ from szrag.base.errors import IndexStoreError, StoreUnavailable
 from szrag.base.text import CODE_TYPES, path_tokens
 from szrag.code.model import Definition
 from szrag.code.scoring import lookup_words
+from szrag.code.units import Unit
 from szrag.index import store
 from szrag.index.collect import Skip
 from szrag.index.handle import FileEntry, RefreshReport, stitched_lines
@@ -580,6 +581,10 @@ class PostgresIndex:
     def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
         """The indexed lines ``first``-``last`` (1-based, inclusive) of one file."""
         return stitched_lines(self, path, first, last)
+
+    def stored_units(self, path: str) -> tuple[Unit, ...] | None:
+        """None: the published index keeps no units, so a reader cuts them."""
+        return None
 
     def named(self, name: str, kind: str) -> list[tuple[str, int]]:
         """(path, line) of each ``kind`` stored for the lookup key ``name``."""
