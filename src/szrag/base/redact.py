@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import itertools
 import math
 import re
@@ -349,6 +350,7 @@ _CONFIG_SUFFIXES = frozenset({".ini", ".conf", ".cfg", ".properties", ".env"})
 _INI_SECTION = re.compile(r"^[ \t]*\[[\w .:\-]+\][ \t]*$", re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every text packed, of a few files each
 def is_config_path(path: str) -> bool:
     """True for configuration files that write values bare: .ini, .conf, .cfg, .properties,
     .env and .env.* files."""
@@ -556,17 +558,24 @@ def redact_text(text: str, *, path: str | None = None) -> Redaction:
 
 def _redact(text: str, path: str | None, shown: Shown | None = None) -> Redaction:
     config = is_config_path(path) if path is not None else bool(_INI_SECTION.search(text))
+    rules, needles, folded_needles = _CONFIG_CHAIN if config else _CHAIN
     found: list[str] = []
-    lowered: str | None = None  # of the text as it is now (a marker may have changed it)
+    # of the text as it is now (a marker may have changed it): the needles it holds, looked
+    # for once rather than rule by rule, its folded form and the folded needles it holds
+    held = {needle for needle in needles if needle in text}
+    lowered: str | None = None
+    held_folded: set[str] | None = None
     lines: list[tuple[int, int]] | None = None  # its lines holding a secret name's part
-    for rule in (_CONFIG_RULES if config else RULES) + _PROSE_RULES:
-        if rule.needles and not any(needle in text for needle in rule.needles):
+    for rule in rules:
+        if rule.needles and held.isdisjoint(rule.needles):
             continue
         if rule.gate is not None and not rule.gate.search(text):
             continue
         if rule.lowered:
             lowered = _folded(text) if lowered is None else lowered
-            if not any(needle in lowered for needle in rule.lowered):
+            if held_folded is None:
+                held_folded = {needle for needle in folded_needles if needle in lowered}
+            if held_folded.isdisjoint(rule.lowered):
                 continue
             if rule.by_line:
                 lines = _secret_lines(text, lowered) if lines is None else lines
@@ -576,11 +585,21 @@ def _redact(text: str, path: str | None, shown: Shown | None = None) -> Redactio
         else:
             redacted = _apply(rule, text, found, shown)
         if redacted is not text:
-            text, lowered, lines = redacted, None, None
+            text, lowered, lines, held_folded = redacted, None, None, None
+            held = {needle for needle in needles if needle in text}
     lowered = _folded(text) if lowered is None else lowered
     if ":" in text and any(part in lowered for part in _SECRET_NAME_PARTS):
         text = _redact_yaml_blocks(text, found)  # only under a secret-named key
     return Redaction(text=text, count=len(found), kinds=tuple(sorted(set(found))))
+
+
+def _chain(rules: tuple[_Rule, ...]) -> tuple[tuple[_Rule, ...], frozenset[str], frozenset[str]]:
+    """The rules run on a text, in order, and every needle and folded needle they have."""
+    return (
+        rules,
+        frozenset(needle for rule in rules for needle in rule.needles),
+        frozenset(needle for rule in rules for needle in rule.lowered),
+    )
 
 
 # Redaction is a pure function of the text and its path, and the same chunks are packed for
@@ -715,6 +734,9 @@ _PROSE_RULES: tuple[_Rule, ...] = (
         by_line=True,
     ),
 )
+
+_CHAIN = _chain(RULES + _PROSE_RULES)
+_CONFIG_CHAIN = _chain(_CONFIG_RULES + _PROSE_RULES)
 
 
 # The vocabulary and rules of runtime data (tool output, logs, audit records): the same
