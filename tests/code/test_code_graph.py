@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from szrag.code.scoring import (
     SymbolQuestion,
     extract_environment_variables,
     names_in,
+    names_symbol,
     path_in,
     route_score,
     symbol_score,
@@ -129,6 +132,32 @@ def test_route_score(question: str, method: str, path: str, expected: int) -> No
 def test_whole_word_helpers() -> None:
     assert names_in("call start() now", "start") and not names_in("restart it", "start")
     assert path_in("see `/items/{item_id}`", "/items/{item_id}") and not path_in("", "")
+
+
+def test_a_name_stands_in_a_question_as_a_pattern_would_find_it() -> None:
+    # the reference: the patterns the helpers once compiled for every name
+    def whole(question: str, name: str) -> bool:
+        word = re.escape(name.lower())
+        return re.search(rf"(?<![\w$]){word}(?![\w$])", question) is not None
+
+    def as_code(question: str, name: str) -> bool:
+        if not name or not whole(question, name):
+            return False
+        if len(tokens(name)) > 1 or not name.isalpha():
+            return True
+        word = re.escape(name.lower())
+        code = rf"`{word}`|(?<![\w$]){word}\(|[\w)\]]\.{word}(?![\w$])"
+        return re.search(code, question) is not None
+
+    chooser = random.Random(3)
+    names = ["a", "ab", "b", "ab_", "$a", "a.b", "ba", "abab", "#a", "\u00e9"]
+    for _ in range(20_000):
+        question = "".join(
+            chooser.choice("ab_$.()[]` \u00e91") for _ in range(chooser.randrange(14))
+        )
+        name = chooser.choice(names)
+        assert names_in(question, name) == whole(question, name), (question, name)
+        assert names_symbol(question, name) == as_code(question, name), (question, name)
 
 
 def test_extract_environment_variables() -> None:

@@ -205,7 +205,10 @@ def tokens(value: str) -> set[str]:
     """Unique lowercase alphanumeric tokens of two or more characters, camelCase split."""
     # path separators need no pass of their own: no token holds one. A token never spans an
     # ASCII character that is neither a letter nor a digit, so the patterns need only read
-    # each distinct run between such characters once (code repeats its names many times).
+    # each distinct run between such characters once (code repeats its names many times);
+    # a short text (a name, a path, a question) is read as it stands, faster than cut
+    if len(value) < SHORT_TEXT:
+        return set(_TOKEN.findall(token_text(value)))
     separated = value.encode("utf-8", "surrogatepass").translate(_RUN_BYTES)
     runs = " ".join(set(separated.decode("utf-8", "surrogatepass").split()))
     return set(_TOKEN.findall(token_text(runs)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -47,9 +48,28 @@ def name_tokens(name: str) -> frozenset[str]:
 def names_in(question_lower: str, name: str) -> bool:
     """True when ``name`` occurs in the question as a whole word (``get`` not in ``target``)."""
     lowered = name.lower()
-    if lowered not in question_lower:  # cheap test first: most names are not there at all
-        return False
-    return re.search(rf"(?<![\w$]){re.escape(lowered)}(?![\w$])", question_lower) is not None
+    return any(
+        _apart(question_lower, at - 1) and _apart(question_lower, at + len(lowered))
+        for at in _places(question_lower, lowered)
+    )
+
+
+def _places(text: str, part: str) -> Iterator[int]:
+    """Where ``part`` begins in ``text``, each place (found with ``str.find``: a pattern
+    made for each name was compiled for each, past what ``re`` keeps)."""
+    at = text.find(part)
+    while at >= 0:
+        yield at
+        at = text.find(part, at + 1)
+
+
+def _apart(text: str, at: int) -> bool:
+    """Whether the character at ``at`` (none before the text or past it) is not one a name
+    runs on through: a word character (``\\w``) or ``$``."""
+    if at < 0 or at >= len(text):
+        return True
+    character = text[at]
+    return not (character.isalnum() or character in "_$")
 
 
 def words_of_name(name: str) -> tuple[tuple[str, str], ...]:
@@ -164,9 +184,18 @@ def names_symbol(question_lower: str, name: str) -> bool:
         return False
     if len(name_tokens(name)) > 1 or not name.isalpha():
         return True
-    lowered = re.escape(name.lower())
-    as_code = rf"`{lowered}`|(?<![\w$]){lowered}\(|[\w)\]]\.{lowered}(?![\w$])"
-    return re.search(as_code, question_lower) is not None
+    lowered = name.lower()
+    if f"`{lowered}`" in question_lower:
+        return True
+    for at in _places(question_lower, lowered):
+        end = at + len(lowered)
+        if question_lower.startswith("(", end) and _apart(question_lower, at - 1):
+            return True  # called: ``name(``
+        if at >= 2 and question_lower[at - 1] == "." and _apart(question_lower, end):
+            owner = question_lower[at - 2]
+            if owner.isalnum() or owner in "_)]":
+                return True  # an attribute: ``request.name``, ``items().name``
+    return False
 
 
 def symbol_score(
