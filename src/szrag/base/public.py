@@ -184,6 +184,13 @@ def _fields(record: type) -> tuple[tuple[str, str, Shown], ...]:
     return tuple(found)
 
 
+def json_bytes(value: Any) -> bytes:
+    """``value``, already public (``to_public``), as compact JSON in UTF-8."""
+    import orjson  # the server's: a keyless answer encodes in a twentieth of the time
+
+    return orjson.dumps(value)
+
+
 def dumps(value: Any, *, indent: int | None = None) -> str:
     """``value`` as public JSON text (UTF-8 characters kept)."""
     return json.dumps(to_public(value), indent=indent, ensure_ascii=False)

@@ -24,7 +24,7 @@ from sse_starlette import EventSourceResponse
 from szrag.answer.question import Admitted, Question
 from szrag.answer.results import Answer, ScopedAnswer
 from szrag.base.errors import ClientGone, StoreUnavailable
-from szrag.base.public import public_dict, to_public
+from szrag.base.public import json_bytes, public_dict, to_public
 from szrag.index.build import is_damage
 from szrag.runtime import Reading
 from szrag.runtime.indexinfo import routes_of
@@ -52,16 +52,23 @@ T = TypeVar("T")
 router = APIRouter()
 
 
+class PublicJSONResponse(JSONResponse):
+    """A JSON response whose content is public data (``to_public``), written by orjson."""
+
+    def render(self, content: Any) -> bytes:
+        return json_bytes(content)
+
+
 def ok(data: Any, status: int = 200) -> JSONResponse:
     """The success envelope, its data in the public form."""
-    return JSONResponse({"ok": True, "data": to_public(data)}, status_code=status)
+    return PublicJSONResponse({"ok": True, "data": to_public(data)}, status_code=status)
 
 
 def failure(
     status: int, code: str, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     """The failure envelope."""
-    return JSONResponse(
+    return PublicJSONResponse(
         {"ok": False, "code": code, "error": message}, status_code=status, headers=headers
     )
 

@@ -11,7 +11,6 @@ away the response stops iterating and the task is cancelled, which closes the mo
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from szrag.base.activity import Activity
-from szrag.base.public import to_public
+from szrag.base.public import json_bytes, to_public
 
 ACTIVITY = "activity"
 TOKEN = "token"
@@ -42,7 +41,7 @@ _DONE = _Done()
 
 def to_json(payload: Any) -> str:
     """Compact one-line public JSON (non-ASCII kept as is)."""
-    return json.dumps(to_public(payload), ensure_ascii=False, separators=(",", ":"))
+    return json_bytes(to_public(payload)).decode()
 
 
 def make_event(name: str, payload: Any) -> ServerSentEvent:
