@@ -117,6 +117,8 @@ class FileUnits(FileCut):
     # where each line begins in ``lowered`` (the cut's ``offsets`` unless the token text
     # changed a length): machine integers, a fifth of the memory of a tuple of ints
     starts: array[int]
+    first_lines: tuple[int, ...]  # each unit's first line (units follow one another)
+    named: dict[str, tuple[int, ...]]  # each word of the units' names: the units it names
     held: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
     # the last questions' scores before the window's share, and the best unit's words' score:
     # a question ranks a file's units for its sources, then again for a context's further ones
@@ -161,13 +163,21 @@ class FileUnits(FileCut):
 
     def term_counts(self, term: str) -> list[int]:
         """For each unit, how many of its lines hold a word whose stem is ``term``."""
-        holding = self.lines_holding(term)
-        if not holding:
-            return [0] * len(self.units)
-        return [
-            bisect.bisect_right(holding, unit.end) - bisect.bisect_left(holding, unit.start)
-            for unit in self.units
-        ]
+        counts = [0] * len(self.units)
+        for place, lines in self.term_places(term).items():
+            counts[place] = lines
+        return counts
+
+    def term_places(self, term: str) -> dict[int, int]:
+        """The units (by place) with a line holding a word whose stem is ``term``, and how
+        many such lines each has: found from those lines, not by looking at every unit."""
+        places: dict[int, int] = {}
+        units, first_lines = self.units, self.first_lines
+        for line in self.lines_holding(term):
+            place = bisect.bisect_right(first_lines, line) - 1
+            if place >= 0 and line <= units[place].end:  # not a blank line between units
+                places[place] = places.get(place, 0) + 1
+        return places
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +320,10 @@ def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
         starts = _shifted(cut.offsets, spaced)
     else:
         starts = _offsets(lowered.split("\n") if lines else [])
+    named: dict[str, list[int]] = {}
+    for place, words in enumerate(names):
+        for word in words:
+            named.setdefault(word, []).append(place)
     return FileUnits(
         cut.text,
         cut.offsets,
@@ -319,6 +333,8 @@ def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
         tuple(lengths),
         lowered,
         starts,
+        tuple(unit.start for unit in units),
+        {word: tuple(places) for word, places in named.items()},
     )
 
 
@@ -363,23 +379,25 @@ def _question_scores(found: FileUnits, question: str) -> tuple[tuple[float, ...]
     quoted = quoted_literals(question)
     count = len(found.units)
     average = sum(found.lengths) / count if count else 1.0
-    counts = {term: found.term_counts(term) for term in terms}  # lines per unit
+    counts = {term: found.term_places(term) for term in terms}  # lines per unit holding it
     weights = {}
     for term, held in counts.items():
-        frequency = sum(1 for lines in held if lines)
+        frequency = len(held)
         if frequency:
             weights[term] = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
-    raw: list[float] = []
-    for place in range(count):
-        norm = K1 * (1 - B + B * max(found.lengths[place], 1) / max(average, 1.0))
-        score = 0.0
-        for term, weight in weights.items():
-            tf = counts[term][place]
-            if tf:
-                score += weight * tf * (K1 + 1) / (tf + norm)
-            if term in found.name_words[place]:
-                score += NAME_WEIGHT * weight
-        raw.append(score)
+    # each term adds to the units it reaches, in the question's order, its words then its
+    # name's share: every unit's sum is made in the order a unit-by-unit loop makes it
+    raw = [0.0] * count
+    norms: dict[int, float] = {}
+    for term, weight in weights.items():
+        for place, tf in counts[term].items():
+            norm = norms.get(place)
+            if norm is None:
+                length = max(found.lengths[place], 1)
+                norm = norms[place] = K1 * (1 - B + B * length / max(average, 1.0))
+            raw[place] += weight * tf * (K1 + 1) / (tf + norm)
+        for place in found.named.get(term, ()):
+            raw[place] += NAME_WEIGHT * weight
     best = max(raw, default=0.0) or 1.0
     asked: list[float] = []
     for place, unit in enumerate(found.units):
