@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import socket
 import threading
 import time
@@ -281,6 +282,16 @@ def test_no_piece_of_an_encodings_pattern_spans_two_counted_runs(
 def test_slashes_after_punctuation_are_one_piece_in_o200k_base() -> None:
     assert words_bound("}\n//") == 2 and words_bound("}\n//", slashes_join=True) == 1
     assert words_bound("//\n" * 40, slashes_join=True) == 0
+
+
+def test_the_words_bound_of_an_ascii_text_counts_its_runs_as_split_does() -> None:
+    # an ASCII text's runs are counted in its bytes; any other text's by str.split()
+    chooser = random.Random(4)
+    for alphabet in ("ab /\t\n\r\x0b\x0c.x", "ab \u00a0\u2028\u00e9\n"):
+        for _ in range(5_000):
+            text = "".join(chooser.choice(alphabet) for _ in range(chooser.randrange(20)))
+            assert words_bound(text) == len(text.split()), repr(text)
+    assert words_bound("a\x1cb") == 0  # a separator the encodings do not cut at
 
 
 def test_the_estimates_bound_is_its_count() -> None:

@@ -69,6 +69,10 @@ ESTIMATE = TokenCounter(ESTIMATE_NAME, estimate_token_count, bound=estimate_toke
 _SPLIT_ONLY_SPACES = ("\x1c", "\x1d", "\x1e", "\x1f")
 
 
+# an ASCII text's bytes as whitespace (what str.split() cuts at, but those above) or not
+_RUN_SHAPE = bytes(0x20 if chr(code) in " \t\n\r\x0b\x0c" else 0x78 for code in range(256))
+
+
 def words_bound(text: str, *, slashes_join: bool = False) -> int:
     """The runs of non-whitespace in ``text``: ``cl100k_base`` never counts fewer tokens.
 
@@ -79,6 +83,9 @@ def words_bound(text: str, *, slashes_join: bool = False) -> int:
     piece): with ``slashes_join`` a run of slashes alone is not counted."""
     if any(space in text for space in _SPLIT_ONLY_SPACES):
         return 0
+    if not slashes_join and text.isascii():  # counted in its bytes, no run made a string
+        shape = text.encode("ascii").translate(_RUN_SHAPE)
+        return shape.count(b" x") + shape.startswith(b"x")
     runs = text.split()
     if slashes_join:
         return sum(1 for run in runs if run.strip("/"))
