@@ -12,7 +12,6 @@ from szrag.base.text import (
     file_type,
     heading_before,
     normalise_path,
-    spaced_token_text,
     split_identifiers,
     split_lines,
     stem,
@@ -247,9 +246,3 @@ def test_the_token_text_spaces_every_camel_case_boundary_as_the_pattern_does() -
             value = "".join(char for char in value if char.isascii())
         expected = boundary.sub(" ", value).lower()
         assert token_text(value) == expected
-        spaced, places = spaced_token_text(value)
-        assert spaced == expected
-        if value.isascii():
-            assert places == [match.start() for match in boundary.finditer(value)]
-        else:
-            assert places is None

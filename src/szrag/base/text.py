@@ -226,30 +226,28 @@ def token_text(value: str) -> str:
     newline)."""
     if len(value) < SHORT_TEXT:
         return _CAMEL_BOUNDARY.sub(_space_before, value).lower()
-    return spaced_token_text(value)[0]
+    return _spaced_through_bytes(value)
 
 
 SHORT_TEXT = 1024  # characters below which the pattern spaces a text faster than bytes do
 
 
-def spaced_token_text(value: str) -> tuple[str, list[int] | None]:
-    """``token_text(value)``, and the places in ``value`` a space went before, in order, when
-    ``value`` is ASCII (None otherwise): the token text is then ``value`` lowercased with a
-    space before each of those places."""
+def _spaced_through_bytes(value: str) -> str:
+    """``token_text`` of a long text: its camelCase boundaries found as "aA" in a case map of
+    its bytes, far faster than the pattern calling a function at each."""
     data = value.encode("utf-8", "surrogatepass")
     ascii_only = len(data) == len(value)
     # between the pieces of the case shape split at each "aA" (never overlapping), the places
     # of the capitals: between two ASCII letters, never inside a character's bytes
     pieces = [len(piece) for piece in data.translate(_CASE_BYTES).split(b"aA")]
     if len(pieces) == 1:
-        lowered = data.lower().decode("ascii") if ascii_only else value.lower()
-        return lowered, [] if ascii_only else None
-    cuts = list(itertools.accumulate((size + 2 for size in pieces[1:-1]), initial=pieces[0] + 1))
+        return data.lower().decode("ascii") if ascii_only else value.lower()
+    cuts = itertools.accumulate((size + 2 for size in pieces[1:-1]), initial=pieces[0] + 1)
     ends = [0, *cuts, len(data)]
     spaced = b" ".join(data[start:end] for start, end in itertools.pairwise(ends))
     if ascii_only:  # bytes lowercase ASCII letters alone, and faster than a string
-        return spaced.lower().decode("ascii"), cuts
-    return spaced.decode("utf-8", "surrogatepass").lower(), None
+        return spaced.lower().decode("ascii")
+    return spaced.decode("utf-8", "surrogatepass").lower()
 
 
 @functools.lru_cache(maxsize=1 << 16)

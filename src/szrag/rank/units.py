@@ -19,7 +19,6 @@ import bisect
 import functools
 import itertools
 import math
-import operator
 import re
 import threading
 from array import array
@@ -31,9 +30,9 @@ from szrag.base.text import (
     MIN_TOKEN,
     TOKEN_CHARACTERS,
     TOKEN_CLASS,
-    spaced_token_text,
     stem,
     symbol_key,
+    token_text,
     tokens,
 )
 from szrag.code.scoring import lookup_prefix
@@ -88,17 +87,6 @@ class FileCut:
         return self.text[self.offsets[first - 1] : end]
 
 
-def _shifted(offsets: array[int], spaced: Sequence[int]) -> array[int]:
-    """``offsets`` once a space goes before each of the places ``spaced`` (ascending, none
-    at a line's start): each line begins as many characters later as spaces went before."""
-    added = [0] * len(offsets)
-    for place in spaced:
-        line = bisect.bisect_right(offsets, place)  # the line after the one holding it
-        if line < len(added):
-            added[line] += 1
-    return array("q", map(operator.add, offsets, itertools.accumulate(added)))
-
-
 def _offsets(lines: Sequence[str]) -> array[int]:
     """Where each of ``lines`` begins once they are joined by newlines."""
     sizes = [len(line) + 1 for line in lines[:-1]]
@@ -113,7 +101,10 @@ class FileUnits(FileCut):
     name_words: tuple[frozenset[str], ...]
     name_keys: tuple[frozenset[str], ...]
     lengths: tuple[int, ...]  # non-blank lines
-    lowered: str  # the lines' token text (``text.token_text``): where a word is looked for
+    # where a word is looked for: an ASCII text lowercased (``cased``: a word also ends where
+    # the text has a camelCase boundary), else the lines' token text (``text.token_text``)
+    lowered: str
+    cased: bool
     # where each line begins in ``lowered`` (the cut's ``offsets`` unless the token text
     # changed a length): machine integers, a fifth of the memory of a tuple of ints
     starts: array[int]
@@ -140,14 +131,23 @@ class FileUnits(FileCut):
         starting = _words_starting(probe)
         found: list[int] = []
         text, starts = self.lowered, self.starts
+        cased = self.text if self.cased else None  # the camelCase boundaries, unspaced
         last = len(starts) - 1
         match = starting.search(text)
         while match is not None:
             at = match.start()
-            if at and text[at - 1] in TOKEN_CHARACTERS:  # inside a word, not its start
+            if (
+                at
+                and text[at - 1] in TOKEN_CHARACTERS
+                and not (cased is not None and _CAMEL_BOUNDARY.match(cased, at - 1))
+            ):  # inside a word, not its start
                 match = starting.search(text, at + 1)
                 continue
             word = match[0]
+            if cased is not None:  # the word ends where a camelCase boundary is
+                boundary = _CAMEL_BOUNDARY.search(cased, at, at + len(word))
+                if boundary is not None:
+                    word = word[: boundary.start() + 1 - at]
             if len(word) >= MIN_TOKEN and stem(word) == term:
                 line = bisect.bisect_right(starts, at) - 1
                 found.append(line + 1)
@@ -155,7 +155,7 @@ class FileUnits(FileCut):
                     break
                 match = starting.search(text, starts[line + 1])  # one word settles a line
             else:
-                match = starting.search(text, match.end())
+                match = starting.search(text, at + len(word))
         if len(self.held) >= HELD_WORDS:  # a long-running server asks a file many words
             self.held.clear()
         held = self.held[term] = tuple(found)  # the same for any thread that works it out
@@ -193,6 +193,9 @@ KEPT_FILES = 1024  # files whose units a long-running face keeps, whatever the g
 # lowercased) and the lines of each word it was asked about
 KEPT_LINES = 150_000
 HELD_WORDS = 512  # words whose lines a file keeps; past them it starts again
+
+
+_CAMEL_BOUNDARY = re.compile(r"[a-z][A-Z]")  # the token text spaces its capital
 
 
 @functools.lru_cache(maxsize=4096)
@@ -311,15 +314,13 @@ def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
             )
         names.append(known[0])
         keys.append(known[1])
-    lowered, spaced = spaced_token_text(cut.text)
-    # where each line begins in ``lowered``: where it begins in the text unless a camelCase
-    # boundary was spaced or some character lowercased into two (the dotted capital I)
-    if spaced == []:
-        starts = cut.offsets
-    elif spaced is not None:
-        starts = _shifted(cut.offsets, spaced)
-    else:
-        starts = _offsets(lowered.split("\n") if lines else [])
+    cased = cut.text.isascii()
+    if cased:  # the same length: each line begins where it does in the text
+        lowered, starts = cut.text.lower(), cut.offsets
+    else:  # a character may lowercase into two (the dotted capital I)
+        lowered = token_text(cut.text)
+        same = len(lowered) == len(cut.text)
+        starts = cut.offsets if same else _offsets(lowered.split("\n") if lines else [])
     named: dict[str, list[int]] = {}
     for place, words in enumerate(names):
         for word in words:
@@ -332,6 +333,7 @@ def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
         tuple(keys),
         tuple(lengths),
         lowered,
+        cased,
         starts,
         tuple(unit.start for unit in units),
         {word: tuple(places) for word, places in named.items()},
