@@ -480,6 +480,46 @@ def test_a_server_reads_the_most_common_tokens_ahead_and_scores_new_words_from_m
             assert view.best(index, phrases, 10, frequencies) == _sql(index, phrases, 10)
 
 
+def test_a_stopping_server_leaves_the_common_tokens_unread(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import szrag.index.postings as postings
+    from szrag.index.shared import open_shared_index
+
+    build_index(repo).close()
+    monkeypatch.setattr(postings, "COMMON_MIN_CHUNKS", 1)  # every token is common here
+    first_read = threading.Event()
+    resume = threading.Event()
+    read = postings.ChunkPostings._read
+
+    def one_at_a_time(view: ChunkPostings, conn: sqlite3.Connection, token: str) -> object:
+        first_read.set()
+        assert resume.wait(10)
+        return read(view, conn, token)
+
+    monkeypatch.setattr(postings.ChunkPostings, "_read", one_at_a_time)
+    with open_shared_index(repo) as index:
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS, most_chunks=1e9)
+        assert first_read.wait(10)  # the read-ahead holds its first token
+        postings.stop_reads(index)
+        resume.set()
+        postings.settle_reads()
+        view = _view(index)
+        assert len(view.held_tokens()) == 1 and not view._pending  # the rest left unread
+
+    # stopped before its views are warmed, a server reads nothing ahead at all
+    asked: list[object] = []
+    monkeypatch.setattr(ChunkPostings, "read_common_later", lambda view, *_: asked.append(view))
+    with open_shared_index(repo) as index:
+        postings.stop_reads(index)
+        index.keep_in_memory()
+        warm_postings(index, bm25.FIELD_WEIGHTS, most_chunks=1e9)
+        assert asked == []
+
+
 def test_an_edit_carries_the_common_tokens_instead_of_choosing_them_again(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

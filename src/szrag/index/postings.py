@@ -47,7 +47,7 @@ from szrag.index.fts5 import (
     varints,
 )
 from szrag.index.handle import Index
-from szrag.index.protocol import ChunkRow
+from szrag.index.protocol import ChunkRow, IndexStore
 from szrag.index.search import POSTINGS_VIEW, SEARCHED
 from szrag.index.store import TERMS_TOKENIZER, read_generation
 from szrag.index.store import chunks_indexed_fields as store_fields
@@ -215,6 +215,7 @@ class ChunkPostings:
         self._tokenizer = Tokenizer()
         self._phrase_tokens: dict[str, str] = {}
         self._common_asked = False
+        self._stopped = threading.Event()  # background reads end after their current token
 
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         """The chunks of ``ids`` that the index holds, by id."""
@@ -309,7 +310,14 @@ class ChunkPostings:
             self._common_asked = True
         _reader().submit(self._read_common, database, most_chunks)
 
+    def stop_reading(self) -> None:
+        """End the reads asked for in the background after the token each is reading: a
+        server stopping does not wait for every common token's postings."""
+        self._stopped.set()
+
     def _read_common(self, database: Path, most_chunks: float) -> None:
+        if self._stopped.is_set():
+            return
         try:
             conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
             try:
@@ -347,6 +355,8 @@ class ChunkPostings:
                 if read_generation(conn) != self.generation:
                     return
                 for token in tokens:
+                    if self._stopped.is_set():
+                        break
                     found = self._read(conn, token)
                     with self._lock:
                         self._keep(token, found)
@@ -523,6 +533,17 @@ def _reader() -> ThreadPoolExecutor:
         return _READER
 
 
+def stop_reads(index: IndexStore) -> None:
+    """End the background reads of the index's latest view (see ``stop_reading``), and
+    read no common tokens ahead for it from now on."""
+    if not isinstance(index, Index):
+        return
+    _STOPPED.add(index)
+    view = _LATEST.get(index)
+    if view is not None:
+        view.stop_reading()
+
+
 def settle_reads() -> None:
     """Wait until the postings asked to be read in the background so far are read (a
     server's warm-up ends when the common tokens are in memory)."""
@@ -643,6 +664,7 @@ def _counted(
 VIEW = POSTINGS_VIEW
 # per index: the view last warmed, whose recent terms the next generation reads again
 _LATEST: weakref.WeakKeyDictionary[Index, ChunkPostings] = weakref.WeakKeyDictionary()
+_STOPPED: weakref.WeakSet[Index] = weakref.WeakSet()  # indexes whose reads were stopped
 
 
 def memory_postings(index: Index, weights: Sequence[float]) -> ChunkPostings | None:
@@ -681,5 +703,7 @@ def warm_postings(index: Index, weights: Sequence[float], most_chunks: float | N
         view._token_postings(index, token)
     # the common tokens once a process has a view, or again when none could be carried (a
     # rebuild): after an edit they came with the rest
-    if most_chunks is not None and (earlier is None or not wanted or len(tokens) == wanted):
+    if index in _STOPPED:
+        view.stop_reading()  # a view made as its server stops reads nothing ahead
+    elif most_chunks is not None and (earlier is None or not wanted or len(tokens) == wanted):
         view.read_common_later(index.path, most_chunks)

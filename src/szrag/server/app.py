@@ -46,7 +46,7 @@ from szrag.service.configuration import Config, load_config
 from szrag.service.host import Host, with_parts
 from szrag.service.repositories import ServicePlan
 from szrag.service.service import Service, webhook_secrets
-from szrag.service.watch import IndexWatcher, start_warming
+from szrag.service.watch import IndexWatcher, start_warming, stop_warming
 
 log = logging.getLogger("szrag.server")
 
@@ -173,6 +173,7 @@ def create_app(
             if state.slack is not None:
                 state.slack.close()
             if state.warming is not None:  # a thread cannot be stopped: it ends first
+                stop_warming(index)
                 await asyncio.shield(state.warming)
             if faces is not None:
                 await faces.close()  # their watchers, indexes and stores

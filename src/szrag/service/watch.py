@@ -115,6 +115,14 @@ def start_warming(
     return asyncio.create_task(anyio.to_thread.run_sync(warm), name="szrag-warm-views")
 
 
+def stop_warming(index: IndexStore) -> None:
+    """Let a warm-up end soon: the common words' postings still being read are left unread
+    (a server stopped in its first seconds would otherwise wait for all of them)."""
+    from szrag.index.postings import stop_reads
+
+    stop_reads(index)
+
+
 # frozen objects that became cyclic garbage wait this long at most for the full pass that
 # collects them; every freeze between collects only what is not frozen yet
 FULL_COLLECTION_SECONDS = 60.0
