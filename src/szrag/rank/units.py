@@ -131,7 +131,7 @@ class FileUnits(FileCut):
         starting = _words_starting(probe)
         found: list[int] = []
         text, starts = self.lowered, self.starts
-        cased = self.text if self.cased else None  # the camelCase boundaries, unspaced
+        original = self.text if self.cased else None  # where the camelCase boundaries are
         last = len(starts) - 1
         match = starting.search(text)
         while match is not None:
@@ -139,13 +139,13 @@ class FileUnits(FileCut):
             if (
                 at
                 and text[at - 1] in TOKEN_CHARACTERS
-                and not (cased is not None and _CAMEL_BOUNDARY.match(cased, at - 1))
+                and not (original is not None and _CAMEL_BOUNDARY.match(original, at - 1))
             ):  # inside a word, not its start
                 match = starting.search(text, at + 1)
                 continue
             word = match[0]
-            if cased is not None:  # the word ends where a camelCase boundary is
-                boundary = _CAMEL_BOUNDARY.search(cased, at, at + len(word))
+            if original is not None:  # the word ends where a camelCase boundary is
+                boundary = _CAMEL_BOUNDARY.search(original, at, at + len(word))
                 if boundary is not None:
                     word = word[: boundary.start() + 1 - at]
             if len(word) >= MIN_TOKEN and stem(word) == term:
