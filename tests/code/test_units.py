@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
 
 from szrag.answer import Question
+from szrag.base.errors import DamagedIndexError
 from szrag.code.extract import analyse
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, MOST_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
@@ -427,6 +430,15 @@ def test_each_files_units_are_cut_once_when_it_is_indexed(tmp_path: Path) -> Non
         # the second stage reads the units kept, not the record's definitions again
         found = units_of(index, "auth.py", "python")
         assert found is not None and found.units == index.stored_units("auth.py")
+
+    # a damaged row says so, and how to mend it
+    conn = sqlite3.connect(tmp_path / ".rag" / "index.db")
+    for damage in (b"not deflated", zlib.compress(b"[[1, 2]"), zlib.compress(b'[["x"]]')):
+        with conn:
+            conn.execute("UPDATE files SET units = ? WHERE path = 'long.py'", (damage,))
+        with load_index(tmp_path) as index, pytest.raises(DamagedIndexError, match="--rebuild"):
+            index.stored_units("long.py")
+    conn.close()
 
 
 TERM_LINES = textwrap.dedent(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from szrag.base.collector import collections_paused
 from szrag.base.config import RepoConfig
+from szrag.base.errors import DamagedIndexError
 from szrag.base.text import path_tokens as tokens_of_path
 from szrag.base.text import stitch_lines
 from szrag.index import store
@@ -390,7 +391,15 @@ class Index:
 
         with self.reading():
             packed = store.stored_units(self.conn, path)
-        return decoded_units(store.unpack(packed)) if packed is not None else None
+        if packed is None:
+            return None
+        try:
+            return decoded_units(store.unpack(packed))
+        except (ValueError, TypeError) as error:  # a page overwritten: not what was written
+            raise DamagedIndexError(
+                f"the units kept for {path} are damaged ({error});"
+                " `szrag index --rebuild` replaces them"
+            ) from error
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""
