@@ -677,3 +677,64 @@ def test_a_cut_keeps_its_lines_as_one_text_and_gives_any_span_of_them() -> None:
                         text in line for line in lines[unit.start - 1 : unit.end] for text in texts
                     )
                     assert _holds_any(cut, unit, texts) == expected
+
+
+def _cut_samples() -> list[list[Unit]]:
+    """Files of every shape the cutter knows, with their definitions given (not parsed)."""
+    from szrag.code.model import Definition
+
+    module = ["import os", "", "LIMIT = 3", ""]
+    body = [f"        total += step_{n}(value)" for n in range(70)]
+    long_class = [
+        "@register",
+        "class Ledger(Base):",
+        '    """Keeps the entries."""',
+        "    fields = ()",
+        "",
+        "    def add(self, value):",
+        "        total = 0",
+        *body,
+        "        return total",
+        "",
+        "    def close(self):",
+        "        def helper():",
+        "            return 1",
+        "        return helper()",
+        "}",
+    ]
+    code = module + long_class
+    start = len(module) + 2
+    definitions = [
+        Definition("Ledger", "class", start, len(code) - 1),
+        Definition("add", "method", start + 4, start + 76, "Ledger"),
+        Definition("close", "method", start + 78, start + 81, "Ledger"),
+        Definition("helper", "function", start + 79, start + 80),
+    ]
+    prose = ["# Title", "", "Intro.", "", "```", "# not a heading", "```", "## Use", "", "Run it."]
+    windows = [f"line {n}" if n % 9 else "" for n in range(130)]
+    return [
+        file_units(code, definitions, prose=False),
+        file_units(prose * 12, [], prose=True),
+        file_units(windows, [], prose=False),
+        file_units(["x" * 5000, "y"], [], prose=False),
+    ]
+
+
+# what the samples are cut into at each units version of the index (``store.UNITS_VERSION``)
+CUT_FINGERPRINTS = {1: "4734f53fdd2eb8a7"}
+
+
+def test_a_change_to_how_files_are_cut_bumps_the_units_version() -> None:
+    # an index keeps each file's units: cut another way, an index must be rebuilt, which
+    # a new units version asks for
+    import hashlib
+
+    from szrag.code.units import encoded_units
+    from szrag.index.store import UNITS_VERSION
+
+    cut = "\n".join(encoded_units(units) for units in _cut_samples())
+    fingerprint = hashlib.sha256(cut.encode()).hexdigest()[:16]
+    assert CUT_FINGERPRINTS.get(UNITS_VERSION) == fingerprint, (
+        "files are cut differently: bump index.store.UNITS_VERSION and record"
+        f" {UNITS_VERSION + 1}: {fingerprint!r} in CUT_FINGERPRINTS"
+    )

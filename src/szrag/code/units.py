@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 from szrag.code.model import Definition
 
+# An index keeps each file's units (``encoded_units``): a change to how any file is cut must
+# bump ``index.store.UNITS_VERSION``, so that an index cut the old way is rebuilt (a test
+# fails until it is bumped)
 MAX_UNIT_LINES = 40  # a screenful: a longer definition is read, ranked and cited by its parts
 MAX_UNIT_CHARS = 3400  # within a source's character bound, so no unit is cut mid-line later
 MIN_PART_LINES = 12  # a cut closer than this to the last one leaves a part too small to read

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from szrag.code.model import Definition
 
 APPLICATION = "szrag"
+# how ``code.units`` cuts a file, whose units the index keeps: bumped with any change to it
+UNITS_VERSION = 1
 SCHEMA_VERSION = 17  # 17: each file's units; 16: definitions by word, code files by token
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
@@ -299,6 +301,8 @@ def check(conn: sqlite3.Connection) -> str | None:
         return "not a szrag index"
     if meta.get("schema_version") != str(SCHEMA_VERSION):
         return f"schema version {meta.get('schema_version')} (expected {SCHEMA_VERSION})"
+    if meta.get("units_version") != str(UNITS_VERSION):
+        return f"units cut by version {meta.get('units_version')} (expected {UNITS_VERSION})"
     if meta.get("complete") != "1":
         return "an interrupted build"
     return None
@@ -320,7 +324,12 @@ def create_schema(conn: sqlite3.Connection, meta: dict[str, str]) -> None:
     for statement in SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
-    meta = {"application": APPLICATION, "schema_version": str(SCHEMA_VERSION), **meta}
+    meta = {
+        "application": APPLICATION,
+        "schema_version": str(SCHEMA_VERSION),
+        "units_version": str(UNITS_VERSION),
+        **meta,
+    }
     conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
 
 
