@@ -76,6 +76,29 @@ def test_chunk_texts_kept_are_bounded(copy_fixture: CopyFixture) -> None:
         assert 0 < memory._chars <= 2000 and len(memory._texts) < len(ids)
 
 
+def test_a_whole_file_read_for_its_cut_keeps_no_chunk_text(copy_fixture: CopyFixture) -> None:
+    # the cut keeps the file's text; its windows (each line in one and a half of them) are
+    # not kept a second time, while the lines of a range still are
+    from szrag.rank.units import cut_of, kept_lines
+
+    with build_index(copy_fixture("express_app")) as index:
+        path = max(index.file_entries(), key=lambda entry: entry.id).path
+        with index.reading():
+            whole = store.file_chunks(index.conn, path, None)
+        expected = "\n".join(chunk.text for chunk in whole[:1])
+        index.keep_in_memory()
+        memory = index._chunk_memory()
+        assert kept_lines(index, path, 1, 3) is None  # not cut yet: nothing to read it from
+        lines = index.lines(path)
+        assert lines[: len(expected.split("\n"))] == expected.split("\n")
+        assert memory._chars == 0  # read, not kept
+        assert index.lines(path, 2, 4) == lines[1:4] and memory._chars > 0
+        cut = cut_of(index, path, "javascript")
+        assert cut is not None
+        for first, last in [(1, 3), (2, 2), (len(lines) - 1, len(lines) + 5), (9, 4), (0, 2)]:
+            assert kept_lines(index, path, first, last) == index.lines(path, first, last)
+
+
 def test_file_tokens_kept_are_bounded_and_as_stored(copy_fixture: CopyFixture) -> None:
     with build_index(copy_fixture("express_app")) as index:
         paths = [entry.path for entry in index.file_entries()]

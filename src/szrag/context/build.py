@@ -25,6 +25,7 @@ from szrag.index.protocol import IndexStore
 from szrag.index.records import records_by_path
 from szrag.index.store import StoredChunk, StoredFile, unpack
 from szrag.rank.retrieve import Source, definition_units, more_sources, require_question
+from szrag.rank.units import kept_lines
 from szrag.structure.context import get_code_context, splice
 from szrag.structure.queries import (
     bounded_line,
@@ -362,7 +363,9 @@ def definition_source(index: IndexStore, path: str, spans: Sequence[tuple[int, i
     each line once: the definition itself, not the windows around it."""
     parts = []
     for first, last in spans:
-        lines = index.lines(path, first, last)
+        # a found file's cut holds its lines: its windows are not inflated again
+        kept = kept_lines(index, path, first, last)
+        lines = kept if kept is not None else index.lines(path, first, last)
         if lines:
             text = "\n".join(bounded_line(line) for line in lines)
             parts.append(f"SOURCE ({first}-{first + len(lines) - 1}):\n{text}")

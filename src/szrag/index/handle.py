@@ -383,6 +383,12 @@ class Index:
     def lines(self, path: str, first: int = 1, last: int | None = None) -> list[str]:
         """The indexed lines ``first``-``last`` (1-based, inclusive; to the end without
         ``last``) of one file, put together from the windows that hold them."""
+        if first <= 1 and last is None and self.in_memory:
+            # a whole file is read to be cut, and its cut keeps the text: the windows read
+            # for it are not kept again (each line in one and a half of them)
+            with self.reading():
+                chunks = self._chunk_memory().chunks(self.conn, path, None, keep=False)
+            return stitch_lines(chunks)
         return stitched_lines(self, path, first, last)
 
     def stored_units(self, path: str) -> tuple[Unit, ...] | None:

@@ -108,17 +108,27 @@ class ChunkMemory:
         self._chars = 0
 
     def chunks(
-        self, conn: sqlite3.Connection, path: str, lines: Sequence[tuple[int, int]] | None
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        lines: Sequence[tuple[int, int]] | None,
+        *,
+        keep: bool = True,
     ) -> list[store.StoredChunk]:
-        """``store.file_chunks`` of this generation, from memory where it can."""
+        """``store.file_chunks`` of this generation, from memory where it can (the texts read
+        kept only with ``keep``)."""
         places = self._places.get(path)
         if places is None:
             places = self._places[path] = store.chunk_places(conn, path)
         chosen = store.overlapping(places, lines)
-        return store.with_texts(chosen, self.texts(conn, [place[0] for place in chosen]))
+        texts = self.texts(conn, [place[0] for place in chosen], keep=keep)
+        return store.with_texts(chosen, texts)
 
-    def texts(self, conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
-        """``store.chunk_texts`` of this generation, from memory where it can."""
+    def texts(
+        self, conn: sqlite3.Connection, ids: Sequence[int], *, keep: bool = True
+    ) -> dict[int, str]:
+        """``store.chunk_texts`` of this generation, from memory where it can; the texts read
+        are kept for later readers only with ``keep``."""
         found: dict[int, str] = {}
         with self._lock:
             for chunk_id in ids:
@@ -130,6 +140,9 @@ class ChunkMemory:
         if not missing:
             return found
         read = store.chunk_texts(conn, missing)
+        if not keep:
+            found.update(read)
+            return found
         with self._lock:
             for chunk_id, text in read.items():
                 if chunk_id not in self._texts:

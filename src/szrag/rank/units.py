@@ -253,6 +253,20 @@ def cut_of(index: IndexStore, path: str, kind: str) -> FileCut | None:
     return _cut_of(index, path, kind, measure=False)
 
 
+def kept_lines(index: IndexStore, path: str, first: int, last: int) -> list[str] | None:
+    """Lines ``first``-``last`` of the indexed file ``path`` (as ``IndexStore.lines`` gives
+    them) when its cut is kept, else None: nothing is read or cut for them."""
+    stored = index.get_file(path)
+    cache: _UnitCache | None = index.carried("units.by_content", None)
+    if stored is None or cache is None:
+        return None
+    _, found = cache.get((path, stored.sha256))
+    if found is None:
+        return None
+    first, last = max(first, 1), min(last, found.line_count)
+    return found.span(first, last).split("\n") if first <= last else []
+
+
 def _cut_of(index: IndexStore, path: str, kind: str, *, measure: bool) -> FileCut | None:
     stored = index.get_file(path)
     if stored is None:
