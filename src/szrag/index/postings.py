@@ -49,7 +49,7 @@ from szrag.index.fts5 import (
 from szrag.index.handle import Index
 from szrag.index.protocol import ChunkRow, IndexStore
 from szrag.index.search import POSTINGS_VIEW, SEARCHED
-from szrag.index.store import TERMS_TOKENIZER, read_generation
+from szrag.index.store import TERMS_TOKENIZER, connect_read_only, read_generation
 from szrag.index.store import chunks_indexed_fields as store_fields
 
 log = logging.getLogger("szrag.index")
@@ -319,7 +319,7 @@ class ChunkPostings:
         if self._stopped.is_set():
             return
         try:
-            conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+            conn = connect_read_only(database)
             try:
                 conn.execute(
                     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.szrag_term_rows"
@@ -348,8 +348,7 @@ class ChunkPostings:
 
     def _read_apart(self, database: Path, tokens: list[str]) -> None:
         try:
-            # a URI, so the path is quoted (a space, "?" or "#" in it), and read-only
-            conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+            conn = connect_read_only(database)
             try:
                 conn.execute("BEGIN")  # one snapshot for the check and the reads
                 if read_generation(conn) != self.generation:

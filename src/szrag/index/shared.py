@@ -263,7 +263,7 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def _healthy(path: Path) -> bool:
     """Whether ``path`` holds a usable index that passes SQLite's quick check."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = store.connect_read_only(path)
     except sqlite3.Error:
         return False
     try:

@@ -263,6 +263,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_read_only(path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
+    """A read-only connection to the database file ``path`` (named by a URI, so a space,
+    ``?`` or ``#`` in the path is quoted)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+
+
 @contextlib.contextmanager
 def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the index of ``root``; IndexStoreError when it is unusable."""
@@ -270,7 +276,7 @@ def open_read_only(root: Path) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise IndexStoreError(f"no index at {path}; run `szrag index` first")
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+        conn = connect_read_only(path, timeout=2.0)
     except sqlite3.Error as error:
         raise IndexStoreError(f"index {path}: {error}") from error
     try:
