@@ -256,10 +256,13 @@ def test_every_read_of_the_store_is_the_same(
         assert stored.chunks(path, [(3, 9), (70, 75)]) == sqlite.chunks(path, [(3, 9), (70, 75)])
         assert stored.lines(path) == sqlite.lines(path)
         assert stored.lines(path, 5, 64) == sqlite.lines(path, 5, 64)
+        assert stored.stored_units(path) == sqlite.stored_units(path)
         assert stored.chunk_at(path) == sqlite.chunk_at(path)
         assert stored.chunk_at(path, 61) == sqlite.chunk_at(path, 61)
         assert stored.dependencies(path) == sqlite.dependencies(path)
         assert stored.dependants(path) == sqlite.dependants(path)
+    kept = [path for path in paths if stored.stored_units(path)]
+    assert len(kept) > len(paths) // 2  # a published file's units are read, not cut again
     names = sqlite.conn.execute("SELECT DISTINCT name, kind FROM names").fetchall()
     assert names
     for name, kind in names:

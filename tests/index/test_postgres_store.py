@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from szrag.base.errors import ConfigError, IndexStoreError
+from szrag.base.errors import ConfigError, DamagedIndexError, IndexStoreError
 from szrag.index import build_index, load_index, refresh_index
 from szrag.index.pg import PostgresIndex, publish, writer
 from szrag.index.pg.schema import GENERATION_TABLES, LOCK_CLASS, MIGRATIONS, migrate
@@ -242,6 +242,40 @@ def test_a_publish_leaves_the_planner_statistics_of_its_rows(pg_url: str, repo: 
     )
     assert sorted(name for (name,) in analysed) == sorted(read)
     assert set(read) <= set(GENERATION_TABLES)
+
+
+def test_units_published_before_or_cut_another_way_are_cut_when_read(
+    pg_url: str, repo: Path
+) -> None:
+    from szrag.rank.units import units_of
+
+    with build_index(repo) as index:
+        publish(index, pg_url, "repo")
+        kept = index.stored_units("server/webhook.py")
+        cut = units_of(index, "server/webhook.py", "code")
+    assert kept and cut is not None and cut.units == kept
+    changes = (
+        "UPDATE szrag_meta SET value = '0' WHERE key = 'units_version'",  # cut another way
+        "UPDATE szrag_files SET units = NULL",  # a generation published before units were
+    )
+    for change in changes:
+        with psycopg.connect(pg_url) as conn:
+            conn.execute(change)
+        with PostgresIndex(pg_url, "repo") as stored:
+            assert stored.stored_units("server/webhook.py") is None
+            found = units_of(stored, "server/webhook.py", "code")  # cut from its lines
+            assert found is not None and found.units == kept
+
+
+def test_damaged_published_units_name_the_rebuild(pg_url: str, repo: Path) -> None:
+    with build_index(repo) as index:
+        publish(index, pg_url, "repo")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE szrag_files SET units = '\\x789c00' WHERE path = 'server/webhook.py'")
+    with PostgresIndex(pg_url, "repo") as stored:
+        with pytest.raises(DamagedIndexError, match=r"units kept for server/webhook\.py"):
+            stored.stored_units("server/webhook.py")
+        assert stored.stored_units("README.md")
 
 
 def test_a_store_that_breaks_while_read_is_an_index_error(pg_url: str, repo: Path) -> None:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from szrag.base.collector import collections_paused
 from szrag.base.config import RepoConfig
-from szrag.base.errors import DamagedIndexError
 from szrag.base.text import path_tokens as tokens_of_path
 from szrag.base.text import stitch_lines
 from szrag.index import store
@@ -393,19 +392,9 @@ class Index:
 
     def stored_units(self, path: str) -> tuple[Unit, ...] | None:
         """The units the file was cut into when it was indexed, None when none are kept."""
-        from szrag.code.units import decoded_units  # a refresh alone reads none
-
         with self.reading():
             packed = store.stored_units(self.conn, path)
-        if packed is None:
-            return None
-        try:
-            return decoded_units(store.unpack(packed))
-        except (ValueError, TypeError) as error:  # a page overwritten: not what was written
-            raise DamagedIndexError(
-                f"the units kept for {path} are damaged ({error});"
-                " `szrag index --rebuild` replaces them"
-            ) from error
+        return None if packed is None else store.unpacked_units(packed, path)
 
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""

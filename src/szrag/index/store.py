@@ -31,6 +31,7 @@ from szrag.index.terms import TermFields, code_names, term_fields
 
 if TYPE_CHECKING:
     from szrag.code.model import Definition
+    from szrag.code.units import Unit
 
 APPLICATION = "szrag"
 # how ``code.units`` cuts a file, whose units the index keeps: bumped with any change to it
@@ -348,6 +349,19 @@ def stored_units(conn: sqlite3.Connection, path: str) -> bytes | None:
     """The packed units kept for ``path`` (None: no such file, or none kept)."""
     row = conn.execute("SELECT units FROM files WHERE path = ?", (path,)).fetchone()
     return row[0] if row else None
+
+
+def unpacked_units(packed: bytes, path: str) -> tuple[Unit, ...]:
+    """The units ``packed`` keeps for ``path``; DamagedIndexError when they are not what a
+    build writes."""
+    from szrag.code.units import decoded_units  # a refresh alone reads none
+
+    try:
+        return decoded_units(unpack(packed))
+    except (DamagedIndexError, ValueError, TypeError) as error:  # not what was written
+        raise DamagedIndexError(
+            f"the units kept for {path} are damaged ({error}); `szrag index --rebuild` replaces them"
+        ) from error
 
 
 def read_generation(conn: sqlite3.Connection) -> str:

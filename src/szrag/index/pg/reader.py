@@ -583,8 +583,18 @@ class PostgresIndex:
         return stitched_lines(self, path, first, last)
 
     def stored_units(self, path: str) -> tuple[Unit, ...] | None:
-        """None: the published index keeps no units, so a reader cuts them."""
-        return None
+        """The units the file was cut into when it was indexed. None when the generation
+        keeps none (published before units were) or cut them another way than this reader
+        would (``store.UNITS_VERSION``): the reader then cuts the file itself."""
+        rows = self._rows(
+            "SELECT f.units FROM szrag_files f, szrag_meta m"
+            " WHERE f.repository = %(r)s AND f.generation = %(g)s AND f.path = %(path)s"
+            " AND m.repository = f.repository AND m.generation = f.generation"
+            " AND m.key = 'units_version' AND m.value = %(version)s",
+            {"path": path, "version": str(store.UNITS_VERSION)},
+        )
+        packed = rows[0][0] if rows else None
+        return None if packed is None else store.unpacked_units(bytes(packed), path)
 
     def named(self, name: str, kind: str) -> list[tuple[str, int]]:
         """(path, line) of each ``kind`` stored for the lookup key ``name``."""

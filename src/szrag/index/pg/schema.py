@@ -165,6 +165,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0004_environment_reads",
         "ALTER TABLE szrag_files ADD COLUMN environment text",
     ),
+    (
+        # each file's units as its build cut them (index schema 17), packed: a reader ranks
+        # a found file's units without cutting it (NULL: published before, cut when read)
+        "0005_units",
+        "ALTER TABLE szrag_files ADD COLUMN units bytea",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

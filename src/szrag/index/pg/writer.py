@@ -130,9 +130,9 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
         (
             "szrag_files",
             "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code, routes,"
-            " environment, decode_errors",
+            " environment, units, decode_errors",
             "SELECT id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code,"
-            " routes, environment, decode_errors FROM files",
+            " routes, environment, units, decode_errors FROM files",
         ),
         (
             "szrag_chunks",
