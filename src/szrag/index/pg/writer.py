@@ -177,7 +177,10 @@ def _write(conn: psycopg.Connection[Any], index: Index, repository: str) -> tupl
     # Statistics of the new rows, committed with them. Without these, the planner takes a
     # table it has not analysed yet (a new store, a new generation's key) for a row or two,
     # and one file's chunks were read by a nested loop over every file: 28 s a read on the
-    # 9.2k-file corpus until autovacuum came by.
+    # 9.2k-file corpus until autovacuum came by. A tenth of the usual sample tells it how
+    # many rows a repository's generation holds (0.08 s against 0.46 s on that corpus);
+    # autovacuum's own pass refines them later.
+    conn.execute("SET LOCAL default_statistics_target = 10")
     for table in GENERATION_TABLES:
         conn.execute(f"ANALYZE {table}")
     return generation, files, chunks
