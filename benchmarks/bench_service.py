@@ -15,8 +15,9 @@ twelve repositories of one service (``szrag serve --repo NAME=PATH`` twelve time
   ``szrag index --store URL --repo ...`` beside the SQLite build of each folder, the refresh
   after one edit with each (the PostgreSQL one: the refresh and its publish), the database's
   size beside the SQLite files', each question's first ask right after the publish (each
-  replica in turn) and the warm ask through two replicas (``szrag serve --store URL``, the
-  questions alternating between them) beside the SQLite service.
+  replica in turn), the warm ask through two replicas (``szrag serve --store URL``, the
+  questions alternating between them) beside the SQLite service, and the whole corpus
+  published as one repository with the first read of its largest files' lines from each.
 
 Questions are made from the code, not chosen: per repository, the names of definitions in
 evenly spaced source files, split into words ("how does parse args work").
@@ -34,7 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -315,6 +316,39 @@ def measure_store(root: Path, pairs: list[tuple[str, str]], rounds: int) -> None
         print(
             f"| warm ask, scoped, median / p95 | {shown(sqlite_times)} (one server) | {shown(replica_times)} (two replicas, alternating) |"
         )
+        sqlite_reads, store_reads = first_reads(root, url)
+        print(
+            f"| a file's lines read right after the build, the whole corpus as one repository, {FIRST_READS} largest files, median / max | {shown_reads(sqlite_reads)} | {shown_reads(store_reads)} |"
+        )
+
+
+FIRST_READS = 5
+
+
+def first_reads(root: Path, url: str) -> tuple[list[float], list[float]]:
+    """The whole corpus indexed and published as one repository, then the first read of
+    the lines of its largest code files from each store (seconds)."""
+    from szrag.index import load_index
+    from szrag.index.pg import PostgresIndex
+
+    run_szrag(["index", "--store", url, "--repo", f"whole={root}"], root)
+    with load_index(root) as index:
+        paths = [entry.path for entry in index.file_entries() if entry.path.endswith(".py")]
+        largest = sorted(paths, key=lambda path: -(root / path).stat().st_size)[:FIRST_READS]
+        sqlite_reads = [timed(index.lines, path) for path in largest]
+    with PostgresIndex(url, "whole") as stored:
+        store_reads = [timed(stored.lines, path) for path in largest]
+    return sqlite_reads, store_reads
+
+
+def timed(read: Callable[[str], object], path: str) -> float:
+    started = time.perf_counter()
+    read(path)
+    return time.perf_counter() - started
+
+
+def shown_reads(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f} / {max(values) * 1000:.1f} ms"
 
 
 def main() -> None:
