@@ -315,6 +315,25 @@ def test_frequencies_from_memory_equal_sqlite_counts(repo: Path) -> None:
         assert bm25.terms_of(bm25.full_text(index), question) == expected
 
 
+def test_the_chunk_count_from_memory_is_the_indexs_each_generation(repo: Path) -> None:
+    with build_index(repo) as index:
+        index.keep_in_memory()
+        for turn in range(2):
+            counted = int(index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            assert memory_postings(index, bm25.FIELD_WEIGHTS) is not None
+            statements: list[str] = []
+            index.conn.set_trace_callback(statements.append)
+            try:
+                assert bm25.full_text(index).chunk_count() == counted
+            finally:
+                index.conn.set_trace_callback(None)
+            assert not [sql for sql in statements if "count(*)" in sql]  # the view knows
+            (repo / f"added{turn}.md").write_text("# Added\n\n" + "a new line\n" * 150)
+            refresh_index(index)
+        counted = int(index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        assert bm25.full_text(index).chunk_count() == counted
+
+
 def test_chunk_rows_and_file_coverage_from_memory_equal_sqlite(repo: Path) -> None:
     with build_index(repo) as index:
         terms = bm25.terms_of(bm25.full_text(index), "deploy webhook signature router cache")

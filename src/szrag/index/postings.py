@@ -221,6 +221,11 @@ class ChunkPostings:
         """The chunks of ``ids`` that the index holds, by id."""
         return self._chunks.rows(ids)
 
+    @property
+    def chunk_count(self) -> int:
+        """How many chunks the generation holds."""
+        return len(self._chunks.ids)
+
     # --- postings --------------------------------------------------------------------------
 
     def token(self, phrase: str) -> str:
