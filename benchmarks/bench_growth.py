@@ -2,7 +2,7 @@
 beside the large one (about 25,000), side by side with the growth of each figure.
 
     python benchmarks/bench_growth.py [--rounds 4] [--mirrors DIR] [--corpus NAME=DIR ...]
-        [--questions FILE [--count 120]]
+        [--larger] [--questions FILE [--count 120]]
 
 For each corpus (built from mirrors by ``mixed_corpus.py`` unless given with ``--corpus``,
 indexed once if it has no index), a server runs from this checkout (``szrag serve`` as
@@ -12,6 +12,9 @@ once each (new words for the server), then the five again ``--rounds`` times. Fi
 median and p95 of ``/api/ask`` without a model for new questions and repeated ones, and the
 server's resident memory (``VmRSS``) after its first 30 questions and at the end. The machine
 may be shared: the timings are indicative, the memory is not.
+
+``--larger`` adds a third corpus, about 54,000 files (``mixed_corpus.py --larger``: the large
+one with Java, PHP and Ruby repositories), and the growth is then from the first to it.
 
 Twenty-five new questions give a median that moves by several milliseconds from run to run.
 ``--questions`` asks ``--count`` questions of a file instead (one a line, or JSON lines with a
@@ -37,7 +40,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_mixed import FRESH_QUESTIONS, QUESTIONS, _corpus_files, wait_for_views
 from benchmarks.bench_server import _percentile, szrag_server
-from benchmarks.mixed_corpus import DEFAULT_MIRRORS, LARGE_EXTRA, REPOSITORIES, WORK, build
+from benchmarks.mixed_corpus import (
+    DEFAULT_MIRRORS,
+    LARGE_EXTRA,
+    LARGER_EXTRA,
+    REPOSITORIES,
+    WORK,
+    build,
+)
 from szrag.llm.testing import ScriptedProvider, serve
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -163,6 +173,7 @@ def main() -> None:
         "--questions", type=Path, help="ask this file's questions as the new ones (see above)"
     )
     parser.add_argument("--count", type=int, default=120, help="how many of them")
+    parser.add_argument("--larger", action="store_true", help="a third corpus of about 54k files")
     args = parser.parse_args()
     new = read_questions(args.questions, args.count) if args.questions else NEW_QUESTIONS
     if args.corpus:
@@ -176,6 +187,10 @@ def main() -> None:
                 build(WORK / "mixed-large", args.mirrors, repositories=REPOSITORIES + LARGE_EXTRA),
             ),
         ]
+        if args.larger:
+            extra = LARGE_EXTRA + LARGER_EXTRA
+            larger = build(WORK / "mixed-larger", args.mirrors, repositories=REPOSITORIES + extra)
+            corpora.append(Corpus("mixed-larger", larger))
     for corpus in corpora:
         _indexed(corpus.root)
         corpus.files = sum(1 for _ in _corpus_files(corpus.root))

@@ -4,12 +4,14 @@
 Nothing of it is committed: the corpus is built here from git mirrors, each repository's tree
 at its newest commit (``git archive``, no history), under ``benchmarks/.work/mixed``.
 
-    python benchmarks/mixed_corpus.py [--mirrors DIR] [--copies N | --large] [--out DIR]
+    python benchmarks/mixed_corpus.py [--mirrors DIR] [--copies N | --large | --larger] [--out DIR]
 
 ``--mirrors`` is a directory of bare mirrors named ``owner+name/repo`` (as a mirror of a public
 repository is laid out here) or ``owner+name.git``; ``--copies 2`` or ``4`` repeats the corpus
 for growth figures; ``--large`` adds three larger repositories (about 25,000 files in all: Python,
-Go, TypeScript and Svelte) under ``benchmarks/.work/mixed-large``, the corpus growth is measured on.
+Go, TypeScript and Svelte) under ``benchmarks/.work/mixed-large``, the corpus growth is measured on;
+``--larger`` adds three more to those (about 54,000 files: Java, PHP and Ruby) under
+``benchmarks/.work/mixed-larger``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ REPOSITORIES = (
     "pallets/click",
 )
 LARGE_EXTRA = ("ansible/ansible", "sveltejs/svelte", "prometheus/prometheus")
+# about 54,000 files in all with the large corpus's: Java, PHP and Ruby beside them
+LARGER_EXTRA = ("spring-projects/spring-framework", "symfony/symfony", "rails/rails")
 
 
 def mirror_of(repository: str, mirrors: Path) -> Path:
@@ -118,10 +122,18 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--copies", type=int, default=1, choices=(1, 2, 4))
     parser.add_argument("--large", action="store_true", help="add " + ", ".join(LARGE_EXTRA))
+    parser.add_argument(
+        "--larger", action="store_true", help="add those and " + ", ".join(LARGER_EXTRA)
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    if args.large and args.copies != 1:
-        parser.error("--large builds one copy")
+    if (args.large or args.larger) and args.copies != 1:
+        parser.error("--large and --larger build one copy")
+    if args.larger:
+        out = args.out or WORK / "mixed-larger"
+        extra = LARGE_EXTRA + LARGER_EXTRA
+        print(build(out, args.mirrors, repositories=REPOSITORIES + extra))
+        return
     if args.large:
         out = args.out or WORK / "mixed-large"
         print(build(out, args.mirrors, repositories=REPOSITORIES + LARGE_EXTRA))
