@@ -206,7 +206,9 @@ class Edges:
     def of(cls, conn: sqlite3.Connection) -> Edges:
         targets: dict[str, set[str]] = {}
         importers: dict[str, set[str]] = {}
+        paths: dict[str, str] = {}  # one string a path: each row reads its own copies
         for source, target, kind in conn.execute("SELECT source, target, kind FROM edges"):
+            source, target = paths.setdefault(source, source), paths.setdefault(target, target)
             targets.setdefault(source, set()).add(target)
             if kind == "import":
                 importers.setdefault(target, set()).add(source)
