@@ -139,6 +139,55 @@ def test_tricky_names_classes_and_long_questions(tmp_path: Path) -> None:
         assert long == one_by_one[-1] and long[0].name == "check_cart"
 
 
+ODD_NAMES = (
+    "#flush",
+    "text/plain",
+    "application/json; q=0.5",
+    "valid?",
+    "save!",
+    "==",
+    "[]",
+    "+",
+    "<=>",
+    "$scope",
+    "get$item",
+    "a.b.c",
+    "foo-bar",
+    "x²-y",
+    "Ünï-code",
+    "__init__",
+    "é.test",
+    "operator==",
+    "ns\\Klass",
+    "-leading",
+    "trailing-",
+    "two  spaces",
+    "日本-語",
+    "K-elvin",
+)
+
+
+def test_names_with_other_characters_are_tried_by_their_first_run() -> None:
+    # the table tries a name with other characters only when its first word run stands in
+    # the question; every name the question names is still found
+    from szrag.code.model import Definition
+    from szrag.code.scoring import names_symbol
+
+    chooser = random.Random(11)
+    plain = ["check", "cart", "flush", "plain", "scope", "item", "init", "code", "y", "q"]
+    names = [*ODD_NAMES, *plain]
+    table = SymbolTable.of(
+        (f"f{number % 3}.js", Definition(name, "function", number + 1, number + 2))
+        for number, name in enumerate(names)
+    )
+    pieces = [*names, *(name.upper() for name in names), "the", "(", ")", ".", "`", "x", "-"]
+    for _ in range(3000):
+        question = chooser.choice(["", " "]).join(chooser.sample(pieces, chooser.randint(1, 6)))
+        asked = SymbolQuestion.of(question)
+        expected = {table.names.index(name) for name in names if names_symbol(asked.lowered, name)}
+        assert table._named(asked) == expected, question
+
+
 def test_the_table_follows_the_index(tmp_path: Path) -> None:
     (tmp_path / "store.py").write_text(TRICKY)
     with build_index(tmp_path) as index:

@@ -68,7 +68,11 @@ class SymbolTable:
     definition_file: IntArray  # and its file's number
     files: dict[str, int]  # the number of each file holding definitions
     by_run: dict[str, tuple[int, ...]]  # a definition name of word characters, lowercased
-    unusual: tuple[int, ...]  # the definition names with other characters
+    # the definition names with other characters, by the first word run of each (a name
+    # the question names holds each of its runs as a whole run of the question), and those
+    # without one
+    unusual: dict[str, tuple[int, ...]]
+    runless: tuple[int, ...]
     paths: tuple[str, ...]  # the files of ``files``, by number
     by_token: Postings  # the rows of each word as a name's token,
     by_stem: Postings  # as a token's stem,
@@ -103,13 +107,16 @@ class SymbolTable:
         own = [number_of(item.name) for _, item in definitions]
         classes = [number_of(item.container) if item.container else -1 for _, item in definitions]
         by_run: dict[str, list[int]] = {}
-        unusual: list[int] = []
+        unusual: dict[str, list[int]] = {}
+        runless: list[int] = []
         for name in dict.fromkeys(item.name for _, item in definitions):
             lowered = name.lower()
             if WORD_RUN.fullmatch(lowered):
                 by_run.setdefault(lowered, []).append(numbers[name])
+            elif run := WORD_RUN.search(lowered):
+                unusual.setdefault(run[0], []).append(numbers[name])
             else:
-                unusual.append(numbers[name])
+                runless.append(numbers[name])
         order = sorted(
             range(len(definitions)), key=lambda n: (definitions[n][0], definitions[n][1].line, n)
         )
@@ -132,7 +139,8 @@ class SymbolTable:
             np.array(in_file, dtype=np.int64),
             files,
             {run: tuple(found) for run, found in by_run.items()},
-            tuple(unusual),
+            {run: tuple(found) for run, found in unusual.items()},
+            tuple(runless),
             tuple(files),
             Postings.of(columns[:, 1], len(vocabulary)),
             Postings.of(columns[:, 2], len(vocabulary)),
@@ -226,14 +234,15 @@ class SymbolTable:
 
     def _named(self, asked: SymbolQuestion) -> set[int]:
         """The names the question names (``names_symbol``)."""
+        runs = set(WORD_RUN.findall(asked.lowered))
         tried = [
             number
-            for run in set(WORD_RUN.findall(asked.lowered))
-            for number in self.by_run.get(run, ())
+            for run in runs
+            for number in (*self.by_run.get(run, ()), *self.unusual.get(run, ()))
         ]
         return {
             number
-            for number in (*tried, *self.unusual)
+            for number in (*tried, *self.runless)
             if names_symbol(asked.lowered, self.names[number])
         }
 
