@@ -89,6 +89,13 @@ def test_mentions_path_needs_the_whole_path() -> None:
 
 def test_best_first_breaks_ties_by_path() -> None:
     assert best_first({"b.js": 5, "a.js": 5, "c.js": 9}) == ["c.js", "a.js", "b.js"]
+    chooser = random.Random(3)
+    for _ in range(200):
+        scores = {
+            f"{chooser.choice('abc')}/{chooser.randint(0, 40)}.py": chooser.randint(-5, 5)
+            for _ in range(chooser.randint(0, 60))
+        }
+        assert best_first(scores) == sorted(scores, key=lambda path: (-scores[path], path))
 
 
 def stored(path: str, kind: str, words: str) -> StoredFile:
