@@ -162,6 +162,31 @@ def test_repositories_of_one_store_are_apart(pg_url: str, repo: Path, tmp_path: 
         assert [source.path for source in retrieve("nightly backup", index=jobs)] == ["jobs.py"]
 
 
+def test_publishers_of_two_repositories_at_once_both_commit(pg_url: str, repo: Path) -> None:
+    # each publish analyses the shared tables at its end, in one order: neither waits on the
+    # other for long, and they never deadlock
+    with build_index(repo) as index:
+        publish(index, pg_url, "warm")  # the tables exist
+    generations: dict[str, list[int]] = {"one": [], "two": []}
+    failures: list[BaseException] = []
+
+    def publish_often(name: str) -> None:
+        try:
+            with load_index(repo) as own:
+                for _ in range(6):
+                    generations[name].append(publish(own, pg_url, name).generation)
+        except BaseException as error:  # reported by the assertion below
+            failures.append(error)
+
+    threads = [threading.Thread(target=publish_often, args=(name,)) for name in generations]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures
+    assert generations == {"one": [1, 2, 3, 4, 5, 6], "two": [1, 2, 3, 4, 5, 6]}
+
+
 def test_one_index_serves_many_threads(pg_url: str, repo: Path) -> None:
     with build_index(repo) as index:
         publish(index, pg_url, "repo")
