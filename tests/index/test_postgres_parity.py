@@ -7,10 +7,12 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from szrag.index import Index, build_index
 from szrag.index.pg import PostgresIndex, publish
+from szrag.index.pg.search import KeptPostings, LexemePostings, phrase_of
 from szrag.index.pg.vectors import MAX_LEXEME_BYTES
 from szrag.index.protocol import IndexStore
 from szrag.rank import bm25, ranker_named
@@ -154,28 +156,55 @@ def test_the_bm25_rankers_chunks_and_scores_are_the_same(
         ), question
 
 
+@pytest.mark.parametrize("in_memory", [False, True])
 def test_full_text_scores_equal_fts5s_to_the_last_bit(
-    stores: dict[str, tuple[Index, PostgresIndex]],
+    stores: dict[str, tuple[Index, PostgresIndex]], in_memory: bool
 ) -> None:
+    # kept in memory (a replica), each lexeme's postings are read once and kept: the second
+    # round of questions is scored from them alone
     sqlite, stored = stores["default"]
+    stored.keep_in_memory(in_memory)
     ties = 0
-    for weights in WEIGHTS:
-        expected_search, search = sqlite.full_text(weights), stored.full_text(weights)
-        assert search.chunk_count() == expected_search.chunk_count()
-        for question in QUESTIONS:
-            terms = bm25.terms_of(expected_search, question)
-            assert bm25.terms_of(search, question) == terms
-            if not terms.present:
-                continue
-            for limit in (3, 400):
-                expected = expected_search.best(terms.present, limit, terms.frequencies)
-                assert search.best(terms.present, limit, terms.frequencies) == expected
-                scores = [score for _, score in expected]
-                ties += len(scores) - len(set(scores))
-            for chunk_id, _ in expected_search.best(terms.present, 10, terms.frequencies):
-                for term in terms.all:
-                    assert search.holds(term, chunk_id) == expected_search.holds(term, chunk_id)
+    try:
+        for weights in WEIGHTS:
+            expected_search, search = sqlite.full_text(weights), stored.full_text(weights)
+            assert search.chunk_count() == expected_search.chunk_count()
+            for _ in range(2 if in_memory else 1):
+                for question in QUESTIONS:
+                    terms = bm25.terms_of(expected_search, question)
+                    assert bm25.terms_of(search, question) == terms
+                    if not terms.present:
+                        continue
+                    for limit in (3, 400):
+                        expected = expected_search.best(terms.present, limit, terms.frequencies)
+                        assert search.best(terms.present, limit, terms.frequencies) == expected
+                        scores = [score for _, score in expected]
+                        ties += len(scores) - len(set(scores))
+                    for chunk_id, _ in expected_search.best(terms.present, 10, terms.frequencies):
+                        for term in terms.all:
+                            held = expected_search.holds(term, chunk_id)
+                            assert search.holds(term, chunk_id) == held
+        if in_memory:  # the lexemes searched are kept, per set of weights
+            kept = stored.built(f"pg.postings.{tuple(WEIGHTS[0])}")
+            assert isinstance(kept, KeptPostings) and kept.get(phrase_of("deploy")[0]) is not None
+    finally:
+        stored.keep_in_memory(False)
     assert ties  # the identical files tie, and keep FTS5's order
+
+
+def test_kept_postings_are_bounded_by_entries() -> None:
+    def postings(size: int) -> LexemePostings:
+        values = np.arange(size, dtype=np.float64)
+        return LexemePostings(np.arange(size, dtype=np.int64), values, values)
+
+    kept = KeptPostings(most_entries=10)
+    kept.put("a", postings(4))
+    kept.put("b", postings(4))
+    assert kept.get("a") is not None  # a is now the most recently searched
+    kept.put("c", postings(4))  # past ten entries: b, the least recently searched, goes
+    assert kept.get("b") is None and kept.get("a") is not None and kept.get("c") is not None
+    kept.put("huge", postings(11))  # larger than the bound: used once, never kept
+    assert kept.get("huge") is None and kept.get("a") is not None
 
 
 @pytest.mark.parametrize(
