@@ -197,16 +197,39 @@ class PostgresFullText:
         return best_ranked(ids, ranks, limit)
 
     def _postings(self, name: str) -> LexemePostings:
-        """The postings of one lexeme, read from the store."""
-        found = self._matches([(name,)])
-        ids = sorted(found)
+        """The postings of one lexeme, read from the store: its instances in each column
+        counted by PostgreSQL (a chunk's exact counts when it keeps them), not its positions
+        and weights sent as arrays for Python to count."""
+        counted = ", ".join(
+            f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS
+        )
+        with self._index.snapshot() as (conn, generation):
+            rows = conn.execute(
+                f"SELECT t.chunk_id, t.size, t.counts -> %(lexeme)s, {counted}"
+                " FROM szrag_chunk_terms t"
+                " LEFT JOIN LATERAL unnest(t.terms) u ON u.lexeme = %(lexeme)s"
+                " WHERE t.repository = %(repository)s AND t.generation = %(generation)s"
+                " AND t.terms @@ %(query)s::tsquery ORDER BY t.chunk_id",
+                {
+                    "lexeme": name,
+                    "repository": self._index.repository,
+                    "generation": generation,
+                    "query": tsquery([(name,)]),
+                },
+            ).fetchall()
+        ids: list[int] = []
+        sizes: list[float] = []
+        weighted: list[float] = []
+        for chunk_id, size, exact, *columns in rows:
+            counts = list(exact) if exact is not None else [count or 0 for count in columns]
+            if any(counts):
+                ids.append(int(chunk_id))
+                sizes.append(float(size))
+                weighted.append(column_weighted(counts, self.weights))
         return LexemePostings(
             np.array(ids, dtype=np.int64),
-            np.array([found[chunk][0] for chunk in ids], dtype=np.float64),
-            np.array(
-                [column_weighted(found[chunk][1][0], self.weights) for chunk in ids],
-                dtype=np.float64,
-            ),
+            np.array(sizes, dtype=np.float64),
+            np.array(weighted, dtype=np.float64),
         )
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
