@@ -49,8 +49,9 @@ Phrase = tuple[str, ...]  # the lexemes of one term, in order
 
 # A replica keeps the postings of the lexemes it searched, per generation: reading a common
 # word's matches from the store and counting them in Python took about a second a question
-# over a 9,200-file repository, asked again or not. 24 bytes an entry.
-KEPT_ENTRIES = 2_000_000
+# over a 9,200-file repository, asked again or not. 24 bytes an entry: 24 MB at most, as
+# much as the SQLite store's read-ahead postings (3 million entries of 8 bytes).
+KEPT_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
