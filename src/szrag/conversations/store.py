@@ -44,6 +44,7 @@ from szrag.base.errors import (
     UnknownAnswer,
     UnknownConversation,
 )
+from szrag.base.sqlite import into_wal
 from szrag.conversations.model import (
     Conversation,
     ConversationLimits,
@@ -522,27 +523,13 @@ class _Database:
             # every connection opened (kept until the file changes, and opened under
             # ``_use``) checks the schema: a store moved aside is started afresh at its path
             migrate(conn, self.path)  # first: a foreign file stays as it was
-            _into_wal(conn)
+            # SQLite does not wait for the switch: two replicas opening a new store together
+            # failed about once in twenty-five
+            into_wal(conn, BUSY_TIMEOUT_MS / 1000)
         except BaseException:
             conn.close()
             raise
         return conn
-
-
-def _into_wal(conn: sqlite3.Connection) -> None:
-    """Put the database in WAL mode. The switch needs the file to itself, and SQLite reports
-    another connection's lock at once instead of waiting (two replicas opening a new store
-    together met it about once in twenty-five), so it is tried again for as long as a busy
-    database is waited for."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
-                raise
-            time.sleep(0.005)
 
 
 def _taken(conversation_id: str, repository: str) -> str:

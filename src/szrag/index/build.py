@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 from szrag.base.config import RepoConfig, load_repo_config
 from szrag.base.errors import DamagedIndexError, IndexStoreError
 from szrag.base.public import utc_timestamp
+from szrag.base.sqlite import into_wal, is_busy
 from szrag.base.text import chunk_code_terms, create_chunks, file_type, tokens, words
 from szrag.index import store
 from szrag.index.collect import (
@@ -524,12 +525,16 @@ def _connect_usable(path: Path) -> tuple[sqlite3.Connection, list[str], bool]:
         conn: sqlite3.Connection | None = None
         try:
             conn = store.connect(path)
-            conn.execute("PRAGMA journal_mode = WAL")
+            into_wal(conn, store.BUSY_TIMEOUT_MS / 1000)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn, warnings, False
         except sqlite3.DatabaseError as error:
             if conn is not None:
                 conn.close()
+            if is_busy(error):  # another process holds it: no reason to think it damaged
+                raise IndexStoreError(
+                    f"index {path} is held by another process ({error}); try again"
+                ) from error
             if is_disk_trouble(error):
                 # the file may be as good as ever: read it as it is, never move it aside
                 readonly = _connect_read_only(path)
