@@ -261,6 +261,21 @@ def test_a_busy_database_is_never_taken_for_a_damaged_one(tmp_path: Path) -> Non
     assert is_busy(raised.value)
     assert not is_busy(sqlite3.DatabaseError("file is not a database"))
     assert not is_busy(ValueError("database is locked"))
+    # an index held past the busy timeout is said to be held, not judged unreadable (which
+    # rebuilds it)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        other = sqlite3.connect(path, timeout=0)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.check(other)
+        other.close()
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    other = sqlite3.connect(path)
+    assert store.check(other) == "not a szrag index"  # readable again: judged as it is
+    other.close()
 
 
 def test_two_processes_refreshing_at_once_do_not_corrupt(retrieval_repo: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from szrag.base.errors import DamagedIndexError, IndexStoreError
+from szrag.base.sqlite import is_busy
 from szrag.base.text import (
     CODE_TYPES,
     Chunk,
@@ -303,6 +304,8 @@ def check(conn: sqlite3.Connection) -> str | None:
             return "not a szrag index"
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as error:
+        if is_busy(error):
+            raise  # held by another process past the busy timeout: no reason to rebuild it
         return f"unreadable ({error})"
     if meta.get("application") != APPLICATION:
         return "not a szrag index"
