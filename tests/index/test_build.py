@@ -11,7 +11,7 @@ import pytest
 
 from szrag.base.errors import IndexStoreError
 from szrag.index import build_index, load_index, refresh_index, store
-from szrag.index.build import answered_current, prepare_file
+from szrag.index.build import _is_damage, answered_current, prepare_file
 from szrag.index.collect import Skip
 from szrag.index.handle import Index
 from szrag.index.store import unpack
@@ -269,6 +269,11 @@ def test_a_busy_database_is_never_taken_for_a_damaged_one(tmp_path: Path) -> Non
         other = sqlite3.connect(path, timeout=0)
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             store.check(other)
+        # an extended busy code (a WAL being recovered) is no damage either: the quick check
+        # of a held file would fail and set it aside
+        recovering = sqlite3.OperationalError("database is locked")
+        recovering.sqlite_errorcode = 261  # SQLITE_BUSY_RECOVERY
+        assert not _is_damage(recovering, other)
         other.close()
     finally:
         holder.execute("COMMIT")

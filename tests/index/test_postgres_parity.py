@@ -12,7 +12,7 @@ import pytest
 
 from szrag.index import Index, build_index
 from szrag.index.pg import PostgresIndex, publish
-from szrag.index.pg.search import KeptPostings, LexemePostings, phrase_of
+from szrag.index.pg.search import LEXEME_ENTRIES, KeptPostings, LexemePostings, phrase_of
 from szrag.index.pg.vectors import MAX_LEXEME_BYTES
 from szrag.index.protocol import IndexStore
 from szrag.rank import bm25, ranker_named
@@ -197,14 +197,20 @@ def test_kept_postings_are_bounded_by_entries() -> None:
         values = np.arange(size, dtype=np.float64)
         return LexemePostings(np.arange(size, dtype=np.int64), values, values)
 
-    kept = KeptPostings(most_entries=10)
+    kept = KeptPostings(most_entries=10 + 3 * LEXEME_ENTRIES)
     kept.put("a", postings(4))
     kept.put("b", postings(4))
     assert kept.get("a") is not None  # a is now the most recently searched
-    kept.put("c", postings(4))  # past ten entries: b, the least recently searched, goes
+    kept.put("c", postings(4))  # past the bound: b, the least recently searched, goes
     assert kept.get("b") is None and kept.get("a") is not None and kept.get("c") is not None
-    kept.put("huge", postings(11))  # larger than the bound: used once, never kept
+    kept.put("huge", postings(60))  # larger than the bound: used once, never kept
     assert kept.get("huge") is None and kept.get("a") is not None
+    # a lexeme's own objects count too: many rare lexemes are bounded as well as a few
+    # common ones (each of one chunk costs 1 + LEXEME_ENTRIES)
+    rare = KeptPostings(most_entries=10 * (1 + LEXEME_ENTRIES))
+    for number in range(100):
+        rare.put(f"rare{number}", postings(1))
+    assert sum(rare.get(f"rare{number}") is not None for number in range(100)) == 10
 
 
 @pytest.mark.parametrize(

@@ -602,7 +602,7 @@ def _is_damage(error: sqlite3.Error, conn: sqlite3.Connection | None = None) -> 
     code = getattr(error, "sqlite_errorcode", None)
     if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(error):
         return True
-    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or conn is None:
+    if is_busy(error) or conn is None:  # extended busy codes too (a WAL being recovered)
         return False
     try:  # garbage that still parses (text where numbers belong...) fails the quick check
         rows = conn.execute("PRAGMA quick_check").fetchall()

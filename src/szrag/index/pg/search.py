@@ -49,9 +49,11 @@ Phrase = tuple[str, ...]  # the lexemes of one term, in order
 
 # A replica keeps the postings of the lexemes it searched, per generation: reading a common
 # word's matches from the store and counting them in Python took about a second a question
-# over a 9,200-file repository, asked again or not. 24 bytes an entry: 24 MB at most, as
-# much as the SQLite store's read-ahead postings (3 million entries of 8 bytes).
+# over a 9,200-file repository, asked again or not. 24 bytes an entry, and a lexeme's own
+# objects (its arrays, its record) about as much as 24 entries: 24 MB at most, as much as
+# the SQLite store's read-ahead postings (3 million entries of 8 bytes).
 KEPT_ENTRIES = 1_000_000
+LEXEME_ENTRIES = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +84,7 @@ class KeptPostings:
             return found
 
     def put(self, name: str, postings: LexemePostings) -> None:
-        size = len(postings.ids)
+        size = _entries(postings)
         if size > self.most_entries:
             return  # used for the question that read it, not kept
         with self._lock:
@@ -92,7 +94,12 @@ class KeptPostings:
             self._entries += size
             while self._entries > self.most_entries:
                 _, dropped = self._kept.popitem(last=False)
-                self._entries -= len(dropped.ids)
+                self._entries -= _entries(dropped)
+
+
+def _entries(postings: LexemePostings) -> int:
+    """What one lexeme's postings count against the bound: its entries and its own objects."""
+    return len(postings.ids) + LEXEME_ENTRIES
 
 
 def phrase_of(term: str) -> Phrase:
@@ -138,9 +145,11 @@ class PostgresFullText:
         phrases = [phrase for phrase in map(phrase_of, terms) if phrase]
         if not phrases:
             return []
-        kept = self._kept()
-        if kept is not None and all(len(phrase) == 1 for phrase in phrases):
-            return self._best_kept(kept, [phrase[0] for phrase in phrases], limit)
+        if all(len(phrase) == 1 for phrase in phrases):
+            with self._index.reading():  # the kept postings and their reads of one generation
+                kept = self._kept()
+                if kept is not None:
+                    return self._best_kept(kept, [phrase[0] for phrase in phrases], limit)
         found = self._matches(phrases)
         if not found:
             return []
