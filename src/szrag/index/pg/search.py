@@ -155,7 +155,6 @@ class PostgresFullText:
             return []
         documents = self._documents([phrase[0] for phrase in phrases if len(phrase) == 1])
         ids = sorted(found)
-        record = self._index.record()
         scored: list[tuple[int, Any]] = []
         for number, phrase in enumerate(phrases):
             hits = (
@@ -166,9 +165,21 @@ class PostgresFullText:
             weighted = [column_weighted(found[chunk][1][number], self.weights) for chunk in ids]
             scored.append((hits, np.array(weighted, dtype=np.float64)))
         sizes = np.array([found[chunk][0] for chunk in ids], dtype=np.float64)
+        return self._ranked(np.array(ids, dtype=np.int64), sizes, scored, limit)
+
+    def _ranked(
+        self,
+        ids: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.float64],
+        scored: Sequence[tuple[int, Any]],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best of the chunks ``ids`` (ascending) by FTS5's ``bm25``: their
+        sizes, and each phrase's hits and column-weighted frequencies in them."""
+        record = self._index.record()
         average = average_size(record.full_text_rows, record.column_totals)
         ranks = bm25_ranks(record.full_text_rows, average, sizes, scored)
-        return best_ranked(np.array(ids, dtype=np.int64), ranks, limit)
+        return best_ranked(ids, ranks, limit)
 
     def _kept(self) -> KeptPostings | None:
         """The postings kept for this generation and these weights, when the index keeps
@@ -201,10 +212,7 @@ class PostgresFullText:
             weighted = np.zeros(len(ids), dtype=np.float64)
             weighted[places] = item.weighted
             scored.append((documents.get(name, 0), weighted))
-        record = self._index.record()
-        average = average_size(record.full_text_rows, record.column_totals)
-        ranks = bm25_ranks(record.full_text_rows, average, sizes, scored)
-        return best_ranked(ids, ranks, limit)
+        return self._ranked(ids, sizes, scored, limit)
 
     def _postings(self, name: str) -> LexemePostings:
         """The postings of one lexeme, read from the store: its instances in each column
