@@ -47,10 +47,14 @@ def test_publish_then_retrieve_without_the_checkout(pg_url: str, tmp_path: Path)
     assert json.loads(stored) == json.loads(local)
     code, out, _ = run("retrieve", "nightly backup", "--store", pg_url, "--repo", "jobs")
     assert code == 0 and "backup.py" in out
-    # a second publish is the next generation, told in words without --json
+    assert [item["filesRewritten"] for item in reports] == [None, None]  # every row
+    # a second publish is the next generation, told in words without --json; it writes the
+    # files that changed
+    (jobs / "restore.py").write_text("def nightly_restore():\n    return 'done'\n")
     code, out, _ = run("index", "--store", pg_url, "--repo", f"jobs={jobs}")
     assert code == 0
     assert "published jobs as generation 2 to " in out
+    assert "(1 file written again)" in out
 
 
 def test_store_and_repo_go_together(pg_url: str, tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from szrag.rank.retrieve import retrieve, retrieve_images
 from szrag.runtime.indexinfo import read_routes, routes_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-LONG_TOKEN = "f00d" * (MAX_LEXEME_BYTES // 2)  # longer than a tsvector lexeme may be
+LONG_TOKEN = "f00d" * (MAX_LEXEME_BYTES // 2)  # the hard tree's (conftest)
 
 QUESTIONS = (
     "how does the deploy webhook verify signatures?",
@@ -64,44 +63,18 @@ QUESTIONS = (
 WEIGHTS = ((4.0, 2.0, 5.0, 1.0), (1.5, 0.3, 2.7, 0.9), (0.0, 0.0, 0.0, 1.0))
 
 
-def _tree(root: Path) -> Path:
-    """Several languages, prose, identical files (tied scores), a chunk repeating one token
-    more often than a tsvector keeps, one far longer than its positions reach, a token
-    longer than a lexeme may be, and words beyond ASCII."""
-    shutil.copytree(FIXTURES / "retrieval_repo", root)
-    shutil.copytree(FIXTURES / "languages", root / "languages")
-    shutil.copytree(FIXTURES / "python_app", root / "python_app")
-    (root / "docs/images").mkdir(parents=True)
-    (root / "docs/images/deploy-flow.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
-    for copy in range(4):
-        (root / f"same/copy{copy}.txt").parent.mkdir(exist_ok=True)
-        (root / f"same/copy{copy}.txt").write_text("deploy webhook signature\n" * 5)
-    (root / "data").mkdir()
-    (root / "data/metrics.csv").write_text(
-        "\n".join(",".join(["7"] * 40) + ",metric,counter" for _ in range(60)) + "\n"
-    )
-    (root / "data/long.txt").write_text(
-        "\n".join(" ".join(f"word{n} counter" for n in range(400)) for _ in range(50)) + "\n"
-    )
-    (root / "data/long_token.txt").write_text(f"token {LONG_TOKEN}\nother words\n")
-    (root / "docs/unicode.md").write_text("# Café\n\nnaïve straße café Ünïcödé 東京 deploy\n")
-    (root / "server/cache.py").write_text(
-        "def refresh_cache():\n    return restartService()\n\n"
-        "def restartService():\n    return refresh_cache()\n"
-    )
-    return root
-
-
 @pytest.fixture(scope="module")
 def stores(
-    tmp_path_factory: pytest.TempPathFactory, new_database: Callable[[], str]
+    tmp_path_factory: pytest.TempPathFactory,
+    new_database: Callable[[], str],
+    hard_tree: Callable[[Path], Path],
 ) -> Iterator[dict[str, tuple[Index, PostgresIndex]]]:
     """Per profile: the SQLite index of the tree and the same published to PostgreSQL."""
     url = new_database()
     opened: dict[str, tuple[Index, PostgresIndex]] = {}
     try:
         for profile in ("default", "slackzilla"):
-            root = _tree(tmp_path_factory.mktemp(profile) / "repo")
+            root = hard_tree(tmp_path_factory.mktemp(profile) / "repo")
             index = build_index(root, profile=profile)
             publish(index, url, f"repo-{profile}")
             opened[profile] = (index, PostgresIndex(url, f"repo-{profile}"))
@@ -319,16 +292,14 @@ def test_the_tree_needs_the_counts_a_tsvector_cannot_hold(
     stores: dict[str, tuple[Index, PostgresIndex]],
 ) -> None:
     _, stored = stores["default"]
-    with stored.snapshot() as (conn, generation):
-        key = (stored.repository, generation)
+    with stored.snapshot() as (conn, _):
+        key = (stored.repository,)
         kept = conn.execute(
-            "SELECT count(*) FROM szrag_chunk_terms"
-            " WHERE repository = %s AND generation = %s AND counts IS NOT NULL",
+            "SELECT count(*) FROM szrag_chunk_terms WHERE repository = %s AND counts IS NOT NULL",
             key,
         ).fetchone()
         digests = conn.execute(
-            "SELECT count(*) FROM szrag_vocabulary"
-            " WHERE repository = %s AND generation = %s AND term LIKE '~%%'",
+            "SELECT count(*) FROM szrag_vocabulary WHERE repository = %s AND term LIKE '~%%'",
             key,
         ).fetchone()
     assert kept is not None and kept[0] >= 2  # the repeated number, the long window

@@ -24,23 +24,23 @@ from szrag.rank.retrieve import retrieve
 
 SOURCE = str(Path(szrag.__file__).resolve().parents[1])  # this checkout's szrag, for a child
 
-# an indexer whose second publish stops, its transaction open, once every row is sent
+# an indexer whose second publish stops, its transaction open, once its files' rows are sent
 _STALLING_INDEXER = """
 import sys, time
 from szrag.cli import main
 from szrag.index.pg import writer
 
-copy = writer._copy_full_text
+replace = writer._replace
 calls = []
 
-def copy_then_stall(*args):
-    copy(*args)
+def replace_then_stall(*args):
+    replace(*args)
     calls.append(None)
-    if len(calls) == 2:
+    if len(calls) == 3:  # a publish replaces two small tables once the files' rows are in
         print("stalled", flush=True)
         time.sleep(600)
 
-writer._copy_full_text = copy_then_stall
+writer._replace = replace_then_stall
 main(sys.argv[1:])
 """
 

@@ -168,14 +168,20 @@ def index_command(
                 from szrag.index.pg import publish  # here: only a publish loads psycopg
 
                 done = publish(index, store, name)
-                shown.update(repository=name, store=done.location, generation=done.generation)
+                shown.update(
+                    repository=name,
+                    store=done.location,
+                    generation=done.generation,
+                    filesRewritten=done.rewritten,
+                )
             if as_json:
                 published.append(shown)
             else:
                 _print_report(index, report)
                 if store is not None:
                     say(
-                        f" {name} as generation {shown['generation']} to {shown['store']}",
+                        f" {name} as generation {done.generation} to {done.location}"
+                        f" ({_written(done.rewritten)})",
                         lead="published",
                         style="bold",
                     )
@@ -198,7 +204,7 @@ def _watch_and_publish(store: str, targets: list[tuple[str, Path]]) -> None:
     def told(done: Published) -> None:
         say(
             f" {done.repository} as generation {done.generation} ({done.files} files,"
-            f" {done.chunks} chunks) in {done.elapsed:.2f}s",
+            f" {done.chunks} chunks; {_written(done.rewritten)}) in {done.elapsed:.2f}s",
             lead="published",
             style="bold",
         )
@@ -213,6 +219,13 @@ def _watch_and_publish(store: str, targets: list[tuple[str, Path]]) -> None:
         await Indexer(targets, store, on_publish=told).run(stop)
 
     asyncio.run(run())
+
+
+def _written(rewritten: int | None) -> str:
+    """What a publish wrote, in words."""
+    if rewritten is None:
+        return "every row written"
+    return f"{rewritten} file{'' if rewritten == 1 else 's'} written again"
 
 
 def _named_path(item: str) -> tuple[str, Path]:

@@ -305,6 +305,11 @@ def _finish_meta(conn: sqlite3.Connection, config: RepoConfig) -> None:
             "complete": "1",
         },
     )
+    # which index this is, kept from its full build on: a store that published from it
+    # may take the files that changed since, and one built again is published whole
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('lineage', ?)", (uuid.uuid4().hex,)
+    )
 
 
 def _images_of(collection: Collection) -> list[tuple[str, int, int]]:

@@ -63,14 +63,8 @@ RECONNECT_SECONDS = 10.0  # one reconnection attempt's span; the next read start
 DERIVED_GENERATIONS = 2
 _FILES = "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code"
 _CHUNK_ROW = 'c.id, f.path, c.seq, c.start, c."end", f.type, c.heading'
-_SAME = (
-    "f.repository = c.repository AND f.generation = c.generation AND f.id = c.file_id"
-    " AND c.repository = %(r)s AND c.generation = %(g)s"
-)
-_SAME_NAMES = (
-    "f.repository = n.repository AND f.generation = n.generation AND f.id = n.file_id"
-    " AND n.repository = %(r)s AND n.generation = %(g)s"
-)
+_SAME = "f.repository = c.repository AND f.id = c.file_id AND c.repository = %(r)s"
+_SAME_NAMES = "f.repository = n.repository AND f.id = n.file_id AND n.repository = %(r)s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,18 +289,14 @@ class PostgresIndex:
 
     def meta(self) -> dict[str, str]:
         """The SQLite index's meta values, as published."""
-        rows = self._rows(
-            "SELECT key, value FROM szrag_meta WHERE repository = %(r)s AND generation = %(g)s"
-        )
+        rows = self._rows("SELECT key, value FROM szrag_meta WHERE repository = %(r)s")
         return {key: value for key, value in rows}
 
     def counts(self) -> dict[str, int]:
         """Row counts of files, chunks, images, edges and skipped files."""
         found: dict[str, int] = {}
         for table in ("files", "chunks", "images", "edges", "skipped"):
-            row = self._rows(
-                f"SELECT count(*) FROM szrag_{table} WHERE repository = %(r)s AND generation = %(g)s"
-            )
+            row = self._rows(f"SELECT count(*) FROM szrag_{table} WHERE repository = %(r)s")
             found[table] = int(row[0][0])
         return found
 
@@ -318,8 +308,7 @@ class PostgresIndex:
             entries = [
                 FileEntry(file_id, path, path.lower(), kind)
                 for file_id, path, kind in self._rows(
-                    "SELECT id, path, type FROM szrag_files"
-                    " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+                    "SELECT id, path, type FROM szrag_files WHERE repository = %(r)s ORDER BY path"
                 )
             ]
             self._entries = (generation, entries)
@@ -330,8 +319,7 @@ class PostgresIndex:
         return [
             store._file_from_row(row)
             for row in self._rows(
-                f"SELECT {_FILES} FROM szrag_files"
-                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+                f"SELECT {_FILES} FROM szrag_files WHERE repository = %(r)s ORDER BY path"
             )
         ]
 
@@ -344,8 +332,7 @@ class PostgresIndex:
         if self.in_memory:
             return self.files_by_path().get(path)
         rows = self._rows(
-            f"SELECT {_FILES} FROM szrag_files"
-            " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+            f"SELECT {_FILES} FROM szrag_files WHERE repository = %(r)s AND path = %(path)s",
             {"path": path},
         )
         return store._file_from_row(rows[0]) if rows else None
@@ -356,8 +343,7 @@ class PostgresIndex:
             return path in self.files_by_path()
         return bool(
             self._rows(
-                "SELECT 1 FROM szrag_files"
-                " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+                "SELECT 1 FROM szrag_files WHERE repository = %(r)s AND path = %(path)s",
                 {"path": path},
             )
         )
@@ -371,7 +357,7 @@ class PostgresIndex:
             return dict(recent.joined(self.files_by_path(), paths))
         rows = self._rows(
             "SELECT path, tokens FROM szrag_files"
-            " WHERE repository = %(r)s AND generation = %(g)s AND path = ANY(%(paths)s)",
+            " WHERE repository = %(r)s AND path = ANY(%(paths)s)",
             {"paths": list(paths)},
         )
         return {path: store.unpack(joined) for path, joined in rows}
@@ -379,7 +365,7 @@ class PostgresIndex:
     def code_records(self) -> list[tuple[str, dict[str, Any]]]:
         """(path, code record) of every file that has one, by path."""
         rows = self._rows(
-            "SELECT path, code FROM szrag_files WHERE repository = %(r)s AND generation = %(g)s"
+            "SELECT path, code FROM szrag_files WHERE repository = %(r)s"
             " AND code IS NOT NULL ORDER BY path"
         )
         return [(path, store.unpack_json(code)) for path, code in rows]
@@ -390,8 +376,7 @@ class PostgresIndex:
         rows = self._rows(
             "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.container"
             " FROM szrag_definitions d, szrag_files f"
-            " WHERE f.repository = d.repository AND f.generation = d.generation"
-            " AND f.id = d.file_id AND d.repository = %(r)s AND d.generation = %(g)s"
+            " WHERE f.repository = d.repository AND f.id = d.file_id AND d.repository = %(r)s"
             " ORDER BY f.path, d.seq"
         )
         return list(store.definitions_of((row[0], row[1:]) for row in rows))
@@ -438,7 +423,7 @@ class PostgresIndex:
         """(path, routes as JSON) of every file whose code record has routes, by path."""
         rows = self._rows(
             "SELECT path, routes FROM szrag_files WHERE repository = %(r)s"
-            " AND generation = %(g)s AND routes IS NOT NULL ORDER BY path"
+            " AND routes IS NOT NULL ORDER BY path"
         )
         return [(path, routes) for path, routes in rows]
 
@@ -447,7 +432,7 @@ class PostgresIndex:
         in its record's order."""
         rows = self._rows(
             "SELECT path, environment FROM szrag_files WHERE repository = %(r)s"
-            " AND generation = %(g)s AND environment IS NOT NULL ORDER BY path"
+            " AND environment IS NOT NULL ORDER BY path"
         )
         return store.environment_reads((path, found) for path, found in rows)
 
@@ -456,16 +441,14 @@ class PostgresIndex:
         return [
             row[0]
             for row in self._rows(
-                "SELECT path FROM szrag_images"
-                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+                "SELECT path FROM szrag_images WHERE repository = %(r)s ORDER BY path"
             )
         ]
 
     def image_data(self, path: str) -> bytes | None:
         """The bytes of the image at ``path`` as it was published (no checkout is read)."""
         rows = self._rows(
-            "SELECT data FROM szrag_images"
-            " WHERE repository = %(r)s AND generation = %(g)s AND path = %(path)s",
+            "SELECT data FROM szrag_images WHERE repository = %(r)s AND path = %(path)s",
             {"path": path},
         )
         return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
@@ -475,8 +458,7 @@ class PostgresIndex:
         return [
             Skip(path, reason)
             for path, reason in self._rows(
-                "SELECT path, reason FROM szrag_skipped"
-                " WHERE repository = %(r)s AND generation = %(g)s ORDER BY path"
+                "SELECT path, reason FROM szrag_skipped WHERE repository = %(r)s ORDER BY path"
             )
         ]
 
@@ -486,7 +468,7 @@ class PostgresIndex:
             row[0]
             for row in self._rows(
                 "SELECT DISTINCT target FROM szrag_edges WHERE repository = %(r)s"
-                " AND generation = %(g)s AND source = %(path)s ORDER BY target",
+                " AND source = %(path)s ORDER BY target",
                 {"path": path},
             )
         ]
@@ -497,7 +479,7 @@ class PostgresIndex:
             row[0]
             for row in self._rows(
                 "SELECT DISTINCT source FROM szrag_edges WHERE repository = %(r)s"
-                " AND generation = %(g)s AND target = %(path)s AND kind = 'import'"
+                " AND target = %(path)s AND kind = 'import'"
                 " ORDER BY source",
                 {"path": path},
             )
@@ -536,8 +518,7 @@ class PostgresIndex:
     def chunk_texts(self, ids: Sequence[int]) -> dict[int, str]:
         """The text of each chunk id that has one."""
         rows = self._rows(
-            "SELECT id, text FROM szrag_chunk_texts"
-            " WHERE repository = %(r)s AND generation = %(g)s AND id = ANY(%(ids)s)",
+            "SELECT id, text FROM szrag_chunk_texts WHERE repository = %(r)s AND id = ANY(%(ids)s)",
             {"ids": list(ids)},
         )
         return {chunk_id: store.unpack(text) for chunk_id, text in rows}
@@ -568,7 +549,7 @@ class PostgresIndex:
         for batch, _ in store.in_batches(file_ids):
             rows = self._rows(
                 'SELECT id, file_id, seq, start, "end", heading FROM szrag_chunks'
-                " WHERE repository = %(r)s AND generation = %(g)s AND seq = 0"
+                " WHERE repository = %(r)s AND seq = 0"
                 " AND file_id = ANY(%(ids)s) ORDER BY file_id",
                 {"ids": batch},
             )
@@ -588,8 +569,7 @@ class PostgresIndex:
         would (``store.UNITS_VERSION``): the reader then cuts the file itself."""
         rows = self._rows(
             "SELECT f.units FROM szrag_files f, szrag_meta m"
-            " WHERE f.repository = %(r)s AND f.generation = %(g)s AND f.path = %(path)s"
-            " AND m.repository = f.repository AND m.generation = f.generation"
+            " WHERE f.repository = %(r)s AND f.path = %(path)s AND m.repository = f.repository"
             " AND m.key = 'units_version' AND m.value = %(version)s",
             {"path": path, "version": str(store.UNITS_VERSION)},
         )

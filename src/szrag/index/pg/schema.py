@@ -1,9 +1,11 @@
 """The PostgreSQL store's schema, its migrations, and how a store URL is reached.
 
-Every table is keyed by repository name and generation. A publish writes a whole new
-generation in one transaction and, in the same transaction, points ``szrag_repositories``
-at it: readers read only the generation that row names, so a refresh becomes visible at
-once, whole, and a publish that fails or is killed leaves the previous one served.
+Every table is keyed by repository name. A publish writes the next generation in one
+transaction: the rows of the files that changed since the last one, or every row when the
+store holds nothing it can build on, and, in the same transaction, points
+``szrag_repositories`` at it. Readers read inside repeatable-read snapshots, so a refresh
+becomes visible at once, whole, and a publish that fails or is killed leaves the previous one
+served.
 
 The schema is versioned by ordered, named migrations (``MIGRATIONS``), each applied once, under
 an advisory lock, in the transaction that records it in ``szrag_migrations``; a database that
@@ -171,12 +173,47 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0005_units",
         "ALTER TABLE szrag_files ADD COLUMN units bytea",
     ),
+    (
+        # a repository's rows are kept from one generation to the next: a publish rewrites
+        # the files that changed, not all of them (readers' repeatable-read snapshots keep
+        # the rows they started on); a generation records the SQLite index it came from
+        "0006_rows_kept_across_generations",
+        """
+        ALTER TABLE szrag_generations ADD COLUMN lineage text;
+        """
+        + "".join(
+            f"""
+            DELETE FROM {table} AS t WHERE NOT EXISTS (SELECT 1 FROM szrag_repositories r
+                WHERE r.name = t.repository AND r.generation = t.generation);
+            ALTER TABLE {table} DROP COLUMN generation;
+            ALTER TABLE {table} ADD PRIMARY KEY (repository, {key});
+            """
+            for table, key in (
+                ("szrag_meta", "key"),
+                ("szrag_files", "id"),
+                ("szrag_chunks", "id"),
+                ("szrag_chunk_texts", "id"),
+                ("szrag_chunk_terms", "chunk_id"),
+                ("szrag_vocabulary", "term"),
+                ("szrag_names", "name, kind, file_id, line"),
+                ("szrag_definitions", "file_id, seq"),
+                ("szrag_images", "path"),
+                ("szrag_edges", "source, target, kind"),
+                ("szrag_skipped", "path"),
+            )
+        )
+        + """
+        ALTER TABLE szrag_files ADD UNIQUE (repository, path);
+        CREATE INDEX szrag_chunks_file ON szrag_chunks (repository, file_id, seq);
+        CREATE INDEX szrag_names_file ON szrag_names (repository, file_id);
+        CREATE INDEX szrag_edges_target ON szrag_edges (repository, target);
+        """,
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
-# every table holding a generation's rows, written and removed together
-GENERATION_TABLES = (
-    "szrag_generations",
+# every table holding a repository's rows (besides its generations' own records)
+REPOSITORY_TABLES = (
     "szrag_meta",
     "szrag_files",
     "szrag_chunks",

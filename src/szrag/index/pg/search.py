@@ -221,17 +221,16 @@ class PostgresFullText:
         counted = ", ".join(
             f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS
         )
-        with self._index.snapshot() as (conn, generation):
+        with self._index.snapshot() as (conn, _):
             rows = conn.execute(
                 f"SELECT t.chunk_id, t.size, t.counts -> %(lexeme)s, {counted}"
                 " FROM szrag_chunk_terms t"
                 " LEFT JOIN LATERAL unnest(t.terms) u ON u.lexeme = %(lexeme)s"
-                " WHERE t.repository = %(repository)s AND t.generation = %(generation)s"
+                " WHERE t.repository = %(repository)s"
                 " AND t.terms @@ %(query)s::tsquery ORDER BY t.chunk_id",
                 {
                     "lexeme": name,
                     "repository": self._index.repository,
-                    "generation": generation,
                     "query": tsquery([(name,)]),
                 },
             ).fetchall()
@@ -269,11 +268,11 @@ class PostgresFullText:
         """How many chunks hold each of ``lexemes`` (FTS5's own counts)."""
         if not lexemes:
             return {}
-        with self._index.snapshot() as (conn, generation):
+        with self._index.snapshot() as (conn, _):
             rows = conn.execute(
                 "SELECT term, documents FROM szrag_vocabulary"
-                " WHERE repository = %s AND generation = %s AND term = ANY(%s)",
-                (self._index.repository, generation, list(lexemes)),
+                " WHERE repository = %s AND term = ANY(%s)",
+                (self._index.repository, list(lexemes)),
             ).fetchall()
         return {term: int(documents) for term, documents in rows}
 
@@ -284,17 +283,16 @@ class PostgresFullText:
         and how often it holds each phrase in each column."""
         lexemes = sorted({name for phrase in phrases for name in phrase})
         only = "" if chunk_id is None else " AND t.chunk_id = %(chunk)s"
-        with self._index.snapshot() as (conn, generation):
+        with self._index.snapshot() as (conn, _):
             rows = conn.execute(
                 "SELECT t.chunk_id, t.size, t.counts, u.lexeme, u.positions, u.weights"
                 " FROM szrag_chunk_terms t"
                 " LEFT JOIN LATERAL unnest(t.terms) u ON u.lexeme = ANY(%(lexemes)s)"
-                " WHERE t.repository = %(repository)s AND t.generation = %(generation)s"
+                " WHERE t.repository = %(repository)s"
                 f" AND t.terms @@ %(query)s::tsquery{only}",
                 {
                     "lexemes": lexemes,
                     "repository": self._index.repository,
-                    "generation": generation,
                     "query": tsquery(phrases),
                     "chunk": chunk_id,
                 },
