@@ -337,9 +337,15 @@ FOREIGN_NAMES: dict[tuple[str, frozenset[str]], str] = {
         frozenset({"commandId", "usageHint", "includeStack"}),
     ): "the live tools' argument names, as the original service's tools take them",
     (
-        "szrag/mcp/catalogue.py",
+        "szrag/tools/schema.py",
         frozenset({"additionalProperties", "minLength", "maxLength"}),
-    ): "JSON Schema keywords of the MCP tool schemas",
+    ): "JSON Schema keywords of the code tools' schemas (the model's and MCP's)",
+    (
+        "szrag/tools/code.py",
+        frozenset(
+            {"searchCode", "findSymbols", "findReferences", "readCode", "startLine", "endLine"}
+        ),
+    ): "the code tools' names and argument names, as the model calls them (the live tools' style)",
     (
         "szrag/tools/adapter.py",
         frozenset(

@@ -32,6 +32,7 @@ CODE_TOOLS = {
     "get_context",
     "find_symbols",
     "find_references",
+    "read_code",
     "find_routes",
     "get_dependencies",
     "get_dependants",
@@ -135,6 +136,11 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
         )
         symbols = payload(await client.call_tool("find_symbols", {"question": "require_token"}))
         calls = payload(await client.call_tool("find_references", {"name": "load_settings"}))
+        read = payload(
+            await client.call_tool(
+                "read_code", {"path": "app/auth.py", "start_line": 14, "end_line": 14}
+            )
+        )
         routes = payload(await client.call_tool("find_routes", {"method": "DELETE"}))
         deps = payload(await client.call_tool("get_dependencies", {"path": "app/main.py"}))
         dependants = payload(await client.call_tool("get_dependants", {"path": "app/settings.py"}))
@@ -151,6 +157,13 @@ async def test_every_tool_answers_from_the_repository(repository: Path) -> None:
     assert context["tokens"] <= 2000 and context["text"] and context["files"]
     assert "app/routers/webhooks.py" in context["files"]
     assert symbols["symbols"][0]["name"] == "require_token"
+    assert read == {
+        "path": "app/auth.py",
+        "startLine": 14,
+        "endLine": 14,
+        "moreLines": True,
+        "text": '14:     expected = f"Bearer {load_settings().api_token}"',
+    }
     assert symbols["symbols"][0]["endLine"] >= symbols["symbols"][0]["line"]
     assert {
         "path": "app/auth.py",

@@ -26,9 +26,11 @@ from szrag.llm.client import ChatClient
 from szrag.llm.errors import Overflow, context_overflow, provider_code
 from szrag.llm.loop import ToolExecutor, ToolLoop
 from szrag.llm.prompts import (
+    CODE_TOOLS_PROMPT,
     SYSTEM_PROMPT,
     TOOL_CALL_LIMIT_PROMPT,
     build_user_message,
+    is_overridden,
     load_prompt,
 )
 from szrag.rank.retrieve import Image
@@ -137,11 +139,16 @@ def messages_for(
     *,
     prior: Sequence[Mapping[str, str]] = (),
     elsewhere: str = "",
+    code_tools: bool = False,
 ) -> list[dict[str, Any]]:
-    """The first request's messages: the system prompt, the earlier turns of a conversation
-    (``prior``) and the user message."""
+    """The first request's messages: the system prompt (and, when the code tools are
+    offered, how to use them), the earlier turns of a conversation (``prior``) and the user
+    message."""
+    system = load_prompt(SYSTEM_PROMPT, root)
+    if code_tools and not is_overridden(SYSTEM_PROMPT, root):  # a repository's own rules stand
+        system += "\n\n" + load_prompt(CODE_TOOLS_PROMPT, root)
     return [
-        {"role": "system", "content": load_prompt(SYSTEM_PROMPT, root)},
+        {"role": "system", "content": system},
         *(dict(message) for message in prior),
         {
             "role": "user",
@@ -170,8 +177,11 @@ class ModelRequest:
     plan: ContextPlan
     prior: tuple[Mapping[str, str], ...] = ()
 
-    def messages(self, root: Path, evidence: Evidence | None = None) -> list[dict[str, Any]]:
-        """The first request's messages, with ``evidence`` (default: the request's)."""
+    def messages(
+        self, root: Path, evidence: Evidence | None = None, *, code_tools: bool = False
+    ) -> list[dict[str, Any]]:
+        """The first request's messages, with ``evidence`` (default: the request's); with
+        ``code_tools``, the system prompt says how to use them."""
         evidence = evidence or self.evidence
         return messages_for(
             self.question,
@@ -182,6 +192,7 @@ class ModelRequest:
             evidence.live,
             prior=self.prior,
             elsewhere=evidence.elsewhere_text,
+            code_tools=code_tools,
         )
 
 
@@ -195,7 +206,7 @@ async def answer_with_model(
     """The model's answer to ``request`` through the tool loop (over ``adapter``'s tools,
     for ``question``'s identity and listeners); a failure answers from what was found."""
     found, evidence, plan = request.found, request.evidence, request.plan
-    messages = request.messages(host.root)
+    messages = request.messages(host.root, code_tools=bool(adapter and adapter.code_tools))
     loop = ToolLoop(
         ChatClient(host.settings, http_client=host.http_client),
         limit_prompt=load_prompt(TOOL_CALL_LIMIT_PROMPT, host.root),
@@ -203,6 +214,7 @@ async def answer_with_model(
         executor=executor_for(adapter, question.identity, recorder) if adapter else None,
         recorder=recorder,
         on_token=question.listeners.on_token,
+        label_of=adapter.label_of if adapter else None,
     )
     try:
         try:
@@ -213,7 +225,9 @@ async def answer_with_model(
                 raise
             # the model's window is smaller than counted: pack less and ask once more
             evidence = await _repacked(evidence, plan, budget, recorder)
-            messages = request.messages(host.root, evidence)
+            messages = request.messages(
+                host.root, evidence, code_tools=bool(adapter and adapter.code_tools)
+            )
             result = await loop.run(messages)
     except ProviderError as error:
         said = await _failure(error, recorder, counted(messages, adapter, plan))

@@ -132,13 +132,31 @@ async def _answer_turn(
 
         # other repositories' sources, when routed here, take their share of the budget
         reserve = elsewhere_reserve(question.elsewhere, plan.budget, plan.counter())
+        if adapter is not None and adapter.code_tools and plan.window is not None:
+            from szrag.answer.model import messages_for
+
+            # the code tools never take room from the evidence: a window too small for both
+            # keeps the evidence whole
+            bare = messages_for(
+                shown, "", (), run, host.root, prior=history.messages, code_tools=True
+            )
+            if plan.fitted(bare, adapter.definitions()) < plan.budget:
+                adapter = adapter.with_code_tools(False)
 
         def budget_for(images: Sequence[Image]) -> int:
             if not asks_model:
                 return plan.budget - reserve
             from szrag.answer.model import messages_for
 
-            bare = messages_for(shown, "", images, run, host.root, prior=history.messages)
+            bare = messages_for(
+                shown,
+                "",
+                images,
+                run,
+                host.root,
+                prior=history.messages,
+                code_tools=bool(adapter and adapter.code_tools),
+            )
             return plan.fitted(bare, adapter.definitions() if adapter else None) - reserve
 
         evidence = await gather_evidence(

@@ -140,6 +140,7 @@ class Profile:
     packing: str = "spec"
     fill: bool = False  # rankers fill the requested number of files (the original cuts at 85%)
     units: bool = False  # a chosen file answers with its best units, not the ranker's window
+    code_tools: bool = False  # the model may read the index (tools/code.py) beside the live tools
 
 
 SLACKZILLA = Profile(
@@ -169,6 +170,7 @@ DEFAULT = Profile(
     packing="evidence",
     fill=True,
     units=True,
+    code_tools=True,
 )
 
 

@@ -164,9 +164,10 @@ class LoopResult:
     finish_reason: str | None = None  # of the final reply ("length": cut at the output limit)
 
 
-def tool_message(call: ToolCall, text: str) -> dict[str, Any]:
-    """The history entry carrying one tool result, labelled as live runtime evidence."""
-    return {"role": "tool", "tool_call_id": call.id, "content": f"{LIVE_DATA_LABEL}\n{text}"}
+def tool_message(call: ToolCall, text: str, label: str = LIVE_DATA_LABEL) -> dict[str, Any]:
+    """The history entry carrying one tool result, labelled as live runtime evidence (or as
+    ``label`` says: a code tool's result is the repository's code)."""
+    return {"role": "tool", "tool_call_id": call.id, "content": f"{label}\n{text}"}
 
 
 def assistant_message(reply: ModelReply) -> dict[str, Any]:
@@ -221,8 +222,11 @@ class ToolLoop:
         recorder: ActivityRecorder | None = None,
         on_token: OnToken | None = None,
         max_rounds: int = MAX_TOOL_ROUNDS,
+        label_of: Callable[[str], str | None] | None = None,
     ) -> None:
         self.client = client
+        # how a tool's result is labelled (None: as live runtime evidence)
+        self.label_of = label_of or (lambda name: None)
         self.limit_prompt = limit_prompt
         self.tools = list(tools or ()) if executor is not None else []
         self.executor = executor
@@ -292,7 +296,8 @@ class ToolLoop:
             history.append(assistant_message(reply))
             answered = await self._run_tools(reply.tool_calls, number, outcomes)
             for outcome in answered:
-                history.append(tool_message(outcome.call, outcome.text))
+                label = self.label_of(outcome.call.name) or LIVE_DATA_LABEL
+                history.append(tool_message(outcome.call, outcome.text, label))
                 outcomes.append(outcome)
             repeating = all(outcome.repeat_of is not None for outcome in answered)
         fallback = not answer

@@ -21,6 +21,7 @@ log = logging.getLogger("szrag.llm")
 
 SYSTEM_PROMPT = "SYSTEM_PROMPT"
 TOOL_CALL_LIMIT_PROMPT = "TOOL-CALL-LIMIT_PROMPT"
+CODE_TOOLS_PROMPT = "CODE-TOOLS_PROMPT"  # added to the system prompt where code tools are offered
 OVERRIDE_DIRECTORY = Path(".rag") / "prompts"
 _NAME = re.compile(r"[A-Z][A-Z0-9_-]*")
 
@@ -28,6 +29,15 @@ _NAME = re.compile(r"[A-Z][A-Z0-9_-]*")
 def override_path(name: str, root: Path | str) -> Path:
     """Where a repository may put its own version of the prompt ``name``."""
     return Path(root) / OVERRIDE_DIRECTORY / f"{name}.md"
+
+
+def is_overridden(name: str, root: Path | str) -> bool:
+    """Whether the repository at ``root`` has its own version of the prompt ``name``."""
+    path = override_path(name, root)
+    try:
+        return path.is_file() and bool(path.read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError):
+        return True  # load_prompt says what is wrong with it
 
 
 def load_prompt(name: str, root: Path | str | None = None) -> str:

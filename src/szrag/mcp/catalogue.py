@@ -23,19 +23,26 @@ from typing import Any
 from szrag.base.public import to_public
 from szrag.context.assemble import assemble_context
 from szrag.index.protocol import IndexStore
-from szrag.rank.retrieve import MAX_QUESTION_CHARS, retrieve
+from szrag.rank.retrieve import MAX_QUESTION_CHARS
 from szrag.service.host import Host
 from szrag.service.service import Service
 from szrag.structure.queries import (
     all_routes,
     find_environment_variable,
-    find_references,
     find_routes,
-    find_symbols,
     get_dependants,
     get_dependencies,
     indexed_path,
 )
+from szrag.tools.code import (
+    MAX_READ_LINES,
+    READ_LINES,
+    read_code,
+    references_to,
+    search_code,
+    symbols_matching,
+)
+from szrag.tools.schema import count_schema, object_schema, text_schema
 
 Runner = Callable[[IndexStore, Host, Mapping[str, Any]], Any]
 
@@ -77,37 +84,12 @@ def mcp_tool_name(spec_name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", spec_name).lower()
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-def _text(description: str, max_length: int = 500) -> dict[str, Any]:
-    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
-
-
-def _count(default: int, maximum: int, description: str) -> dict[str, Any]:
-    return {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": maximum,
-        "default": default,
-        "description": description,
-    }
-
-
-_QUESTION = _text("A question or keywords about the repository", MAX_QUESTION_CHARS)
-_PATH = _text("A file's path relative to the repository root, e.g. src/app/server.py", 1000)
+_QUESTION = text_schema("A question or keywords about the repository", MAX_QUESTION_CHARS)
+_PATH = text_schema("A file's path relative to the repository root, e.g. src/app/server.py", 1000)
 
 
 def _search_code(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
-    question = args["question"]
-    sources = retrieve(question, args.get("limit", DEFAULT_SOURCES), index=index)
-    return {"question": question, "sources": [to_public(source.redacted()) for source in sources]}
+    return search_code(index, args["question"], args.get("limit", DEFAULT_SOURCES))
 
 
 def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
@@ -119,13 +101,17 @@ def _get_context(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
 
 
 def _find_symbols(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
-    matches = find_symbols(args["question"], index)[: args.get("limit", DEFAULT_MATCHES)]
-    return {"symbols": to_public(matches)}
+    return symbols_matching(index, args["question"], args.get("limit", DEFAULT_MATCHES))
 
 
 def _find_references(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
-    found = find_references(args["name"], index, args.get("limit", DEFAULT_MATCHES))
-    return {"name": args["name"], "references": to_public(found)}
+    return references_to(index, args["name"], args.get("limit", DEFAULT_MATCHES))
+
+
+def _read_code(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
+    return to_public(
+        read_code(index, args["path"], args.get("start_line", 1), args.get("end_line"))
+    )
 
 
 def _find_routes(index: IndexStore, host: Host, args: Mapping[str, Any]) -> Any:
@@ -158,10 +144,10 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
         "Search the repository: the files that best answer a question, best first, each with "
         "its best units, a function, a class's own lines or a section (path, start and end "
         "line, heading, text with secrets redacted, score).",
-        _object(
+        object_schema(
             {
                 "question": _QUESTION,
-                "limit": _count(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
+                "limit": count_schema(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
             },
             ("question",),
         ),
@@ -173,7 +159,7 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
         "The repository context a model would receive for a question: retrieved passages, "
         "the symbols, routes, dependencies and environment variables around them, packed "
         "into a token budget and redacted; with the files and chunks it holds.",
-        _object(
+        object_schema(
             {
                 "question": _QUESTION,
                 "budget": {
@@ -182,7 +168,7 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
                     "maximum": MAX_BUDGET,
                     "description": "Token budget (default: the repository's configured one)",
                 },
-                "limit": _count(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
+                "limit": count_schema(DEFAULT_SOURCES, MAX_SOURCES, "How many sources at most"),
             },
             ("question",),
         ),
@@ -192,10 +178,10 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
         "find_symbols",
         "The functions, classes and methods whose names best match a question or a name "
         "(path, name, kind, line and endLine, score).",
-        _object(
+        object_schema(
             {
-                "question": _text("A symbol name or a question, e.g. Blueprint.register"),
-                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many symbols at most"),
+                "question": text_schema("A symbol name or a question, e.g. Blueprint.register"),
+                "limit": count_schema(DEFAULT_MATCHES, MAX_MATCHES, "How many symbols at most"),
             },
             ("question",),
         ),
@@ -206,24 +192,40 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
         "find_references",
         "Where a function, method or class is called: path, line, the definition each call "
         "sits in (caller) and the line of code, secrets redacted.",
-        _object(
+        object_schema(
             {
-                "name": _text("The name called, e.g. build_auth_header or Client.send", 200),
-                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many call sites at most"),
+                "name": text_schema("The name called, e.g. build_auth_header or Client.send", 200),
+                "limit": count_schema(DEFAULT_MATCHES, MAX_MATCHES, "How many call sites at most"),
             },
             ("name",),
         ),
         _find_references,
     ),
     CodeTool(
+        "read_code",
+        "Lines of an indexed file by number, e.g. the rest of a function a search shows in "
+        f"part: numbered, at most {MAX_READ_LINES} a call ({READ_LINES} from start_line "
+        "without end_line), secrets redacted; moreLines says whether the file goes on.",
+        object_schema(
+            {
+                "path": _PATH,
+                "start_line": {"type": "integer", "minimum": 1, "description": "First line"},
+                "end_line": {"type": "integer", "minimum": 1, "description": "Last line"},
+            },
+            ("path",),
+        ),
+        _read_code,
+        needs_views=False,
+    ),
+    CodeTool(
         "find_routes",
         "The HTTP routes the code serves (method, route: the URL path, path: the file, line, "
         "handler); those matching the question when one is given, else all of them.",
-        _object(
+        object_schema(
             {
-                "question": _text("A route, handler or question, e.g. POST /api/report"),
-                "method": _text("Only this HTTP method, e.g. GET", 10),
-                "limit": _count(DEFAULT_MATCHES, MAX_MATCHES, "How many routes at most"),
+                "question": text_schema("A route, handler or question, e.g. POST /api/report"),
+                "method": text_schema("Only this HTTP method, e.g. GET", 10),
+                "limit": count_schema(DEFAULT_MATCHES, MAX_MATCHES, "How many routes at most"),
             }
         ),
         _find_routes,
@@ -232,19 +234,19 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
     CodeTool(
         "get_dependencies",
         "The indexed files a file imports or refers to.",
-        _object({"path": _PATH}, ("path",)),
+        object_schema({"path": _PATH}, ("path",)),
         _get_dependencies,
     ),
     CodeTool(
         "get_dependants",
         "The indexed files that import a file.",
-        _object({"path": _PATH}, ("path",)),
+        object_schema({"path": _PATH}, ("path",)),
         _get_dependants,
     ),
     CodeTool(
         "find_environment_variable",
         "Where the code reads an environment variable (any case): path and line of each read.",
-        _object(
+        object_schema(
             {
                 "name": {
                     "type": "string",

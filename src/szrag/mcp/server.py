@@ -77,8 +77,8 @@ MAX_RESOURCE_BYTES = 1_000_000
 ANSWER_PROMPT = "answer_about_repository"
 INSTRUCTIONS = (
     "szrag answers questions about one code repository and the application running from it. "
-    "Start with search_code or get_context for a question; find_symbols, find_references, "
-    "find_routes, "
+    "Start with search_code or get_context for a question; read_code for a file's lines; "
+    "find_symbols, find_references, find_routes, "
     "get_dependencies, get_dependants and find_environment_variable for structure; the live "
     "tools (get_status, get_logs, get_errors, get_metrics, get_routes, get_commands, "
     "run_command, get_release_info) for what the running application does. Cite paths with "

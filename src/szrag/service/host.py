@@ -85,7 +85,14 @@ class Host:
 
     def __post_init__(self) -> None:
         live = self.live if self.live is not None else self.runtime
-        adapter = ToolAdapter(self.runner, live, self.root, privileged=True, index=self.index)
+        adapter = ToolAdapter(
+            self.runner,
+            live,
+            self.root,
+            privileged=True,
+            index=self.index,
+            code_tools=self.config.repository.profile.code_tools,
+        )
         object.__setattr__(self, "_adapter", adapter)
         store = self.conversation_store or ConversationStore.for_root(
             self.root, self.config.conversations

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from szrag.base.errors import CommandError, SzragError, ToolError
+from szrag.base.errors import CommandError, PathError, QuestionError, SzragError, ToolError
 from szrag.base.public import public, public_dict, rounded
 from szrag.commands.allowlist import Allowlist
 from szrag.commands.errors import UnknownCommand, error_code
@@ -31,6 +31,7 @@ from szrag.commands.runner import CommandRunner, Observer
 from szrag.runtime import BlockingRuntime, Runtime, as_runtime
 from szrag.runtime.indexinfo import read_routes, routes_of
 from szrag.tools.definitions import (
+    CODE_TOOL,
     COMMAND_TOOL,
     MAX_ERROR_ENTRIES,
     MAX_LOG_ENTRIES,
@@ -242,7 +243,8 @@ class CommandAudit(Protocol):
 
 
 class ToolAdapter:
-    """Runs the eight live tools for a model: validation, timeout, sanitising, size cap."""
+    """Runs the eight live tools for a model, and the code tools where they are offered:
+    validation, timeout, sanitising, size cap."""
 
     def __init__(
         self,
@@ -255,6 +257,7 @@ class ToolAdapter:
         max_output_bytes: int = MAX_OUTPUT_BYTES,
         privileged: bool = True,
         index: IndexStore | None = None,
+        code_tools: bool = False,
     ) -> None:
         self.runner = runner  # its policy decides what runCommand runs; it reports refusals
         self.runtime = runtime  # what it reads, and what counts the tool calls
@@ -267,6 +270,9 @@ class ToolAdapter:
         # Whether admin-only tools are offered and run (a person at this machine: yes; a
         # server decides per caller, see with_privilege).
         self.privileged = privileged
+        # the code tools beside the live ones (the default profile; the original offers the
+        # live tools alone)
+        self.code_tools = code_tools
         reads = self.reads
         self._handlers: dict[str, Callable[[dict[str, Any], Identity], Awaitable[Any]]] = {
             "getStatus": lambda args, who: reads.status(),
@@ -318,11 +324,34 @@ class ToolAdapter:
         other.privileged = privileged
         return other
 
+    def with_code_tools(self, offered: bool) -> ToolAdapter:
+        """This adapter offering the code tools or not (a shallow copy, as ``with_privilege``)."""
+        other = copy.copy(self)
+        other.code_tools = offered
+        return other
+
+    @property
+    def _tools(self) -> tuple[ToolDefinition, ...]:
+        """The tools offered: the live ones, then the code tools where they are."""
+        if not self.code_tools:
+            return TOOLS
+        from szrag.tools.code import CODE_TOOLS
+
+        return (*TOOLS, *CODE_TOOLS)
+
+    def _tool_named(self, name: str) -> ToolDefinition | None:
+        found = TOOLS_BY_NAME.get(name)
+        if found is None and self.code_tools:
+            from szrag.tools.code import CODE_TOOLS_BY_NAME
+
+            found = CODE_TOOLS_BY_NAME.get(name)
+        return found
+
     def definitions(self, *, privileged: bool | None = None) -> list[dict[str, Any]]:
         """The tools in the OpenAI function-tool form (admin tools only when privileged;
         ``privileged`` defaults to the adapter's own)."""
         allowed = self.privileged if privileged is None else privileged
-        return [tool.to_openai() for tool in TOOLS if allowed or not tool.admin]
+        return [tool.to_openai() for tool in self._tools if allowed or not tool.admin]
 
     async def call(
         self,
@@ -337,12 +366,12 @@ class ToolAdapter:
         An admin tool is refused unless ``privileged`` (default: the adapter's own) is true.
         """
         started = time.perf_counter()
-        tool = TOOLS_BY_NAME.get(name)
+        tool = self._tool_named(name)
         args: dict[str, Any] = {}
         allowed = self.privileged if privileged is None else privileged
         try:
             if tool is None:
-                available = [item.name for item in TOOLS if allowed or not item.admin]
+                available = [item.name for item in self._tools if allowed or not item.admin]
                 raise _Failure(
                     "unknown_tool",
                     f"unknown tool {name[:64]!r}; available: {', '.join(available)}",
@@ -386,6 +415,10 @@ class ToolAdapter:
         limit = self.timeout + (_COMMAND_GRACE if tool.kind == COMMAND_TOOL else 0.0)
         try:
             async with asyncio.timeout(limit) as scope:
+                if tool.kind == CODE_TOOL:
+                    if self.index is not None and not self.index.reads_from_any_thread:
+                        return self._read_code_tool(tool.name, args)  # bound to this thread
+                    return await asyncio.to_thread(self._read_code_tool, tool.name, args)
                 return await self._handlers[tool.name](args, identity)
         except TimeoutError:
             if not scope.expired():  # raised inside the handler: a failure like any other
@@ -395,8 +428,33 @@ class ToolAdapter:
             ) from None
         except CommandError as error:
             raise _Failure(error_code(error), error.message) from None
+        except PathError as error:  # a code tool's file the index does not hold
+            raise _Failure("not_found", error.message) from None
+        except QuestionError as error:  # arguments the schema cannot rule out
+            raise _Failure("invalid_arguments", error.message) from None
         except SzragError as error:
             raise _Failure("unavailable", error.message) from None
+
+    def label_of(self, name: str) -> str | None:
+        """How the model is told what a tool's result is: the code tools' label, or None for
+        a live tool (the tool loop's live-data label)."""
+        tool = self._tool_named(name)
+        if tool is not None and tool.kind == CODE_TOOL:
+            from szrag.tools.code import CODE_LABEL
+
+            return CODE_LABEL
+        return None
+
+    def _read_code_tool(self, name: str, args: dict[str, Any]) -> Any:
+        """A code tool's runner over the index answered from, or the root's index file."""
+        from szrag.tools.code import RUNNERS
+
+        if self.index is not None:
+            return RUNNERS[name](self.index, args)
+        from szrag.index import load_index
+
+        with load_index(self.index_root, refresh=False) as index:
+            return RUNNERS[name](index, args)
 
     def _finish(
         self,

@@ -23,6 +23,7 @@ MAX_ROUTES = 200
 
 API_REQUEST = "api_request"
 COMMAND_TOOL = "command_tool"
+CODE_TOOL = "code_tool"  # read from the index (``tools/code.py``), not the running app
 
 
 @dataclass(frozen=True)

@@ -97,3 +97,32 @@ def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -
             errors.extend(validate(properties[name], item, f"{path}.{name}" if path else name))
             value[name] = _as_schema_value(properties[name], item)
     return errors
+
+
+# --- building schemas -------------------------------------------------------------------------
+
+
+def object_schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A strict object of ``properties``: no other key allowed."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def text_schema(description: str, max_length: int = 500) -> dict[str, Any]:
+    """A non-empty string of at most ``max_length`` characters."""
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
+
+
+def count_schema(default: int, maximum: int, description: str) -> dict[str, Any]:
+    """A count from 1 to ``maximum``."""
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": maximum,
+        "default": default,
+        "description": description,
+    }
