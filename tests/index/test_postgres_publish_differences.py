@@ -3,6 +3,7 @@ leaves the store holding exactly what a whole publish of the same index would.""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -201,3 +202,20 @@ def test_differences_in_the_chunks_a_tsvector_cannot_hold_match_a_whole_publish(
             "SELECT count(*) FROM szrag_vocabulary WHERE repository = 'repo' AND term LIKE '~%'"
         ).fetchone()
     assert digests == (1,)
+
+
+def test_an_image_whose_bytes_change_under_the_same_size_and_time_is_published_again(
+    pg_url: str, repo: Path
+) -> None:
+    image = repo / "docs/flow.png"
+    with build_index(repo) as index:
+        publish(index, pg_url, "repo")
+        before = image.stat()
+        image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(255, -1, -1)))  # same length
+        os.utime(image, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `cp -p` keeps it
+        refresh_index(index)
+        assert publish(index, pg_url, "repo").rewritten == 0
+        publish(index, pg_url, "whole")
+    assert _stored_rows(pg_url, "repo") == _stored_rows(pg_url, "whole")
+    with PostgresIndex(pg_url, "repo") as stored:
+        assert stored.image_data("docs/flow.png") == image.read_bytes()

@@ -279,8 +279,8 @@ class PostgresIndex:
         return cast(T, self._carried.get(key, default))
 
     def _rows(self, sql: str, values: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        """The rows of ``sql`` in this thread's snapshot; ``%(r)s`` and ``%(g)s`` are the
-        repository and the generation read."""
+        """The rows of ``sql`` in this thread's snapshot; ``%(r)s`` is the repository (and
+        ``%(g)s`` the generation read, which a repository's rows no longer carry)."""
         with self.snapshot() as (conn, generation):
             bound = {"r": self.repository, "g": generation, **(values or {})}
             return conn.execute(sql, bound).fetchall()

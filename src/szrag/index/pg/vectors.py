@@ -25,6 +25,7 @@ MAX_POSITION = 16383  # a tsvector's last position (later ones are stored as it)
 MAX_POSITIONS = 256  # positions a tsvector keeps of one lexeme
 MAX_LEXEME_BYTES = 1024  # a longer token is kept as a digest (tsvector allows 2,047 bytes)
 DIGEST_MARK = "~"  # never part of a token of the unicode61 tokenizer
+_SHORT_TOKEN = MAX_LEXEME_BYTES // 4  # characters of a token that cannot pass the bound
 
 
 def lexeme(token: str) -> str:
@@ -53,25 +54,37 @@ def chunk_vector(sizes: Sequence[int], instances: Iterable[tuple[str, int, int]]
     """The tsvector of one chunk whose columns hold ``sizes`` tokens, from FTS5's
     ``instances`` of it: (token, column number, offset in that column)."""
     bases: list[int] = []
-    running = 0
+    running = 1  # positions count from one
     for size in sizes:
         bases.append(running)
         running += size + 1
+    # A publish turns millions of instances into tsvectors: one dictionary step each, the
+    # lexeme worked out once per token, and counts only for a chunk that needs them.
     places: dict[str, list[tuple[int, int]]] = {}
-    counts: dict[str, list[int]] = {}
     for token, column, offset in instances:
-        name = lexeme(token)
-        places.setdefault(name, []).append((bases[column] + offset + 1, column))
-        counts.setdefault(name, [0] * len(WEIGHTS))[column] += 1
+        held = places.get(token)
+        if held is None:
+            held = places[token] = []
+        held.append((bases[column] + offset, column))
     exact = True
     parts: list[str] = []
-    for name, held in places.items():
+    for token, held in places.items():
+        name = token if len(token) <= _SHORT_TOKEN else lexeme(token)
         held.sort()
         kept = [place for place in held if place[0] < MAX_POSITION][: MAX_POSITIONS - 1]
         exact = exact and len(kept) == len(held)
         shown = ",".join(f"{position}{WEIGHTS[column]}" for position, column in kept)
         parts.append(f"{quoted(name)}:{shown}" if shown else quoted(name))
-    return ChunkVector(" ".join(parts), None if exact else counts)
+    if exact:
+        return ChunkVector(" ".join(parts), None)
+    counts: dict[str, list[int]] = {}
+    for token, held in places.items():
+        found = counts.setdefault(
+            token if len(token) <= _SHORT_TOKEN else lexeme(token), [0] * len(WEIGHTS)
+        )
+        for _, column in held:
+            found[column] += 1
+    return ChunkVector(" ".join(parts), counts)
 
 
 def column_counts(weights: Sequence[str]) -> list[int]:

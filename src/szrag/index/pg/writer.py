@@ -18,6 +18,7 @@ files changed, it replaces every row of the repository.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -210,7 +211,7 @@ def _write_everything(conn: psycopg.Connection[Any], index: Index, repository: s
         conn.execute(f"DELETE FROM {table} WHERE repository = %s", (repository,))
     for copied in (_FILES, _CHUNKS, _TEXTS, _NAMES, _DEFINITIONS, _EDGES):
         _copy(conn, repository, copied, source.execute(copied[2]))
-    _copy_images(conn, index, repository, None)
+    _copy_images(conn, index, repository)
     _copy_full_text(conn, source, repository)
     # Statistics of the new rows, committed with them. Without these, the planner takes a
     # table it has not analysed yet (a new store, a new repository) for a row or two, and
@@ -432,40 +433,53 @@ def _write_edges(
 
 
 def _write_images(conn: psycopg.Connection[Any], index: Index, repository: str) -> None:
-    """The images whose size or time differs, with their bytes as the checkout holds them."""
-    source = index.conn
-    stored = set(
-        _stored_rows(
-            conn, "SELECT path, size, mtime_ns FROM szrag_images WHERE repository = %s", repository
+    """The images whose bytes differ from the stored ones, as the checkout holds them now:
+    every image is read again, as a whole publish reads it (its size and time may stay
+    when its bytes change, and a read that failed once is tried again)."""
+    stored = {
+        row[0]: tuple(row[1:])
+        for row in _stored_rows(
+            conn,
+            "SELECT path, size, mtime_ns, md5(data) FROM szrag_images WHERE repository = %s",
+            repository,
         )
-    )
-    current = set(source.execute("SELECT path, size, mtime_ns FROM images"))
-    gone = sorted({row[0] for row in stored - current})
+    }
+    current = index.conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path").fetchall()
+    changed: list[tuple[str, int, int, bytes | None]] = []
+    for path, size, mtime_ns in current:
+        data = index.image_data(path)
+        digest = hashlib.md5(data, usedforsecurity=False).hexdigest() if data is not None else None
+        if stored.get(path) != (size, mtime_ns, digest):
+            changed.append((path, size, mtime_ns, data))
+    gone = sorted(set(stored) - {row[0] for row in current} | {row[0] for row in changed})
     if gone:
         conn.execute(
             "DELETE FROM szrag_images WHERE repository = %s AND path = ANY(%s)", (repository, gone)
         )
-    _copy_images(conn, index, repository, sorted(current - stored))
+    _copy_image_rows(conn, repository, changed)
 
 
-def _copy_images(
+def _copy_images(conn: psycopg.Connection[Any], index: Index, repository: str) -> None:
+    """Each collected image's row with its bytes as the checkout holds them now (NULL for one
+    gone or too large: a replica then answers 404 for it, as the checkout would)."""
+    rows = index.conn.execute("SELECT path, size, mtime_ns FROM images ORDER BY path").fetchall()
+    _copy_image_rows(
+        conn,
+        repository,
+        [(path, size, mtime, index.image_data(path)) for path, size, mtime in rows],
+    )
+
+
+def _copy_image_rows(
     conn: psycopg.Connection[Any],
-    index: Index,
     repository: str,
-    rows: Sequence[tuple[str, int, int]] | None,
+    rows: Iterable[tuple[str, int, int, bytes | None]],
 ) -> None:
-    """Each collected image's row (``rows``, None: every one) with its bytes as the checkout
-    holds them now (NULL for one gone or too large: a replica then answers 404 for it, as
-    the checkout would)."""
-    if rows is None:
-        rows = index.conn.execute(
-            "SELECT path, size, mtime_ns FROM images ORDER BY path"
-        ).fetchall()
     with conn.cursor().copy(
         "COPY szrag_images (repository, path, size, mtime_ns, data) FROM STDIN"
     ) as copy:
-        for path, size, mtime_ns in rows:
-            copy.write_row((repository, path, size, mtime_ns, index.image_data(path)))
+        for row in rows:
+            copy.write_row((repository, *row))
 
 
 def _copy_full_text(
