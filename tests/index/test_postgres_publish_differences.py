@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from szrag.index import build_index, load_index, refresh_index
-from szrag.index.pg import PostgresIndex, publish
+from szrag.index.pg import PostgresIndex, publish, writer
 from szrag.index.pg.schema import MIGRATIONS, REPOSITORY_TABLES, migrate
+from szrag.index.pg.search import PostgresFullText
 from szrag.rank.retrieve import retrieve
 
 QUESTIONS = ("deploy webhook signature", "zebra crossing", "guide install steps", "helper")
@@ -219,3 +221,79 @@ def test_an_image_whose_bytes_change_under_the_same_size_and_time_is_published_a
     assert _stored_rows(pg_url, "repo") == _stored_rows(pg_url, "whole")
     with PostgresIndex(pg_url, "repo") as stored:
         assert stored.image_data("docs/flow.png") == image.read_bytes()
+
+
+def _replica_answers(stored: PostgresIndex) -> dict[str, Any]:
+    """What a replica's views give: sources, symbols, file rows and definitions."""
+    from szrag.structure.queries import find_symbols
+
+    return {
+        "sources": {question: retrieve(question, index=stored) for question in QUESTIONS},
+        "symbols": [find_symbols(name, stored) for name in ("zebra", "hmac_compare", "save")],
+        "files": stored.files_by_path(),
+        "definitions": stored.definitions(),
+        "best": stored.full_text((4.0, 2.0, 5.0, 1.0)).best(["zebra", "hmac", "save"], 50, {}),
+    }
+
+
+def test_a_replica_carries_its_views_over_the_files_a_publish_rewrote(
+    pg_url: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with build_index(repo) as index:
+        publish(index, pg_url, "repo")
+        stored = PostgresIndex(pg_url, "repo")
+        stored.keep_in_memory(True)
+        _replica_answers(stored)  # every view built, the postings of the words kept
+        _change(repo)
+        refresh_index(index)
+        publish(index, pg_url, "repo")
+        (repo / "server/helpers.py").write_text("def hmac_compare(a, b):\n    return a == b\n")
+        refresh_index(index)
+        publish(index, pg_url, "repo")  # two publishes since the views were built
+
+        whole_reads: list[str] = []
+        every_file = stored.files
+        postings = PostgresFullText._postings
+
+        def files() -> list[Any]:
+            whole_reads.append("files")
+            return every_file()
+
+        def postings_of(search: PostgresFullText, name: str) -> Any:
+            whole_reads.append(name)
+            return postings(search, name)
+
+        monkeypatch.setattr(stored, "files", files)
+        monkeypatch.setattr(PostgresFullText, "_postings", postings_of)
+        carried = _replica_answers(stored)
+        # the file rows and the words' postings were carried, not read again
+        assert not {"files", "zebra", "hmac", "save"} & set(whole_reads)
+        assert stored.changes_since(1) is not None
+        with PostgresIndex(pg_url, "repo") as fresh:
+            fresh.keep_in_memory(True)
+            assert carried == _replica_answers(fresh)
+        with PostgresIndex(pg_url, "repo") as cold:  # nothing kept: every read from the store
+            assert carried["best"] == _replica_answers(cold)["best"]
+        assert carried["sources"] == {
+            question: retrieve(question, index=index) for question in QUESTIONS
+        }
+        stored.close()
+
+
+def test_views_are_built_again_after_a_whole_publish_or_past_the_kept_records(
+    pg_url: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer, "KEPT_GENERATIONS", 2)
+    with build_index(repo) as index:
+        for _ in range(4):
+            publish(index, pg_url, "repo")
+        with PostgresIndex(pg_url, "repo") as stored:
+            assert stored.changes_since(3) is not None  # generation 4's record, kept
+            assert stored.changes_since(1) is None  # generation 2's record is gone
+    with psycopg.connect(pg_url) as conn:
+        kept = conn.execute("SELECT generation FROM szrag_generations ORDER BY 1").fetchall()
+    assert kept == [(3,), (4,)]
+    with build_index(repo) as index:  # built again: every row written, nothing to carry over
+        publish(index, pg_url, "repo")
+    with PostgresIndex(pg_url, "repo") as stored:
+        assert stored.changes_since(4) is None

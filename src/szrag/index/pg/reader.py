@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import numpy as np
+import numpy.typing as npt
 import psycopg
 from psycopg_pool import ConnectionPool
 
@@ -78,6 +80,25 @@ class GenerationRecord:
     chunks: int
     full_text_rows: int
     column_totals: tuple[int, ...]
+
+
+FileDefinitions = tuple[str, tuple[Definition, ...]]  # a file's path and its definitions
+
+
+def _path_of(file: store.StoredFile) -> str:
+    return file.path
+
+
+def _first(held: FileDefinitions) -> str:
+    return held[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What publishes rewrote between two generations: file ids, and chunk ids ascending."""
+
+    files: frozenset[int]
+    chunks: npt.NDArray[np.int64]
 
 
 def published(url: str) -> list[str]:
@@ -250,6 +271,28 @@ class PostgresIndex:
         self.config = found.config
         return found
 
+    def changes_since(self, generation: int) -> Changes | None:
+        """The files and chunks the publishes since ``generation`` rewrote (removed or
+        wrote), up to the generation read; None when one of them wrote every row or its
+        record is gone (a view is then built again, not carried)."""
+        with self.snapshot() as (_, current):
+            if generation >= current:
+                return (
+                    Changes(frozenset(), np.zeros(0, dtype=np.int64))
+                    if generation == current
+                    else None
+                )
+            rows = self._rows(
+                "SELECT generation, changed_files, changed_chunks FROM szrag_generations"
+                " WHERE repository = %(r)s AND generation > %(since)s AND generation <= %(g)s",
+                {"since": generation},
+            )
+        if len(rows) != current - generation or any(row[1] is None for row in rows):
+            return None
+        files = frozenset(file_id for row in rows for file_id in row[1])
+        chunks = np.unique(np.array([chunk for row in rows for chunk in row[2]], dtype=np.int64))
+        return Changes(files, chunks)
+
     def derived(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, remembered until a new generation is read."""
         with self.snapshot() as (_, generation):
@@ -324,8 +367,29 @@ class PostgresIndex:
         ]
 
     def files_by_path(self) -> dict[str, store.StoredFile]:
-        """Every indexed file by path (a view: not to be changed by its readers)."""
-        return self.derived("files.by_path", lambda: {file.path: file for file in self.files()})
+        """Every indexed file by path (a view: not to be changed by its readers); a new
+        generation's made from the last one's and the files the publishes since rewrote."""
+        return self.derived("files.by_path", self._files_by_path)
+
+    def _files_by_path(self) -> dict[str, store.StoredFile]:
+        with self.snapshot() as (_, generation):
+            earlier: tuple[int, dict[str, store.StoredFile]] | None = self.carried("pg.files", None)
+            changes = self.changes_since(earlier[0]) if earlier is not None else None
+            if earlier is None or changes is None:
+                found = {file.path: file for file in self.files()}
+            else:
+                kept = [file for file in earlier[1].values() if file.id not in changes.files]
+                rewritten = [
+                    store._file_from_row(row)
+                    for row in self._rows(
+                        f"SELECT {_FILES} FROM szrag_files"
+                        " WHERE repository = %(r)s AND id = ANY(%(ids)s)",
+                        {"ids": sorted(changes.files)},
+                    )
+                ]
+                found = {file.path: file for file in sorted([*kept, *rewritten], key=_path_of)}
+            self.carry("pg.files", (generation, found))
+            return found
 
     def get_file(self, path: str) -> store.StoredFile | None:
         """One indexed file by relative path (from ``files_by_path`` when kept in memory)."""
@@ -372,14 +436,50 @@ class PostgresIndex:
 
     def definitions(self) -> list[tuple[str, Definition]]:
         """(path, definition) of every code record's definitions, by path, each record's
-        in its order."""
+        in its order. Kept in memory, a new generation's are the last one's but for the
+        files the publishes since rewrote."""
+        if not self.in_memory:
+            return [
+                (path, item)
+                for path, items in self._definitions_by_file(None).values()
+                for item in items
+            ]
+        with self.snapshot() as (_, generation):
+            earlier: tuple[int, dict[int, FileDefinitions]] | None = self.carried(
+                "pg.definitions", None
+            )
+            changes = self.changes_since(earlier[0]) if earlier is not None else None
+            if earlier is None or changes is None:
+                by_file = self._definitions_by_file(None)
+            else:
+                by_file = {
+                    file_id: held
+                    for file_id, held in earlier[1].items()
+                    if file_id not in changes.files
+                }
+                by_file.update(self._definitions_by_file(changes.files))
+            self.carry("pg.definitions", (generation, by_file))
+        return [
+            (path, item) for path, items in sorted(by_file.values(), key=_first) for item in items
+        ]
+
+    def _definitions_by_file(self, file_ids: frozenset[int] | None) -> dict[int, FileDefinitions]:
+        """The definitions of each file of ``file_ids`` (None: every file) that has any, by
+        file id, in path order, each record's in its order."""
+        only = "" if file_ids is None else " AND d.file_id = ANY(%(ids)s)"
         rows = self._rows(
-            "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.container"
+            "SELECT d.file_id, f.path, d.name, d.kind, d.line, d.end_line, d.container"
             " FROM szrag_definitions d, szrag_files f"
             " WHERE f.repository = d.repository AND f.id = d.file_id AND d.repository = %(r)s"
-            " ORDER BY f.path, d.seq"
+            f"{only} ORDER BY f.path, d.seq",
+            {"ids": sorted(file_ids or ())},
         )
-        return list(store.definitions_of((row[0], row[1:]) for row in rows))
+        grouped: dict[int, tuple[str, list[Definition]]] = {}
+        for (file_id, path), item in store.definitions_of(
+            ((row[0], row[1]), row[2:]) for row in rows
+        ):
+            grouped.setdefault(file_id, (path, []))[1].append(item)
+        return {file_id: (path, tuple(items)) for file_id, (path, items) in grouped.items()}
 
     def definitions_by_words(
         self, words: Iterable[str], prefixes: Iterable[str]

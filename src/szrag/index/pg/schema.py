@@ -176,10 +176,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         # a repository's rows are kept from one generation to the next: a publish rewrites
         # the files that changed, not all of them (readers' repeatable-read snapshots keep
-        # the rows they started on); a generation records the SQLite index it came from
+        # the rows they started on); a generation records the SQLite index it came from, and
+        # the files and chunks it rewrote (NULL: every one), so a replica carries its views
         "0006_rows_kept_across_generations",
         """
-        ALTER TABLE szrag_generations ADD COLUMN lineage text;
+        ALTER TABLE szrag_generations ADD COLUMN lineage text,
+            ADD COLUMN changed_files bigint[], ADD COLUMN changed_chunks bigint[];
         """
         + "".join(
             f"""

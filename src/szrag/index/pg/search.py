@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +95,36 @@ class KeptPostings:
             while self._entries > self.most_entries:
                 _, dropped = self._kept.popitem(last=False)
                 self._entries -= _entries(dropped)
+
+    def updated(
+        self,
+        changed: npt.NDArray[np.int64],
+        read: Callable[[list[str], npt.NDArray[np.int64]], dict[str, LexemePostings]],
+    ) -> KeptPostings:
+        """These postings for a later generation, whose publishes rewrote the chunks
+        ``changed`` (ascending): each lexeme's entries of other chunks kept, and its entries
+        among ``changed`` read again (``read``: the lexemes' postings among those chunks)."""
+        with self._lock:
+            held = list(self._kept.items())  # least recently searched first
+        fresh = read([name for name, _ in held], changed) if len(changed) and held else {}
+        later = KeptPostings(self.most_entries)
+        for name, postings in held:
+            kept = ~np.isin(postings.ids, changed, assume_unique=True)
+            new = fresh.get(name)
+            if new is None and kept.all():
+                later.put(name, postings)
+                continue
+            ids = postings.ids[kept]
+            sizes = postings.sizes[kept]
+            weighted = postings.weighted[kept]
+            if new is not None:
+                ids = np.concatenate([ids, new.ids])
+                sizes = np.concatenate([sizes, new.sizes])
+                weighted = np.concatenate([weighted, new.weighted])
+                order = np.argsort(ids, kind="stable")
+                ids, sizes, weighted = ids[order], sizes[order], weighted[order]
+            later.put(name, LexemePostings(ids, sizes, weighted))
+        return later
 
 
 def _entries(postings: LexemePostings) -> int:
@@ -183,10 +213,23 @@ class PostgresFullText:
 
     def _kept(self) -> KeptPostings | None:
         """The postings kept for this generation and these weights, when the index keeps
-        views in memory (a long-running face)."""
+        views in memory (a long-running face): a new generation's are the last one's, the
+        chunks the publishes since rewrote read again."""
         if not self._index.in_memory:
             return None
-        return self._index.derived(f"pg.postings.{self.weights}", KeptPostings)
+        key = f"pg.postings.{self.weights}"
+        return self._index.derived(key, lambda: self._carried_postings(key))
+
+    def _carried_postings(self, key: str) -> KeptPostings:
+        generation = self._index.record().generation
+        earlier: tuple[int, KeptPostings] | None = self._index.carried(key, None)
+        kept = KeptPostings()
+        if earlier is not None:
+            changes = self._index.changes_since(earlier[0])
+            if changes is not None:
+                kept = earlier[1].updated(changes.chunks, self._postings_among)
+        self._index.carry(key, (generation, kept))
+        return kept
 
     def _best_kept(
         self, kept: KeptPostings, lexemes: Sequence[str], limit: int
@@ -248,6 +291,39 @@ class PostgresFullText:
             np.array(sizes, dtype=np.float64),
             np.array(weighted, dtype=np.float64),
         )
+
+    def _postings_among(
+        self, names: list[str], chunk_ids: npt.NDArray[np.int64]
+    ) -> dict[str, LexemePostings]:
+        """The postings of each of ``names`` among the chunks ``chunk_ids``, counted as
+        ``_postings`` counts them (lexemes holding none are left out)."""
+        counted = ", ".join(
+            f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS
+        )
+        with self._index.snapshot() as (conn, _):
+            rows = conn.execute(
+                f"SELECT u.lexeme, t.chunk_id, t.size, t.counts -> u.lexeme, {counted}"
+                " FROM szrag_chunk_terms t, unnest(t.terms) u"
+                " WHERE t.repository = %(repository)s AND t.chunk_id = ANY(%(ids)s)"
+                " AND u.lexeme = ANY(%(names)s) ORDER BY u.lexeme, t.chunk_id",
+                {"repository": self._index.repository, "ids": chunk_ids.tolist(), "names": names},
+            ).fetchall()
+        grouped: dict[str, tuple[list[int], list[float], list[float]]] = {}
+        for name, chunk_id, size, exact, *columns in rows:
+            counts = list(exact) if exact is not None else [count or 0 for count in columns]
+            if any(counts):
+                ids, sizes, weighted = grouped.setdefault(name, ([], [], []))
+                ids.append(int(chunk_id))
+                sizes.append(float(size))
+                weighted.append(column_weighted(counts, self.weights))
+        return {
+            name: LexemePostings(
+                np.array(ids, dtype=np.int64),
+                np.array(sizes, dtype=np.float64),
+                np.array(weighted, dtype=np.float64),
+            )
+            for name, (ids, sizes, weighted) in grouped.items()
+        }
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         """The chunks of ``ids`` that the index holds, by id."""

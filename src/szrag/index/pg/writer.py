@@ -52,6 +52,9 @@ MAX_NAME = 200
 ROWS_FORMAT = "1"
 # Past this share of the files changed, replacing every row costs less than the differences.
 MOST_CHANGED = 0.5
+# The latest generations' records kept: a replica a few publishes behind carries its views
+# over the files and chunks they changed.
+KEPT_GENERATIONS = 16
 _COLUMN_NUMBERS = {name: number for number, name in enumerate(COLUMNS)}
 
 # (table, its columns after the repository, the SQLite query of their values)
@@ -183,11 +186,17 @@ def _write(
             lineage,
         ),
     )
-    rewritten = None
+    changed = None
     if row is not None and lineage is not None and row[1] == lineage:
-        rewritten = _write_differences(conn, index, repository)
-    if rewritten is None:
+        changed = _write_differences(conn, index, repository)
+    if changed is None:
         _write_everything(conn, index, repository)
+    else:
+        conn.execute(
+            "UPDATE szrag_generations SET changed_files = %s, changed_chunks = %s"
+            " WHERE repository = %s AND generation = %s",
+            (changed.files, changed.chunks, repository, generation),
+        )
     _replace(conn, source, repository, _META)
     _replace(conn, source, repository, _SKIPPED)
     conn.execute(
@@ -196,12 +205,12 @@ def _write(
         " published_at = excluded.published_at",
         (repository, generation),
     )
-    conn.execute(  # the earlier generations' records, which no reader starts on now
-        "DELETE FROM szrag_generations WHERE repository = %s AND generation < %s",
-        (repository, generation),
+    conn.execute(  # the records no reader starts on, nor carries its views over, any more
+        "DELETE FROM szrag_generations WHERE repository = %s AND generation <= %s",
+        (repository, generation - KEPT_GENERATIONS),
     )
     files = int(source.execute("SELECT count(*) FROM files").fetchone()[0])
-    return generation, files, chunks, rewritten
+    return generation, files, chunks, None if changed is None else changed.written
 
 
 def _write_everything(conn: psycopg.Connection[Any], index: Index, repository: str) -> None:
@@ -247,7 +256,19 @@ def _replace(
     _copy(conn, repository, copied, source.execute(copied[2]))
 
 
-def _write_differences(conn: psycopg.Connection[Any], index: Index, repository: str) -> int | None:
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """What a publish of the differences rewrote: how many files it wrote, and the ids of
+    the files and chunks it removed or wrote."""
+
+    written: int
+    files: list[int]
+    chunks: list[int]
+
+
+def _write_differences(
+    conn: psycopg.Connection[Any], index: Index, repository: str
+) -> _Changed | None:
     """Rewrite the rows of the files whose rows differ between the repository's latest
     generation and ``source`` (the index it was published from, since refreshed); how many
     files were written, or None (nothing written) when so many differ that replacing every
@@ -276,11 +297,11 @@ def _write_differences(conn: psycopg.Connection[Any], index: Index, repository: 
     written = sorted(file_id for file_id, row in current.items() if stored.get(file_id) != row)
     if len({*gone, *written}) > MOST_CHANGED * max(len(current), len(stored)):
         return None
-    _forget_files(conn, repository, gone)
-    _add_files(conn, source, repository, written)
+    removed = _forget_files(conn, repository, gone)
+    added = _add_files(conn, source, repository, written)
     _write_edges(conn, source, repository)
     _write_images(conn, index, repository)
-    return len(written)
+    return _Changed(len(written), sorted({*gone, *written}), sorted({*removed, *added}))
 
 
 def _stored_rows(
@@ -294,11 +315,11 @@ def _stored_rows(
     return [tuple(found.values()) for found in json.loads(row[0] if row else "[]")]
 
 
-def _forget_files(conn: psycopg.Connection[Any], repository: str, file_ids: list[int]) -> None:
+def _forget_files(conn: psycopg.Connection[Any], repository: str, file_ids: list[int]) -> list[int]:
     """Remove the files ``file_ids`` with every row of theirs, their chunks' documents taken
-    off the vocabulary's counts."""
+    off the vocabulary's counts; the ids of the chunks removed."""
     if not file_ids:
-        return
+        return []
     chunk_ids = [
         row[0]
         for row in conn.execute(
@@ -319,6 +340,7 @@ def _forget_files(conn: psycopg.Connection[Any], repository: str, file_ids: list
             f"DELETE FROM {table} WHERE repository = %s AND {column} = ANY(%s)",
             (repository, ids),
         )
+    return chunk_ids
 
 
 def _count_documents(
@@ -348,9 +370,9 @@ def _count_documents(
 
 def _add_files(
     conn: psycopg.Connection[Any], source: sqlite3.Connection, repository: str, file_ids: list[int]
-) -> None:
+) -> list[int]:
     """Write the files ``file_ids`` of ``source`` with every row of theirs, their chunks
-    counted as documents of the vocabulary."""
+    counted as documents of the vocabulary; the ids of the chunks written."""
     chunk_ids: list[int] = []
     for batch, marks in store.in_batches(file_ids):
         _copy(conn, repository, _FILES, source.execute(f"{_FILES[2]} WHERE id IN ({marks})", batch))
@@ -368,6 +390,7 @@ def _add_files(
         _copy(conn, repository, _TEXTS, source.execute(f"{_TEXTS[2]} WHERE id IN ({marks})", batch))
     _copy_chunk_terms(conn, repository, _terms_of(source, chunk_ids))
     _count_documents(conn, repository, chunk_ids, 1)
+    return chunk_ids
 
 
 def _terms_of(
