@@ -85,21 +85,38 @@ async def test_read_code_names_what_is_wrong(retrieval_repo: Path) -> None:
         assert not ok, case
         assert content["error"]["type"] == "not_found", case
         assert message in content["error"]["message"], case
+        assert str(retrieval_repo) not in content["error"]["message"], case  # the server's folder
     for arguments in ({"startLine": 0}, {"startLine": 9, "endLine": 3}):
         ok, content = await call(host, "readCode", {"path": "server/webhook.js", **arguments})
         assert not ok and content["error"]["type"] == "invalid_arguments", arguments
     assert "endLine 3 is before startLine 9" in content["error"]["message"]
 
 
-async def test_read_code_redacts_secrets(retrieval_repo: Path) -> None:
+async def test_read_code_redacts_secrets_before_it_numbers_the_lines(
+    retrieval_repo: Path,
+) -> None:
     key = "sk-" + "Q3v9Lm2Xw8Rt5Yp1Zk7Nb4Hc6Jd0Fg"
+    password = "Xk29" + "fhQ2mz"
+    body = "MIIEpAIBAAKCAQEA1234567890abcdefghijklmnop\nqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
     (retrieval_repo / "server/keys.js").write_text(
         f'const openai = "{key}";\nmodule.exports = {{ openai }};\n'
+    )
+    (retrieval_repo / "config/deploy.yaml").write_text(
+        f"name: deploy\npassword: {password}\nkey: |\n"
+        f"  -----BEGIN RSA PRIVATE KEY-----\n  {body.replace(chr(10), chr(10) + '  ')}\n"
+        "  -----END RSA PRIVATE KEY-----\nregion: eu\n"
     )
     host = Host.from_env(retrieval_repo)
     ok, read = await call(host, "readCode", {"path": "server/keys.js"})
     assert ok and "const openai" in read["text"]
     assert key not in json.dumps(read)
+    ok, config = await call(host, "readCode", {"path": "config/deploy.yaml"})
+    assert ok
+    shown = json.dumps(config)
+    assert password not in shown and "MIIEpAIBAAKCAQEA" not in shown and "qrstuvwxyz" not in shown
+    lines = config["text"].splitlines()
+    assert lines[0] == "1: name: deploy" and lines[-1] == "8: region: eu"  # numbers still true
+    assert any(line.startswith("4: ") and "REDACTED" in line for line in lines)
 
 
 async def test_search_symbols_and_references_read_the_index(retrieval_repo: Path) -> None:

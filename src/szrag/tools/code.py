@@ -10,6 +10,7 @@ The model's tool loop marks their results ``CODE_LABEL``, not as live runtime ev
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +81,11 @@ def read_code(
     index does not hold or a start past its end, QuestionError for an end before the start."""
     from szrag.structure.queries import indexed_path
 
-    found = indexed_path(path, index)
+    try:
+        found = indexed_path(path, index)
+    except PathError as error:  # said without the server's own folder
+        message = error.message.replace(f" of {index.root}", "").replace(f" {index.root}", "")
+        raise PathError(message) from None
     last = start_line + READ_LINES - 1 if end_line is None else end_line
     if last < start_line:
         raise QuestionError(f"endLine {last} is before startLine {start_line}")
@@ -93,8 +98,25 @@ def read_code(
     if not shown and start_line > 1:
         raise PathError(f"{found} has fewer than {start_line} lines")
     end = start_line + len(shown) - 1
-    numbered = "\n".join(f"{start_line + offset}: {line}" for offset, line in enumerate(shown))
-    return CodeRead(found, start_line, end, more, redact(numbered, path=found))
+    return CodeRead(found, start_line, end, more, _numbered(shown, start_line, found))
+
+
+def _numbered(lines: list[str], first: int, path: str) -> str:
+    """``lines`` (the first numbered ``first``) redacted, then each shown as ``N: line``.
+
+    Redaction runs on the lines as they are: a number before each would hide the start of
+    a line that many rules look for (``KEY=value``, ``password:``, a private key's BEGIN
+    line). A secret over several lines becomes one marker, numbered as the first of them."""
+    redacted = redact("\n".join(lines), path=path).split("\n")
+    if len(redacted) == len(lines):
+        return "\n".join(f"{first + offset}: {line}" for offset, line in enumerate(redacted))
+    numbered: list[str] = []
+    matcher = difflib.SequenceMatcher(a=lines, b=redacted, autojunk=False)
+    for _, start, stop, shown_start, shown_stop in matcher.get_opcodes():
+        for offset in range(shown_stop - shown_start):
+            number = first + min(start + offset, max(start, stop - 1))
+            numbered.append(f"{number}: {redacted[shown_start + offset]}")
+    return "\n".join(numbered)
 
 
 def _line(description: str) -> dict[str, Any]:
