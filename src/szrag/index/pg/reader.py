@@ -449,7 +449,9 @@ class PostgresIndex:
                 "pg.definitions", None
             )
             changes = self.changes_since(earlier[0]) if earlier is not None else None
-            if earlier is None or changes is None:
+            if earlier is not None and earlier[0] == generation:
+                by_file = earlier[1]  # this generation's, made by an earlier call
+            elif earlier is None or changes is None:
                 by_file = self._definitions_by_file(None)
             else:
                 by_file = {
