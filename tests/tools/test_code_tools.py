@@ -190,3 +190,24 @@ async def test_a_window_too_small_for_the_code_tools_keeps_the_evidence(
     ]
     assert offered == [LIVE_NAMES, LIVE_NAMES + CODE_NAMES]
     assert "`readCode`" not in provider.requests[0].json["messages"][0]["content"]
+
+
+async def test_a_slow_code_tool_is_cut_at_the_time_limit_whatever_index_it_reads(
+    retrieval_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from szrag.tools import code
+
+    def slow(index: Any, args: Any) -> Any:
+        time.sleep(1.5)
+        return {}
+
+    monkeypatch.setitem(code.RUNNERS, "readCode", slow)
+    with load_index(retrieval_repo) as index:  # bound to this thread: read in one of its own
+        adapter = Host.from_env(retrieval_repo, index=index).tools()
+        adapter.timeout = 0.2
+        started = time.perf_counter()
+        result = await adapter.call("readCode", {"path": "README.md"})
+    assert time.perf_counter() - started < 1.0
+    assert not result.ok and result.content["error"]["type"] == "timeout"

@@ -415,9 +415,7 @@ class ToolAdapter:
         limit = self.timeout + (_COMMAND_GRACE if tool.kind == COMMAND_TOOL else 0.0)
         try:
             async with asyncio.timeout(limit) as scope:
-                if tool.kind == CODE_TOOL:
-                    if self.index is not None and not self.index.reads_from_any_thread:
-                        return self._read_code_tool(tool.name, args)  # bound to this thread
+                if tool.kind == CODE_TOOL:  # in a thread, so that the time limit holds
                     return await asyncio.to_thread(self._read_code_tool, tool.name, args)
                 return await self._handlers[tool.name](args, identity)
         except TimeoutError:
@@ -446,14 +444,16 @@ class ToolAdapter:
         return None
 
     def _read_code_tool(self, name: str, args: dict[str, Any]) -> Any:
-        """A code tool's runner over the index answered from, or the root's index file."""
+        """A code tool's runner over the index answered from, or, when that one is bound to
+        the thread that opened it (a one-shot command's), the same index file opened here."""
         from szrag.tools.code import RUNNERS
 
-        if self.index is not None:
+        if self.index is not None and self.index.reads_from_any_thread:
             return RUNNERS[name](self.index, args)
         from szrag.index import load_index
 
-        with load_index(self.index_root, refresh=False) as index:
+        root = self.index.root if self.index is not None else self.index_root
+        with load_index(root, refresh=False) as index:
             return RUNNERS[name](index, args)
 
     def _finish(
