@@ -127,6 +127,13 @@ class KeptPostings:
         return later
 
 
+# a lexeme's instances in each column, counted by PostgreSQL from its positions' weights
+_COUNTED = ", ".join(f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS)
+_NO_POSTINGS = LexemePostings(
+    np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.float64)
+)
+
+
 def _entries(postings: LexemePostings) -> int:
     """What one lexeme's postings count against the bound: its entries and its own objects."""
     return len(postings.ids) + LEXEME_ENTRIES
@@ -261,12 +268,9 @@ class PostgresFullText:
         """The postings of one lexeme, read from the store: its instances in each column
         counted by PostgreSQL (a chunk's exact counts when it keeps them), not its positions
         and weights sent as arrays for Python to count."""
-        counted = ", ".join(
-            f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS
-        )
         with self._index.snapshot() as (conn, _):
             rows = conn.execute(
-                f"SELECT t.chunk_id, t.size, t.counts -> %(lexeme)s, {counted}"
+                f"SELECT %(lexeme)s, t.chunk_id, t.size, t.counts -> %(lexeme)s, {_COUNTED}"
                 " FROM szrag_chunk_terms t"
                 " LEFT JOIN LATERAL unnest(t.terms) u ON u.lexeme = %(lexeme)s"
                 " WHERE t.repository = %(repository)s"
@@ -277,37 +281,26 @@ class PostgresFullText:
                     "query": tsquery([(name,)]),
                 },
             ).fetchall()
-        ids: list[int] = []
-        sizes: list[float] = []
-        weighted: list[float] = []
-        for chunk_id, size, exact, *columns in rows:
-            counts = list(exact) if exact is not None else [count or 0 for count in columns]
-            if any(counts):
-                ids.append(int(chunk_id))
-                sizes.append(float(size))
-                weighted.append(column_weighted(counts, self.weights))
-        return LexemePostings(
-            np.array(ids, dtype=np.int64),
-            np.array(sizes, dtype=np.float64),
-            np.array(weighted, dtype=np.float64),
-        )
+        return self._counted(rows).get(name, _NO_POSTINGS)
 
     def _postings_among(
         self, names: list[str], chunk_ids: npt.NDArray[np.int64]
     ) -> dict[str, LexemePostings]:
         """The postings of each of ``names`` among the chunks ``chunk_ids``, counted as
         ``_postings`` counts them (lexemes holding none are left out)."""
-        counted = ", ".join(
-            f"cardinality(array_positions(u.weights, '{weight}'))" for weight in WEIGHTS
-        )
         with self._index.snapshot() as (conn, _):
             rows = conn.execute(
-                f"SELECT u.lexeme, t.chunk_id, t.size, t.counts -> u.lexeme, {counted}"
+                f"SELECT u.lexeme, t.chunk_id, t.size, t.counts -> u.lexeme, {_COUNTED}"
                 " FROM szrag_chunk_terms t, unnest(t.terms) u"
                 " WHERE t.repository = %(repository)s AND t.chunk_id = ANY(%(ids)s)"
                 " AND u.lexeme = ANY(%(names)s) ORDER BY u.lexeme, t.chunk_id",
                 {"repository": self._index.repository, "ids": chunk_ids.tolist(), "names": names},
             ).fetchall()
+        return self._counted(rows)
+
+    def _counted(self, rows: Sequence[Sequence[Any]]) -> dict[str, LexemePostings]:
+        """Each lexeme's postings from rows of (lexeme, chunk id, size, exact counts or
+        NULL, instances in each column), by lexeme and chunk id: the chunks where it counts."""
         grouped: dict[str, tuple[list[int], list[float], list[float]]] = {}
         for name, chunk_id, size, exact, *columns in rows:
             counts = list(exact) if exact is not None else [count or 0 for count in columns]
