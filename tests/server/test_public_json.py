@@ -363,3 +363,36 @@ def test_an_answer_s_other_sources_follow_them(tmp_path: Path) -> None:
     shown = Answer(Outcome.NO_MODEL, "answer", (), (), None, (), elsewhere=(offered,)).to_dict()
     assert shown["otherSources"][0]["sharedScore"] == 1.5
     assert list(problems(shown, tmp_path, "otherSources")) == []
+
+
+CODE_TOOL_CALLS: dict[str, dict[str, Any]] = {
+    "searchCode": {"question": "how are webhooks verified"},
+    "findSymbols": {"question": "verifyGithubSignature"},
+    "findReferences": {"name": "verifyGithubSignature"},
+    "readCode": {"path": "server/webhook.js", "startLine": 4, "endLine": 12},
+}
+
+
+@pytest.mark.parametrize("tool", sorted(CODE_TOOL_CALLS))
+async def test_code_tool_results_follow_the_public_conventions(
+    tool: str, retrieval_repo: Path
+) -> None:
+    from szrag.service.host import Host
+
+    build_index(retrieval_repo).close()
+    result = await Host.from_env(retrieval_repo).tools().call(tool, CODE_TOOL_CALLS[tool])
+    assert result.ok, result.content
+    found = list(problems(result.content, retrieval_repo))
+    assert found == [], "\n".join(found)
+
+
+def test_a_publish_s_json_follows_them(retrieval_repo: Path, pg_url: str) -> None:
+    for _ in range(2):  # the first writes every row, the second the files that changed
+        result = CliRunner().invoke(
+            main, ["index", "--store", pg_url, "--repo", f"web={retrieval_repo}", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        reports = json.loads(result.stdout)
+        found = list(problems(reports, retrieval_repo))
+        assert found == [], "\n".join(found)
+    assert reports[0]["filesRewritten"] == 0

@@ -293,6 +293,21 @@ class PostgresIndex:
         chunks = np.unique(np.array([chunk for row in rows for chunk in row[2]], dtype=np.int64))
         return Changes(files, chunks)
 
+    def carried_view(
+        self, key: str, whole: Callable[[], T], updated: Callable[[T, Changes], T]
+    ) -> T:
+        """The view ``key`` of this generation: the one a last generation kept (``carry``)
+        brought up to date over the files and chunks rewritten since (``updated``), or
+        ``whole()`` when the records do not say what they were."""
+        with self.snapshot() as (_, generation):
+            earlier: tuple[int, T] | None = self.carried(key, None)
+            if earlier is not None and earlier[0] == generation:
+                return earlier[1]
+            changes = self.changes_since(earlier[0]) if earlier is not None else None
+            value = whole() if earlier is None or changes is None else updated(earlier[1], changes)
+            self.carry(key, (generation, value))
+            return value
+
     def derived(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, remembered until a new generation is read."""
         with self.snapshot() as (_, generation):
@@ -372,24 +387,23 @@ class PostgresIndex:
         return self.derived("files.by_path", self._files_by_path)
 
     def _files_by_path(self) -> dict[str, store.StoredFile]:
-        with self.snapshot() as (_, generation):
-            earlier: tuple[int, dict[str, store.StoredFile]] | None = self.carried("pg.files", None)
-            changes = self.changes_since(earlier[0]) if earlier is not None else None
-            if earlier is None or changes is None:
-                found = {file.path: file for file in self.files()}
-            else:
-                kept = [file for file in earlier[1].values() if file.id not in changes.files]
-                rewritten = [
-                    store._file_from_row(row)
-                    for row in self._rows(
-                        f"SELECT {_FILES} FROM szrag_files"
-                        " WHERE repository = %(r)s AND id = ANY(%(ids)s)",
-                        {"ids": sorted(changes.files)},
-                    )
-                ]
-                found = {file.path: file for file in sorted([*kept, *rewritten], key=_path_of)}
-            self.carry("pg.files", (generation, found))
-            return found
+        def updated(
+            earlier: dict[str, store.StoredFile], changes: Changes
+        ) -> dict[str, store.StoredFile]:
+            kept = [file for file in earlier.values() if file.id not in changes.files]
+            rewritten = [
+                store._file_from_row(row)
+                for row in self._rows(
+                    f"SELECT {_FILES} FROM szrag_files"
+                    " WHERE repository = %(r)s AND id = ANY(%(ids)s)",
+                    {"ids": sorted(changes.files)},
+                )
+            ]
+            return {file.path: file for file in sorted([*kept, *rewritten], key=_path_of)}
+
+        return self.carried_view(
+            "pg.files", lambda: {file.path: file for file in self.files()}, updated
+        )
 
     def get_file(self, path: str) -> store.StoredFile | None:
         """One indexed file by relative path (from ``files_by_path`` when kept in memory)."""
@@ -444,23 +458,19 @@ class PostgresIndex:
                 for path, items in self._definitions_by_file(None).values()
                 for item in items
             ]
-        with self.snapshot() as (_, generation):
-            earlier: tuple[int, dict[int, FileDefinitions]] | None = self.carried(
-                "pg.definitions", None
-            )
-            changes = self.changes_since(earlier[0]) if earlier is not None else None
-            if earlier is not None and earlier[0] == generation:
-                by_file = earlier[1]  # this generation's, made by an earlier call
-            elif earlier is None or changes is None:
-                by_file = self._definitions_by_file(None)
-            else:
-                by_file = {
-                    file_id: held
-                    for file_id, held in earlier[1].items()
-                    if file_id not in changes.files
-                }
-                by_file.update(self._definitions_by_file(changes.files))
-            self.carry("pg.definitions", (generation, by_file))
+
+        def updated(
+            earlier: dict[int, FileDefinitions], changes: Changes
+        ) -> dict[int, FileDefinitions]:
+            found = {
+                file_id: held for file_id, held in earlier.items() if file_id not in changes.files
+            }
+            found.update(self._definitions_by_file(changes.files))
+            return found
+
+        by_file = self.carried_view(
+            "pg.definitions", lambda: self._definitions_by_file(None), updated
+        )
         return [
             (path, item) for path, items in sorted(by_file.values(), key=_first) for item in items
         ]

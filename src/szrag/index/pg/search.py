@@ -41,7 +41,7 @@ from szrag.index.pg.vectors import (
 from szrag.index.protocol import ChunkRow
 
 if TYPE_CHECKING:
-    from szrag.index.pg.reader import PostgresIndex
+    from szrag.index.pg.reader import Changes, PostgresIndex
 
 _TOKENIZER = Tokenizer()
 
@@ -225,18 +225,13 @@ class PostgresFullText:
         if not self._index.in_memory:
             return None
         key = f"pg.postings.{self.weights}"
-        return self._index.derived(key, lambda: self._carried_postings(key))
 
-    def _carried_postings(self, key: str) -> KeptPostings:
-        generation = self._index.record().generation
-        earlier: tuple[int, KeptPostings] | None = self._index.carried(key, None)
-        kept = KeptPostings()
-        if earlier is not None:
-            changes = self._index.changes_since(earlier[0])
-            if changes is not None:
-                kept = earlier[1].updated(changes.chunks, self._postings_among)
-        self._index.carry(key, (generation, kept))
-        return kept
+        def updated(kept: KeptPostings, changes: Changes) -> KeptPostings:
+            return kept.updated(changes.chunks, self._postings_among)
+
+        return self._index.derived(
+            key, lambda: self._index.carried_view(key, KeptPostings, updated)
+        )
 
     def _best_kept(
         self, kept: KeptPostings, lexemes: Sequence[str], limit: int

@@ -57,33 +57,37 @@ MOST_CHANGED = 0.5
 KEPT_GENERATIONS = 16
 _COLUMN_NUMBERS = {name: number for number, name in enumerate(COLUMNS)}
 
-# (table, its columns after the repository, the SQLite query of their values)
-_FILES = (
+
+@dataclass(frozen=True, slots=True)
+class _Copied:
+    """A store table holding a SQLite table's rows: the columns both name (after the
+    store's repository)."""
+
+    table: str
+    columns: str
+    source: str
+
+    @property
+    def query(self) -> str:
+        """The SQLite query of the rows' values."""
+        return f"SELECT {self.columns} FROM {self.source}"
+
+
+_FILES = _Copied(
     "szrag_files",
     "id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code, routes,"
     " environment, units, decode_errors",
-    "SELECT id, path, size, mtime_ns, ctime_ns, inode, sha256, type, tokens, code,"
-    " routes, environment, units, decode_errors FROM files",
+    "files",
 )
-_CHUNKS = (
-    "szrag_chunks",
-    'id, file_id, seq, start, "end", type, heading, words',
-    "SELECT id, file_id, seq, start, end, type, heading, words FROM chunks",
+_CHUNKS = _Copied("szrag_chunks", 'id, file_id, seq, start, "end", type, heading, words', "chunks")
+_TEXTS = _Copied("szrag_chunk_texts", "id, text", "chunk_texts")
+_NAMES = _Copied("szrag_names", "name, kind, file_id, line", "names")
+_DEFINITIONS = _Copied(
+    "szrag_definitions", "file_id, seq, name, kind, line, end_line, container", "definitions"
 )
-_TEXTS = ("szrag_chunk_texts", "id, text", "SELECT id, text FROM chunk_texts")
-_NAMES = ("szrag_names", "name, kind, file_id, line", "SELECT name, kind, file_id, line FROM names")
-_DEFINITIONS = (
-    "szrag_definitions",
-    "file_id, seq, name, kind, line, end_line, container",
-    "SELECT file_id, seq, name, kind, line, end_line, container FROM definitions",
-)
-_META = ("szrag_meta", "key, value", "SELECT key, value FROM meta")
-_EDGES = ("szrag_edges", "source, target, kind", "SELECT source, target, kind FROM edges")
-_SKIPPED = (
-    "szrag_skipped",
-    "path, reason, size, mtime_ns, ctime_ns, inode",
-    "SELECT path, reason, size, mtime_ns, ctime_ns, inode FROM skipped",
-)
+_META = _Copied("szrag_meta", "key, value", "meta")
+_EDGES = _Copied("szrag_edges", "source, target, kind", "edges")
+_SKIPPED = _Copied("szrag_skipped", "path, reason, size, mtime_ns, ctime_ns, inode", "skipped")
 # a file's rows are unchanged when all of these are: the chunk ids tell a file written again
 _FILE_FACTS = (
     "f.id, f.path, f.sha256, f.size, f.mtime_ns, f.ctime_ns, f.inode, f.type, f.decode_errors"
@@ -219,7 +223,7 @@ def _write_everything(conn: psycopg.Connection[Any], index: Index, repository: s
     for table in REPOSITORY_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE repository = %s", (repository,))
     for copied in (_FILES, _CHUNKS, _TEXTS, _NAMES, _DEFINITIONS, _EDGES):
-        _copy(conn, repository, copied, source.execute(copied[2]))
+        _copy(conn, repository, copied, source.execute(copied.query))
     _copy_images(conn, index, repository)
     _copy_full_text(conn, source, repository)
     # Statistics of the new rows, committed with them. Without these, the planner takes a
@@ -236,11 +240,12 @@ def _write_everything(conn: psycopg.Connection[Any], index: Index, repository: s
 def _copy(
     conn: psycopg.Connection[Any],
     repository: str,
-    copied: tuple[str, str, str],
+    copied: _Copied,
     rows: Iterable[Sequence[Any]],
 ) -> None:
-    table, columns, _ = copied
-    with conn.cursor().copy(f"COPY {table} (repository, {columns}) FROM STDIN") as copy:
+    with conn.cursor().copy(
+        f"COPY {copied.table} (repository, {copied.columns}) FROM STDIN"
+    ) as copy:
         for values in rows:
             copy.write_row((repository, *values))
 
@@ -249,11 +254,11 @@ def _replace(
     conn: psycopg.Connection[Any],
     source: sqlite3.Connection,
     repository: str,
-    copied: tuple[str, str, str],
+    copied: _Copied,
 ) -> None:
     """The repository's rows of a small table, all written again."""
-    conn.execute(f"DELETE FROM {copied[0]} WHERE repository = %s", (repository,))
-    _copy(conn, repository, copied, source.execute(copied[2]))
+    conn.execute(f"DELETE FROM {copied.table} WHERE repository = %s", (repository,))
+    _copy(conn, repository, copied, source.execute(copied.query))
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,8 +380,10 @@ def _add_files(
     counted as documents of the vocabulary; the ids of the chunks written."""
     chunk_ids: list[int] = []
     for batch, marks in store.in_batches(file_ids):
-        _copy(conn, repository, _FILES, source.execute(f"{_FILES[2]} WHERE id IN ({marks})", batch))
-        chunk_rows = source.execute(f"{_CHUNKS[2]} WHERE file_id IN ({marks})", batch).fetchall()
+        _copy(
+            conn, repository, _FILES, source.execute(f"{_FILES.query} WHERE id IN ({marks})", batch)
+        )
+        chunk_rows = source.execute(f"{_CHUNKS.query} WHERE file_id IN ({marks})", batch).fetchall()
         _copy(conn, repository, _CHUNKS, chunk_rows)
         chunk_ids.extend(row[0] for row in chunk_rows)
         for copied in (_NAMES, _DEFINITIONS):
@@ -384,10 +391,12 @@ def _add_files(
                 conn,
                 repository,
                 copied,
-                source.execute(f"{copied[2]} WHERE file_id IN ({marks})", batch),
+                source.execute(f"{copied.query} WHERE file_id IN ({marks})", batch),
             )
     for batch, marks in store.in_batches(chunk_ids):
-        _copy(conn, repository, _TEXTS, source.execute(f"{_TEXTS[2]} WHERE id IN ({marks})", batch))
+        _copy(
+            conn, repository, _TEXTS, source.execute(f"{_TEXTS.query} WHERE id IN ({marks})", batch)
+        )
     _copy_chunk_terms(conn, repository, _terms_of(source, chunk_ids))
     _count_documents(conn, repository, chunk_ids, 1)
     return chunk_ids
@@ -434,15 +443,16 @@ def _write_edges(
     conn: psycopg.Connection[Any], source: sqlite3.Connection, repository: str
 ) -> None:
     """The edges that differ: a refresh works out again those of the files around a change."""
-    table, columns, query = _EDGES
     stored = set(
-        _stored_rows(conn, f"SELECT {columns} FROM {table} WHERE repository = %s", repository)
+        _stored_rows(
+            conn, f"SELECT {_EDGES.columns} FROM {_EDGES.table} WHERE repository = %s", repository
+        )
     )
-    current = set(source.execute(query))
+    current = set(source.execute(_EDGES.query))
     gone = sorted(stored - current)
     if gone:
         conn.execute(
-            f"DELETE FROM {table} AS e USING unnest(%s::text[], %s::text[], %s::text[])"
+            f"DELETE FROM {_EDGES.table} AS e USING unnest(%s::text[], %s::text[], %s::text[])"
             " AS g(source, target, kind) WHERE e.repository = %s AND e.source = g.source"
             " AND e.target = g.target AND e.kind = g.kind",
             (
