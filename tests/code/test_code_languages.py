@@ -140,3 +140,39 @@ def test_query_compiles_and_every_role_has_a_handler(language: str) -> None:
             assert any(f"@{role}" in block for role in _HANDLERS), (
                 f"{file_name}: no role in {block}"
             )
+
+
+# an index keeps each file's definitions: extracted another way, an index must be rebuilt,
+# which a new schema version asks for
+DEFINITION_SAMPLES = (
+    "typescript/declarations.ts",
+    "typescript/service.ts",
+    "javascript/anonymous.js",
+    "javascript/definitions.js",
+    "python/definitions.py",
+    "go/types.go",
+    "rust/impls.rs",
+    "java/Shapes.java",
+    "php/enums.php",
+    "csharp/ItemsController.cs",
+    "ruby/app.rb",
+)
+DEFINITION_FINGERPRINTS = {18: "c0f934cb49badc87"}
+
+
+def test_a_change_to_what_files_define_bumps_the_schema_version() -> None:
+    import hashlib
+
+    from szrag.index.store import SCHEMA_VERSION
+
+    found = []
+    for relative in DEFINITION_SAMPLES:
+        source = LANGUAGE_FIXTURES / relative
+        record = analyse_source(relative, source.read_text(encoding="utf-8"))
+        assert record is not None
+        found.append([relative, record["functions"]])
+    fingerprint = hashlib.sha256(json.dumps(found).encode()).hexdigest()[:16]
+    assert DEFINITION_FINGERPRINTS.get(SCHEMA_VERSION) == fingerprint, (
+        "files define other things: bump index.store.SCHEMA_VERSION and record"
+        f" {SCHEMA_VERSION + 1}: {fingerprint!r} in DEFINITION_FINGERPRINTS"
+    )

@@ -46,16 +46,43 @@ from szrag.code.syntax import (
     name_of,
     pattern_keys,
     text,
+    type_name,
 )
 
 Captures = dict[str, list[Node]]
 
 _start_byte = operator.attrgetter("start_byte")
 
+# the nodes whose members a definition belongs to (named by their ``name`` field, or by the
+# type a Rust ``impl`` is for), and the bodies between them and their members
 _CLASS_TYPES = frozenset(
-    {"class_declaration", "class", "abstract_class_declaration", "class_definition", "module"}
+    {
+        "class_declaration",
+        "class",
+        "abstract_class_declaration",
+        "class_definition",
+        "module",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "struct_declaration",
+        "trait_declaration",
+        "impl_item",
+        "trait_item",
+    }
 )
-_CLASS_BODIES = frozenset({"class_body", "block", "decorated_definition", "body_statement"})
+_CLASS_BODIES = frozenset(
+    {
+        "class_body",
+        "block",
+        "decorated_definition",
+        "body_statement",
+        "interface_body",
+        "enum_body",
+        "enum_body_declarations",
+        "enum_declaration_list",
+    }
+)
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
 
 
@@ -177,9 +204,10 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
         return
     kind = role.removeprefix("definition.")
     parent = node.parent  # looked up once: tree-sitter finds a parent by descending the tree
-    container = _enclosing_class(parent)
-    if state.python and kind == "function" and container is not None:
-        kind = "method"
+    owner = first_capture(captures, "definition.container")  # a Go method's receiver type
+    container = type_name(owner) if owner is not None else _enclosing_class(parent)
+    if kind == "function" and container is not None:
+        kind = "method"  # a Python method, a Rust function of an impl or a trait
     if kind in _CALLABLE_KINDS:
         state.function_spans.append((node.start_byte, node.end_byte, name))
     state.builder.functions.append(
@@ -191,8 +219,8 @@ def _enclosing_class(parent: Node | None) -> str | None:
     """The class a method or field belongs to (directly, not through a nested function)."""
     while parent is not None:
         if parent.type in _CLASS_TYPES:
-            name = parent.child_by_field_name("name")
-            return text(name) if name is not None else None
+            name = parent.child_by_field_name("name") or parent.child_by_field_name("type")
+            return type_name(name) if name is not None else None
         if parent.type not in _CLASS_BODIES and parent.type != "declaration_list":
             return None
         parent = parent.parent
@@ -334,6 +362,7 @@ _HANDLERS: dict[str, Handler] = {
     "definition.type": _definition,
     "definition.interface": _definition,
     "definition.trait": _definition,
+    "definition.macro": _definition,
     "import.path": _literal_import,
     "import.name": _literal_import,
     "route.literal": _literal_route,

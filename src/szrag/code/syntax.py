@@ -92,6 +92,16 @@ def name_of(node: Node) -> str:
     return text(node)
 
 
+_TYPE_ARGUMENTS = re.compile(r"[<\[(].*", re.DOTALL)
+
+
+def type_name(node: Node) -> str:
+    """The name of the type a node writes, without what qualifies it: ``*Command[T]`` (a Go
+    receiver) or ``InteractivePrinter<'a>`` (a Rust impl's type) give their bare names."""
+    written = _TYPE_ARGUMENTS.sub("", text(node)).strip().lstrip("*&").strip()
+    return written.removeprefix("mut ").rsplit("::", 1)[-1].rsplit(".", 1)[-1].strip()
+
+
 def _unquoted(written: str) -> str:
     """A quoted literal's inside (``"X"`` -> ``X``); other text unchanged."""
     if len(written) >= 2 and written[0] in "\"'`" and written[-1] == written[0]:

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 APPLICATION = "szrag"
 # how ``code.units`` cuts a file, whose units the index keeps: bumped with any change to it
 UNITS_VERSION = 1
-SCHEMA_VERSION = 17  # 17: each file's units; 16: definitions by word, code files by token
+SCHEMA_VERSION = 18  # 18: TypeScript types, Go receivers and Rust impls among the definitions;
+# 17: each file's units; 16: definitions by word, code files by token
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
 BUSY_TIMEOUT_MS = 60_000

@@ -36,6 +36,16 @@
   key: [(property_identifier) (string)] @name
   value: (arrow_function)) @definition.arrow
 
+; export default function () {}, export default class {}, export default () => {}: named
+; by the keyword, as the module's importers name them
+(export_statement "default" @name value: (function_expression !name) @definition.function)
+(export_statement "default" @name value: (generator_function !name) @definition.function)
+(export_statement "default" @name value: (arrow_function) @definition.arrow)
+(export_statement "default" @name value: (class !name) @definition.class)
+
+; a named function handed to a call: defineGetter(req, "protocol", function protocol() {})
+(arguments (function_expression name: (identifier) @name) @definition.function)
+
 ; ---- calls -------------------------------------------------------------------------------
 
 (call_expression function: (_) @reference.call)

@@ -1,9 +1,20 @@
 ; Go: definitions, calls, imports, environment reads and net/http, gin, echo and chi routes.
 
 (function_declaration name: (identifier) @name) @definition.function
-(method_declaration name: (field_identifier) @name) @definition.method
+; a method belongs to its receiver's type: func (c *Command) Execute() error
+(method_declaration
+  receiver: (parameter_list (parameter_declaration type: (_) @definition.container))
+  name: (field_identifier) @name) @definition.method
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
 (type_spec name: (type_identifier) @name type: (struct_type)) @definition.type
+; every other named type: type HandlerFunc func(...), type Status int, type Set map[K]V
+(type_spec
+  name: (type_identifier) @name
+  type: [
+    (function_type) (type_identifier) (qualified_type) (map_type) (slice_type) (array_type)
+    (pointer_type) (channel_type) (generic_type)
+  ]) @definition.type
+(type_alias name: (type_identifier) @name) @definition.type
 
 (call_expression function: (identifier) @reference.call)
 (call_expression function: (selector_expression field: (field_identifier) @reference.call))

@@ -5,6 +5,7 @@
 (class_declaration name: (name) @name) @definition.class
 (interface_declaration name: (name) @name) @definition.interface
 (trait_declaration name: (name) @name) @definition.trait
+(enum_declaration name: (name) @name) @definition.type
 
 (function_call_expression function: (name) @reference.call)
 (member_call_expression name: (name) @reference.call)

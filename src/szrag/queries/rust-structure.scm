@@ -5,6 +5,9 @@
 (struct_item name: (type_identifier) @name) @definition.type
 (enum_item name: (type_identifier) @name) @definition.type
 (trait_item name: (type_identifier) @name) @definition.trait
+(type_item name: (type_identifier) @name) @definition.type
+(union_item name: (type_identifier) @name) @definition.type
+(macro_definition name: (identifier) @name) @definition.macro
 
 (call_expression function: (identifier) @reference.call)
 (call_expression function: (scoped_identifier name: (identifier) @reference.call))

@@ -2,6 +2,16 @@
 
 (abstract_class_declaration name: (_) @name) @definition.class
 
+; the types a TypeScript program declares: interface Props {}, type Env = {}, enum Color {}
+(interface_declaration name: (_) @name) @definition.interface
+(type_alias_declaration name: (_) @name) @definition.type
+(enum_declaration name: (_) @name) @definition.type
+(internal_module name: (identifier) @name) @definition.type
+
+; declare function f(): void; an overload's signature; abstract m(): void
+(function_signature name: (_) @name) @definition.function
+(abstract_method_signature name: (_) @name) @definition.method
+
 ; class fields holding functions: handle = (req: Request) => {}
 (public_field_definition
   name: [(property_identifier) (private_property_identifier)] @name

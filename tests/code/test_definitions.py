@@ -1,0 +1,141 @@
+"""The definitions each language declares beyond functions and classes, and the types that
+own them: TypeScript's interfaces, type aliases, enums, namespaces and signatures, a module's
+anonymous default export, a named function handed to a call, every named Go type and the
+receiver a Go method belongs to, the type or trait a Rust function is implemented for, and
+the interfaces and enums whose methods Java, C# and PHP declare."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from szrag.code import analyse_source
+from szrag.code.model import CodeRecord
+from szrag.code.units import file_units
+from szrag.index import build_index
+from szrag.structure.queries import find_symbols
+
+LANGUAGE_FIXTURES = Path(__file__).parent.parent / "fixtures" / "languages"
+
+
+def _definitions(relative: str) -> list[tuple[str, str, str | None]]:
+    source = LANGUAGE_FIXTURES / relative
+    record = analyse_source(relative, source.read_text(encoding="utf-8"))
+    assert record is not None and not record["partial"]
+    return [(item["name"], item["kind"], item["container"]) for item in record["functions"]]
+
+
+def test_typescript_declares_types_namespaces_signatures_and_a_default_export() -> None:
+    assert _definitions("typescript/declarations.ts") == [
+        ("DeployRequest", "interface", None),
+        ("DeployState", "type", None),
+        ("Priority", "type", None),
+        ("Webhooks", "type", None),
+        ("verify", "function", None),
+        ("emit", "function", None),  # declare function
+        ("parse", "function", None),  # two overload signatures, then the implementation
+        ("parse", "function", None),
+        ("parse", "function", None),
+        ("Runner", "class", None),
+        ("run", "method", "Runner"),  # abstract
+        ("default", "function", None),  # export default async function (...)
+    ]
+
+
+def test_javascript_names_default_exports_and_named_functions_handed_to_calls() -> None:
+    # the anonymous setTimeout callback stays a statement of the module
+    assert _definitions("javascript/anonymous.js") == [
+        ("defineGetter", "function", None),
+        ("protocol", "function", None),
+        ("default", "class", None),
+        ("start", "method", None),
+        ("secure", "function", None),
+    ]
+
+
+def test_go_methods_belong_to_their_receivers_and_every_named_type_is_one() -> None:
+    assert _definitions("go/types.go") == [
+        ("HandlerFunc", "type", None),
+        ("Status", "type", None),
+        ("Code", "type", None),  # an alias
+        ("Set", "type", None),
+        ("Command", "type", None),
+        ("Execute", "method", "Command"),  # a pointer receiver
+        ("Name", "method", "Command"),  # a value receiver
+        ("Has", "method", "Set"),  # a generic receiver
+        ("NewCommand", "function", None),
+    ]
+
+
+def test_rust_functions_belong_to_the_type_or_trait_they_are_implemented_for() -> None:
+    assert _definitions("rust/impls.rs") == [
+        ("Printer", "trait", None),
+        ("print_header", "method", "Printer"),
+        ("print_footer", "method", "Printer"),
+        ("InteractivePrinter", "type", None),
+        ("print_header", "method", "InteractivePrinter"),  # impl<'a> Printer for ...<'a>
+        ("new", "method", "InteractivePrinter"),
+        ("Result", "type", None),
+        ("Bits", "type", None),  # a union
+        ("bail", "macro", None),
+        ("width", "function", None),
+    ]
+
+
+def test_interface_and_enum_methods_belong_to_their_type() -> None:
+    assert _definitions("java/Shapes.java") == [
+        ("Shape", "interface", None),
+        ("area", "method", "Shape"),
+        ("describe", "method", "Shape"),
+        ("Unit", "type", None),
+        ("toMetres", "method", "Unit"),
+        ("Circle", "class", None),
+        ("area", "method", "Circle"),
+    ]
+    assert _definitions("php/enums.php") == [
+        ("Status", "type", None),
+        ("label", "method", "Status"),
+        ("Invoice", "interface", None),
+        ("total", "method", "Invoice"),
+    ]
+    assert ("Save", "method", "IRepo") in _definitions("csharp/ItemsController.cs")
+
+
+def _units(relative: str) -> list[tuple[int, int, str, str | None]]:
+    text = (LANGUAGE_FIXTURES / relative).read_text(encoding="utf-8")
+    record = analyse_source(relative, text)
+    assert record is not None
+    functions = CodeRecord.from_dict(record).functions
+    return [
+        (unit.start, unit.end, unit.kind, unit.name)
+        for unit in file_units(text.splitlines(), functions, prose=False)
+    ]
+
+
+def test_units_follow_the_declarations_and_name_their_owners() -> None:
+    typescript = _units("typescript/declarations.ts")
+    assert (1, 6, "interface", "DeployRequest") in typescript  # with the comment above it
+    assert (10, 13, "type", "Priority") in typescript
+    assert (33, 36, "function", "default") in typescript
+    assert not [unit for unit in typescript if unit[2] in ("module", "window") and unit[0] > 1]
+    go = _units("go/types.go")
+    assert (18, 20, "method", "Command.Execute") in go
+    assert (26, 29, "method", "Set.Has") in go
+    rust = _units("rust/impls.rs")
+    assert (21, 24, "method", "InteractivePrinter.new") in rust
+
+
+def test_symbols_find_types_and_methods_by_their_owner(tmp_path: Path) -> None:
+    for relative in ("typescript/declarations.ts", "go/types.go", "rust/impls.rs"):
+        shutil.copy(LANGUAGE_FIXTURES / relative, tmp_path / Path(relative).name)
+    with build_index(tmp_path) as index:
+        interface = find_symbols("what fields does a DeployRequest carry?", index)
+        assert (interface[0].name, interface[0].kind) == ("DeployRequest", "interface")
+        execute = find_symbols("how does Command.Execute run?", index)
+        assert (execute[0].container, execute[0].name) == ("Command", "Execute")
+        header = find_symbols("InteractivePrinter print_header", index)
+        assert (header[0].container, header[0].name, header[0].file) == (
+            "InteractivePrinter",
+            "print_header",
+            "impls.rs",
+        )
