@@ -33,22 +33,24 @@ def test_typescript_declares_types_namespaces_signatures_and_a_default_export() 
         ("Webhooks", "type", None),
         ("verify", "function", None),
         ("emit", "function", None),  # declare function
-        ("parse", "function", None),  # two overload signatures, then the implementation
-        ("parse", "function", None),
-        ("parse", "function", None),
+        ("parse", "function", None),  # its overloads' signatures read as part of it
         ("Runner", "class", None),
         ("run", "method", "Runner"),  # abstract
-        ("default", "function", None),  # export default async function (...)
+        ("declarations", "function", None),  # export default async function (...)
     ]
 
 
 def test_javascript_names_default_exports_and_named_functions_handed_to_calls() -> None:
+    from szrag.code.extract import module_name
+
+    assert module_name("src/middleware/csrf/index.ts") == "csrf"
+    assert module_name("vite.config.ts") == "vite"
     # the anonymous setTimeout callback stays a statement of the module
     assert _definitions("javascript/anonymous.js") == [
         ("defineGetter", "function", None),
         ("protocol", "function", None),
-        ("default", "class", None),
-        ("start", "method", None),
+        ("anonymous", "class", None),  # export default class { ... }, named for its module
+        ("start", "method", "anonymous"),
         ("secure", "function", None),
     ]
 
@@ -116,7 +118,8 @@ def test_units_follow_the_declarations_and_name_their_owners() -> None:
     typescript = _units("typescript/declarations.ts")
     assert (1, 6, "interface", "DeployRequest") in typescript  # with the comment above it
     assert (10, 13, "type", "Priority") in typescript
-    assert (33, 36, "function", "default") in typescript
+    assert (33, 36, "function", "declarations") in typescript
+    assert (23, 27, "function", "parse") in typescript  # with its overloads
     assert not [unit for unit in typescript if unit[2] in ("module", "window") and unit[0] > 1]
     go = _units("go/types.go")
     assert (18, 20, "method", "Command.Execute") in go

@@ -15,6 +15,7 @@ import logging
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -81,6 +82,7 @@ _CLASS_BODIES = frozenset(
         "enum_body",
         "enum_body_declarations",
         "enum_declaration_list",
+        "enum_constant",
     }
 )
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
@@ -199,28 +201,85 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     name_node = first_capture(captures, "name")
     if name_node is None:
         return
-    name = name_of(name_node)
+    if name_node.type == "default":  # export default function () {}: named for its module
+        name = module_name(state.path)
+    else:
+        name = name_of(name_node)
     if not name:
         return
+    if node.type == "function_signature" and _overload(node, name):
+        return  # an overload's signature reads as part of the function it declares
     kind = role.removeprefix("definition.")
     parent = node.parent  # looked up once: tree-sitter finds a parent by descending the tree
     owner = first_capture(captures, "definition.container")  # a Go method's receiver type
-    container = type_name(owner) if owner is not None else _enclosing_class(parent)
+    if owner is not None:
+        container = type_name(owner)
+    else:
+        container = _enclosing_class(parent, state.path)
     if kind == "function" and container is not None:
         kind = "method"  # a Python method, a Rust function of an impl or a trait
     if kind in _CALLABLE_KINDS:
         state.function_spans.append((node.start_byte, node.end_byte, name))
-    state.builder.functions.append(
-        Definition(name, kind, _start_with_decorators(node, parent), end_line(node), container)
-    )
+    start = _start_with_decorators(node, parent)
+    if node.type == "function_declaration":
+        start = _first_overload(node, name, start)
+    state.builder.functions.append(Definition(name, kind, start, end_line(node), container))
 
 
-def _enclosing_class(parent: Node | None) -> str | None:
-    """The class a method or field belongs to (directly, not through a nested function)."""
+def module_name(path: str) -> str:
+    """What a module's anonymous default export is called: the file's name without its
+    extension, or its folder's for an index file (``csrf/index.ts`` gives ``csrf``)."""
+    parts = PurePosixPath(path)
+    stem = parts.name.split(".", 1)[0]
+    if stem == "index" and parts.parent.name:
+        return parts.parent.name
+    return stem
+
+
+def _statement(node: Node) -> Node:
+    parent = node.parent
+    return parent if parent is not None and parent.type == "export_statement" else node
+
+
+def _declared(statement: Node | None) -> Node | None:
+    if statement is not None and statement.type == "export_statement":
+        return statement.child_by_field_name("declaration")
+    return statement
+
+
+def _named(node: Node | None, name: str, types: tuple[str, ...]) -> bool:
+    if node is None or node.type not in types:
+        return False
+    declared = node.child_by_field_name("name")
+    return declared is not None and text(declared) == name
+
+
+def _overload(signature: Node, name: str) -> bool:
+    """Whether a function signature is an overload of the function declared after it."""
+    following = _declared(_statement(signature).next_named_sibling)
+    return _named(following, name, ("function_declaration", "function_signature"))
+
+
+def _first_overload(function: Node, name: str, start: int) -> int:
+    """The first line of a TypeScript function's overload signatures just above it, if any."""
+    before = _declared(_statement(function).prev_named_sibling)
+    while _named(before, name, ("function_signature",)):
+        assert before is not None
+        start = line(_statement(before))
+        before = _declared(_statement(before).prev_named_sibling)
+    return start
+
+
+def _enclosing_class(parent: Node | None, path: str) -> str | None:
+    """The class a method or field belongs to (directly, not through a nested function); a
+    module's class without a name (its default export) is called as ``module_name`` says."""
     while parent is not None:
         if parent.type in _CLASS_TYPES:
             name = parent.child_by_field_name("name") or parent.child_by_field_name("type")
-            return type_name(name) if name is not None else None
+            if name is None:
+                exported = parent.parent is not None and parent.parent.type == "export_statement"
+                return module_name(path) if exported else None
+            return type_name(name)
         if parent.type not in _CLASS_BODIES and parent.type != "declaration_list":
             return None
         parent = parent.parent

@@ -92,14 +92,43 @@ def name_of(node: Node) -> str:
     return text(node)
 
 
-_TYPE_ARGUMENTS = re.compile(r"[<\[(].*", re.DOTALL)
+# the nodes around a type's own name: a reference, a pointer, type arguments, a path, dyn
+_TYPE_WRAPPERS = frozenset(
+    {
+        "reference_type",
+        "pointer_type",
+        "generic_type",
+        "scoped_type_identifier",
+        "qualified_type",
+        "dynamic_type",
+        "parenthesized_type",
+        "abstract_type",
+        "scope_resolution",
+    }
+)
+_TYPE_NAMES = frozenset({"type_identifier", "identifier", "constant", "name"})
 
 
-def type_name(node: Node) -> str:
-    """The name of the type a node writes, without what qualifies it: ``*Command[T]`` (a Go
-    receiver) or ``InteractivePrinter<'a>`` (a Rust impl's type) give their bare names."""
-    written = _TYPE_ARGUMENTS.sub("", text(node)).strip().lstrip("*&").strip()
-    return written.removeprefix("mut ").rsplit("::", 1)[-1].rsplit(".", 1)[-1].strip()
+def type_name(node: Node) -> str | None:
+    """The bare name of the type a node writes: ``*Command[T]`` (a Go receiver) gives
+    ``Command``, ``&'a mut InteractivePrinter<'a>`` and ``fmt::Display`` (a Rust impl's type)
+    ``InteractivePrinter`` and ``Display``; a type with no name of its own (a slice, a
+    tuple) gives None."""
+    while node.type in _TYPE_WRAPPERS:
+        inner = (
+            node.child_by_field_name("type")
+            or node.child_by_field_name("name")
+            or node.child_by_field_name("trait")
+        )
+        if inner is None:  # a wrapper without fields: its last named child is the type
+            named = [child for child in node.named_children if child.type != "lifetime"]
+            inner = named[-1] if named else None
+        if inner is None:
+            return None
+        node = inner
+    if node.type not in _TYPE_NAMES:
+        return None
+    return text(node) or None
 
 
 def _unquoted(written: str) -> str:

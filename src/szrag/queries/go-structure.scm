@@ -3,7 +3,7 @@
 (function_declaration name: (identifier) @name) @definition.function
 ; a method belongs to its receiver's type: func (c *Command) Execute() error
 (method_declaration
-  receiver: (parameter_list (parameter_declaration type: (_) @definition.container))
+  receiver: (parameter_list . (parameter_declaration type: (_) @definition.container)?)
   name: (field_identifier) @name) @definition.method
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
 (type_spec name: (type_identifier) @name type: (struct_type)) @definition.type

@@ -6,9 +6,10 @@
 (interface_declaration name: (_) @name) @definition.interface
 (type_alias_declaration name: (_) @name) @definition.type
 (enum_declaration name: (_) @name) @definition.type
-(internal_module name: (identifier) @name) @definition.type
+(internal_module name: [(identifier) (nested_identifier)] @name) @definition.type
+(module name: [(identifier) (nested_identifier) (string)] @name) @definition.type
 
-; declare function f(): void; an overload's signature; abstract m(): void
+; declare function f(): void; abstract m(): void (an overload's signature joins its function)
 (function_signature name: (_) @name) @definition.function
 (abstract_method_signature name: (_) @name) @definition.method
 
