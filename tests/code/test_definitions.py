@@ -107,7 +107,7 @@ def _units(relative: str) -> list[tuple[int, int, str, str | None]]:
     text = (LANGUAGE_FIXTURES / relative).read_text(encoding="utf-8")
     record = analyse_source(relative, text)
     assert record is not None
-    functions = CodeRecord.from_dict(record).functions
+    functions = CodeRecord.from_dict(record).unit_definitions
     return [
         (unit.start, unit.end, unit.kind, unit.name)
         for unit in file_units(text.splitlines(), functions, prose=False)
@@ -142,3 +142,85 @@ def test_symbols_find_types_and_methods_by_their_owner(tmp_path: Path) -> None:
             "print_header",
             "impls.rs",
         )
+
+
+def _callbacks(relative: str) -> list[tuple[str, int, int]]:
+    source = LANGUAGE_FIXTURES / relative
+    record = analyse_source(relative, source.read_text(encoding="utf-8"))
+    assert record is not None
+    return [(item["name"], item["line"], item["end_line"]) for item in record["callbacks"]]
+
+
+def test_functions_handed_to_calls_that_name_them_are_callbacks() -> None:
+    # a route's handler, an event's listener (a template's text as written), tests by their
+    # descriptions (a long one cut); the unnamed setTimeout callback is no callback
+    assert _callbacks("javascript/callbacks.js") == [
+        ('app.post("/api/report")', 5, 12),
+        ('socket.on("auth:${kind}")', 14, 16),
+        ('describe("reports")', 18, 27),
+        ('it("rejects a report without a title")', 19, 22),
+        (
+            'it("keeps a report that has a title and a description long enough to need'
+            ' cutting...")',
+            24,
+            26,
+        ),
+    ]
+    assert _callbacks("go/handlers_test.go") == [
+        ('t.Run("answers ok")', 9, 11),
+        ('t.Run("rejects a POST")', 12, 14),
+        ('http.HandleFunc("/healthz")', 18, 20),
+    ]
+    assert _callbacks("ruby/report_spec.rb") == [
+        ('describe("reports")', 3, 11),
+        ('it("rejects a report without a title")', 4, 6),
+        ('it("keeps a titled report")', 8, 10),
+    ]
+    # they are not symbols: the definitions are what they were
+    assert _definitions("javascript/callbacks.js") == []
+    assert _definitions("go/handlers_test.go") == [
+        ("TestHealth", "function", None),
+        ("routes", "function", None),
+    ]
+
+
+def test_units_follow_the_callbacks() -> None:
+    # a describe that fits a screen is one unit, its tests with it (the lines after it too)
+    assert _units("javascript/callbacks.js") == [
+        (1, 3, "module", None),
+        (5, 12, "callback", 'app.post("/api/report")'),
+        (14, 16, "callback", 'socket.on("auth:${kind}")'),
+        (18, 29, "callback", 'describe("reports")'),
+    ]
+    # a longer one is cut at its tests
+    lines = (LANGUAGE_FIXTURES / "javascript/callbacks.js").read_text(encoding="utf-8")
+    padding = "\n".join(f"    expect({number}).toBe({number})" for number in range(30))
+    longer = lines.replace(
+        "  it('rejects", "  it('counts', () => {\n" + padding + "\n  })\n\n  it('rejects"
+    )
+    record = analyse_source("long.test.js", longer)
+    assert record is not None
+    cut = file_units(longer.splitlines(), CodeRecord.from_dict(record).unit_definitions, False)
+    names = [unit.name for unit in cut if unit.kind == "callback"]
+    assert names.index('it("counts")') < names.index('it("rejects a report without a title")')
+
+
+def test_callbacks_are_units_and_callers_but_not_symbols(tmp_path: Path) -> None:
+    from szrag.rank.retrieve import retrieve
+    from szrag.structure.queries import find_references
+
+    shutil.copy(LANGUAGE_FIXTURES / "javascript/callbacks.js", tmp_path / "server.js")
+    with build_index(tmp_path) as index:
+        assert not [
+            match
+            for match in find_symbols("rejects a report without a title", index)
+            if match.name.startswith("it(")
+        ]
+        callers = {item.caller for item in find_references("saveReport", index)}
+        assert callers == {
+            'app.post("/api/report")',
+            'it("keeps a report that has a title'
+            ' and a description long enough to need cutting...")',
+        }
+        sources = retrieve("why is POST /api/report failing?", 3, index=index)
+        assert (sources[0].start, sources[0].end) == (5, 12)

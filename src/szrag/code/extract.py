@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import logging
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -98,6 +100,7 @@ class Extraction:
     root: Node
     builder: RecordBuilder
     function_spans: list[tuple[int, int, str]] = field(default_factory=list)  # bytes, name
+    callbacks: set[tuple[int, int]] = field(default_factory=set)  # the calls already named
     call_nodes: list[Node] = field(default_factory=list)
     anchors: list[Node] = field(default_factory=list)
     literal_routes: list[tuple[int, Route]] = field(default_factory=list)
@@ -224,6 +227,39 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     if node.type == "function_declaration":
         start = _first_overload(node, name, start)
     state.builder.functions.append(Definition(name, kind, start, end_line(node), container))
+
+
+CALLBACK_LABEL_CHARS = 80  # of a test's description, say: the name stays a name
+CALLEE_CHARS = 40  # a longer callee (a chain of calls) is named by its last part
+_LAST_NAME = re.compile(r"[\w$]+$")
+
+
+def _callback(state: Extraction, captures: Captures, role: str) -> None:
+    """A function handed to a call whose first argument says what it is for, named by the
+    call: ``app.post("/api/report")``, ``it("rejects a report without a title")``,
+    ``socket.on("auth:perform")``, ``t.Run("empty input")``. One definition a call, however
+    many functions it is handed."""
+    node = captures[role][0]
+    label_node = first_capture(captures, "name")
+    callee_node = first_capture(captures, "definition.callee")
+    key = (node.start_byte, node.end_byte)
+    if label_node is None or callee_node is None or key in state.callbacks:
+        return
+    state.callbacks.add(key)
+    label = " ".join(name_of(label_node).split())
+    if not label:
+        return
+    if len(label) > CALLBACK_LABEL_CHARS:
+        label = label[: CALLBACK_LABEL_CHARS - 3] + "..."
+    callee = " ".join(text(callee_node).split())
+    if len(callee) > CALLEE_CHARS or "(" in callee:
+        last = _LAST_NAME.search(callee)
+        callee = last[0] if last else "callback"
+    name = f"{callee}({json.dumps(label, ensure_ascii=False)})"
+    container = _enclosing_class(node.parent, state.path)
+    state.builder.callbacks.append(
+        Definition(name, "callback", line(node), end_line(node), container)
+    )
 
 
 def module_name(path: str) -> str:
@@ -422,6 +458,7 @@ _HANDLERS: dict[str, Handler] = {
     "definition.interface": _definition,
     "definition.trait": _definition,
     "definition.macro": _definition,
+    "definition.callback": _callback,
     "import.path": _literal_import,
     "import.name": _literal_import,
     "route.literal": _literal_route,

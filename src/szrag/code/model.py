@@ -145,6 +145,15 @@ class CodeRecord:
     environment_variables: tuple[EnvironmentVariable, ...] = ()
     routes: tuple[Route, ...] = ()
     path_references: tuple[PathReference, ...] = ()
+    # functions handed to a call that names them (``app.post("/api/report")``, a test's
+    # ``it("...")``): units and the owners of the calls inside them, not symbols to look up,
+    # so a test's description does not answer for the code it tests
+    callbacks: tuple[Definition, ...] = ()
+
+    @property
+    def unit_definitions(self) -> tuple[Definition, ...]:
+        """What the file's units follow: its definitions and its named callbacks."""
+        return self.functions + self.callbacks if self.callbacks else self.functions
 
     @property
     def is_empty(self) -> bool:
@@ -157,6 +166,7 @@ class CodeRecord:
             or self.environment_variables
             or self.routes
             or self.path_references
+            or self.callbacks
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -195,6 +205,16 @@ class CodeRecord:
             "routes": [item.to_dict() for item in self.routes],
             "path_references": [
                 {"path": item.path, "line": item.line} for item in self.path_references
+            ],
+            "callbacks": [
+                {
+                    "name": item.name,
+                    "kind": item.kind,
+                    "line": item.line,
+                    "end_line": item.end_line,
+                    "container": item.container,
+                }
+                for item in self.callbacks
             ],
         }
 
@@ -235,6 +255,7 @@ class CodeRecord:
             environment_variables=items("environment_variables", EnvironmentVariable),
             routes=items("routes", Route),
             path_references=items("path_references", PathReference),
+            callbacks=written("callbacks", Definition, _written_definition),
         )
 
 
@@ -380,6 +401,7 @@ class RecordBuilder:
     environment_variables: list[EnvironmentVariable] = field(default_factory=list)
     routes: list[Route] = field(default_factory=list)
     path_references: list[PathReference] = field(default_factory=list)
+    callbacks: list[Definition] = field(default_factory=list)
 
     def build(self, partial: bool) -> CodeRecord:
         """The finished record: each list in line order, repeats removed."""
@@ -393,6 +415,7 @@ class RecordBuilder:
             environment_variables=_ordered(self.environment_variables),
             routes=_ordered(self.routes),
             path_references=_ordered(self.path_references),
+            callbacks=_ordered(self.callbacks),
         )
 
 

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 APPLICATION = "szrag"
 # how ``code.units`` cuts a file, whose units the index keeps: bumped with any change to it
 UNITS_VERSION = 1
-SCHEMA_VERSION = 18  # 18: TypeScript types, Go receivers and Rust impls among the definitions;
+SCHEMA_VERSION = 19  # 19: functions handed to a call under a name (routes, tests, events);
+# 18: TypeScript types, Go receivers and Rust impls among the definitions;
 # 17: each file's units; 16: definitions by word, code files by token
 INDEX_DIRECTORY = ".rag"
 INDEX_FILENAME = "index.db"
@@ -421,7 +422,9 @@ class FileRows:
         joined = " ".join(sorted(set(tokens)))  # distinct: readers split, not set
         # cut from the lines as a reader stitches them from the chunks
         units = file_units(
-            stitch_lines(chunks), record.functions if record else (), prose=kind in PROSE_TYPES
+            stitch_lines(chunks),
+            record.unit_definitions if record else (),
+            prose=kind in PROSE_TYPES,
         )
         return cls(
             tokens=pack(joined),

@@ -46,6 +46,14 @@
 ; a named function handed to a call: defineGetter(req, "protocol", function protocol() {})
 (arguments (function_expression name: (identifier) @name) @definition.function)
 
+; a function handed to a call whose first argument says what it is for: a route's handler,
+; a test, an event's listener (app.post("/api/report", async (req, res) => {}), it("...", ...))
+(call_expression
+  function: (_) @definition.callee
+  arguments: (arguments
+    . [(string) (template_string)] @name
+    [(arrow_function) (function_expression) (generator_function)])) @definition.callback
+
 ; ---- calls -------------------------------------------------------------------------------
 
 (call_expression function: (_) @reference.call)

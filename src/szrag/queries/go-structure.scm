@@ -15,6 +15,13 @@
     (pointer_type) (channel_type) (generic_type)
   ]) @definition.type
 (type_alias name: (type_identifier) @name) @definition.type
+; a function handed to a call whose first argument says what it is for: a subtest, a route's
+; handler (t.Run("empty input", func(t *testing.T) {}), http.HandleFunc("/healthz", func(...) {}))
+(call_expression
+  function: (_) @definition.callee
+  arguments: (argument_list
+    . [(interpreted_string_literal) (raw_string_literal)] @name
+    (func_literal))) @definition.callback
 
 (call_expression function: (identifier) @reference.call)
 (call_expression function: (selector_expression field: (field_identifier) @reference.call))

@@ -5,6 +5,13 @@
 (class name: (constant) @name) @definition.class
 (module name: (constant) @name) @definition.type
 
+; a block handed to a call whose first argument says what it is for: an RSpec example, a
+; Sinatra route (describe "reports" do ... end, get "/api/items" do ... end)
+(call
+  method: (_) @definition.callee
+  arguments: (argument_list . (string) @name)
+  block: [(do_block) (block)]) @definition.callback
+
 (call method: (identifier) @reference.call)
 
 (call

@@ -296,7 +296,7 @@ def _units(index: IndexStore, path: str, kind: str, lines: Sequence[str]) -> Seq
     if stored is not None:
         return stored
     record = records_by_path(index).get(path)  # decoded once for every reader
-    definitions = record.functions if record is not None else ()
+    definitions = record.unit_definitions if record is not None else ()
     return file_units(lines, definitions, prose=kind in PROSE_TYPES)
 
 

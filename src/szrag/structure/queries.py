@@ -286,7 +286,7 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
         stored = index.get_file(path)
         code = stored.code if stored is not None else None  # decoded at each read: once
         record = CodeRecord.from_dict(code) if code else None
-        caller = _innermost(record.functions, line) if record is not None else None
+        caller = _innermost(record.unit_definitions, line) if record is not None else None
         text = next(iter(index.lines(path, line, line)), "")
         shown = redact(bounded_line(text.strip()), path=path)
         found.append(Reference(path, line, name.strip(), caller, shown))
@@ -294,7 +294,13 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
 
 
 def _innermost(definitions: Sequence[Definition], line: int) -> str | None:
-    around = [item for item in definitions if item.line <= line <= item.end_line]
+    # a callback's first line is the call it is handed to: that call is its caller's
+    around = [
+        item
+        for item in definitions
+        if item.line <= line <= item.end_line
+        and not (item.kind == "callback" and item.line == line)
+    ]
     if not around:
         return None
     inner = min(around, key=lambda item: item.end_line - item.line)
