@@ -203,6 +203,50 @@ def test_units_follow_the_callbacks() -> None:
     cut = file_units(longer.splitlines(), CodeRecord.from_dict(record).unit_definitions, False)
     names = [unit.name for unit in cut if unit.kind == "callback"]
     assert names.index('it("counts")') < names.index('it("rejects a report without a title")')
+    # the describe's first line joins its first test: no line of it stands alone
+    counts = next(unit for unit in cut if unit.name == 'it("counts")')
+    assert counts.start == 18 and 'describe("reports")' not in names
+
+
+def _cut(path: str, text: str) -> list[tuple[int, int, str, str | None]]:
+    record = analyse_source(path, text)
+    assert record is not None
+    functions = CodeRecord.from_dict(record).unit_definitions
+    return [
+        (unit.start, unit.end, unit.kind, unit.name)
+        for unit in file_units(text.splitlines(), functions, False)
+    ]
+
+
+def test_callbacks_inside_functions_and_beside_named_functions() -> None:
+    # a named function handed over keeps its own name for the unit
+    named = "app.use('/x', function errorHandler(err, req, res, next) {\n  next(err)\n})\n"
+    assert _cut("a.js", named) == [(1, 3, "function", "errorHandler")]
+    # Go's routes handed their handlers inside a long main: each handler a unit
+    handlers = "\n".join(
+        f'\tmux.HandleFunc("/a{n}", func(w http.ResponseWriter, r *http.Request) {{\n'
+        "\t\tw.WriteHeader(200)\n\t})"
+        for n in range(15)
+    )
+    main = f"package main\n\nfunc main() {{\n\tmux := http.NewServeMux()\n{handlers}\n}}\n"
+    units = _cut("main.go", main)
+    # the package line and main's first lines join the first handler
+    assert units[0] == (1, 7, "callback", 'mux.HandleFunc("/a0")')
+    assert [unit[3] for unit in units[1:3]] == ['mux.HandleFunc("/a1")', 'mux.HandleFunc("/a2")']
+    # a small helper inside a long handler is one of its statements, not a unit apart
+    body = "\n".join(f"  total += {n}" for n in range(45))
+    handler = (
+        "app.post('/api/report', async (req, res) => {\n"
+        f"  const check = (x) => {{\n    return x\n  }}\n{body}\n}})\n"
+    )
+    assert [unit[2] for unit in _cut("a.js", handler)] == ["callback", "part"]
+    # a callee written over lines is named as one, from the line it ends on
+    chained = 'app\n  .post("/chain", (req, res) => {\n    res.end()\n  })\n'
+    record = analyse_source("a.js", chained)
+    assert record is not None
+    assert [(item["name"], item["line"]) for item in record["callbacks"]] == [
+        ('app.post("/chain")', 2)
+    ]
 
 
 def test_callbacks_are_units_and_callers_but_not_symbols(tmp_path: Path) -> None:

@@ -710,10 +710,22 @@ def _cut_samples() -> list[list[Unit]]:
         Definition("close", "method", start + 78, start + 81, "Ledger"),
         Definition("helper", "function", start + 79, start + 80),
     ]
+    # a function too long for a screen, handing routes their handlers: each a unit, the
+    # function's first lines with the first of them
+    routes = ["function routes(app) {", "  const cache = new Map()"]
+    handlers = []
+    for n in range(15):
+        handlers.append(
+            Definition(f'app.get("/a{n}")', "callback", len(routes) + 1, len(routes) + 3)
+        )
+        routes += [f'  app.get("/a{n}", (req, res) => {{', "    res.end()", "  })"]
+    routes.append("}")
+    handlers.append(Definition("routes", "function", 1, len(routes)))
     prose = ["# Title", "", "Intro.", "", "```", "# not a heading", "```", "## Use", "", "Run it."]
     windows = [f"line {n}" if n % 9 else "" for n in range(130)]
     return [
         file_units(code, definitions, prose=False),
+        file_units(routes, handlers, prose=False),
         file_units(prose * 12, [], prose=True),
         file_units(windows, [], prose=False),
         file_units(["x" * 5000, "y"], [], prose=False),
@@ -721,7 +733,7 @@ def _cut_samples() -> list[list[Unit]]:
 
 
 # what the samples are cut into at each units version of the index (``store.UNITS_VERSION``)
-CUT_FINGERPRINTS = {1: "4734f53fdd2eb8a7"}
+CUT_FINGERPRINTS = {1: "4734f53fdd2eb8a7", 2: "65265fc443795a4a"}
 
 
 def test_a_change_to_how_files_are_cut_bumps_the_units_version() -> None:

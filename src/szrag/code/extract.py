@@ -232,6 +232,7 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
 CALLBACK_LABEL_CHARS = 80  # of a test's description, say: the name stays a name
 CALLEE_CHARS = 40  # a longer callee (a chain of calls) is named by its last part
 _LAST_NAME = re.compile(r"[\w$]+$")
+_SPACED_DOTS = re.compile(r"\s*(\??\.)\s*")  # app\n  .post(...) is app.post
 
 
 def _callback(state: Extraction, captures: Captures, role: str) -> None:
@@ -251,14 +252,15 @@ def _callback(state: Extraction, captures: Captures, role: str) -> None:
         return
     if len(label) > CALLBACK_LABEL_CHARS:
         label = label[: CALLBACK_LABEL_CHARS - 3] + "..."
-    callee = " ".join(text(callee_node).split())
+    callee = _SPACED_DOTS.sub(r"\1", " ".join(text(callee_node).split()))
     if len(callee) > CALLEE_CHARS or "(" in callee:
         last = _LAST_NAME.search(callee)
         callee = last[0] if last else "callback"
     name = f"{callee}({json.dumps(label, ensure_ascii=False)})"
     container = _enclosing_class(node.parent, state.path)
+    # from the line its callee ends on: the call that hands it over is its caller's
     state.builder.callbacks.append(
-        Definition(name, "callback", line(node), end_line(node), container)
+        Definition(name, "callback", end_line(callee_node), end_line(node), container)
     )
 
 

@@ -146,8 +146,8 @@ class CodeRecord:
     routes: tuple[Route, ...] = ()
     path_references: tuple[PathReference, ...] = ()
     # functions handed to a call that names them (``app.post("/api/report")``, a test's
-    # ``it("...")``): units and the owners of the calls inside them, not symbols to look up,
-    # so a test's description does not answer for the code it tests
+    # ``it("...")``): units, and the callers ``refs`` names, but not symbols to look up (a
+    # test's description does not answer for the code it tests) nor the owners of calls
     callbacks: tuple[Definition, ...] = ()
 
     @property

@@ -33,6 +33,7 @@ MOST_UNIT_LINES = MAX_UNIT_LINES + TAIL_LINES  # the most lines any unit holds
 WINDOW_LINES = 40
 PROSE_TYPES = frozenset({"markdown", "docs", "text"})  # file types cut at headings
 CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
+CALLBACK_KIND = "callback"  # a function handed to a call that names it (``code.model``)
 TYPE_KINDS = frozenset({"class", "interface", "trait", "type"})
 
 # a line that continues the statement above rather than starting one
@@ -115,7 +116,9 @@ def _nest(lines: Sequence[str], definitions: Sequence[Definition]) -> list[_Node
             for item in definitions
             if item.line <= count
         },
-        key=lambda span: (span[0], -span[1], span[2].name),
+        # of two with the same lines, a definition owns a callback (the named function a
+        # call is handed: ``app.use("/x", function errorHandler ...)`` is ``errorHandler``)
+        key=lambda span: (span[0], -span[1], span[2].kind == CALLBACK_KIND, span[2].name),
     )
     roots: list[_Open] = []
     stack: list[_Open] = []
@@ -232,14 +235,42 @@ def _definition(lines: Sequence[str], node: _Node, units: list[Unit]) -> None:
         units.append(Unit(node.start, node.end, item.kind, name))
         return
     children = node.children
-    if item.kind in CALLABLE_KINDS:
-        # a function's own helpers and callbacks are statements of its body: only one too
-        # long to read at once is a unit apart, so a closure does not cut its function in two
-        children = tuple(child for child in children if not _fits(lines, child.start, child.end))
+    callable_ = item.kind in CALLABLE_KINDS or item.kind == CALLBACK_KIND
+    if callable_:
+        # a function's own helpers and closures are statements of its body: only one too
+        # long to read at once is a unit apart, so a closure does not cut its function in
+        # two; a callback a call names (a route's handler, a test) is a unit wherever it is,
+        # unless it is a line or two (a listener that hands an error on)
+        children = tuple(
+            child
+            for child in children
+            if not _fits(lines, child.start, child.end) or _named_callback(lines, child)
+        )
     if children:
+        first = len(units)
         _cover(lines, node.start, node.end, children, node, units)
+        if callable_:
+            _join_head(lines, units, first)
     else:
         units.extend(_parts(lines, node.start, node.end, item.kind, name, _signature(lines, item)))
+
+
+def _named_callback(lines: Sequence[str], node: _Node) -> bool:
+    if node.definition.kind != CALLBACK_KIND:
+        return False
+    return sum(1 for line in lines[node.start - 1 : node.end] if line.strip()) >= MIN_GAP_LINES
+
+
+def _join_head(lines: Sequence[str], units: list[Unit], first: int) -> None:
+    """A function's or callback's first lines, when only a few come before its first unit
+    apart (``describe("reports", () => {``), join that unit rather than stand alone."""
+    if len(units) < first + 2:
+        return
+    head, after = units[first], units[first + 1]
+    if _non_blank(lines, head) < MIN_GAP_LINES and _fits(lines, head.start, after.end):
+        units[first : first + 2] = [
+            Unit(head.start, after.end, after.kind, after.name, after.signature)
+        ]
 
 
 def _gap(
