@@ -125,7 +125,8 @@ def test_units_follow_the_declarations_and_name_their_owners() -> None:
     assert (18, 20, "method", "Command.Execute") in go
     assert (26, 29, "method", "Set.Has") in go
     rust = _units("rust/impls.rs")
-    assert (21, 24, "method", "InteractivePrinter.new") in rust
+    assert (14, 18, "method", "InteractivePrinter.print_header") in rust  # with its impl line
+    assert (20, 24, "method", "InteractivePrinter.new") in rust
 
 
 def test_symbols_find_types_and_methods_by_their_owner(tmp_path: Path) -> None:

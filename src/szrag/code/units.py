@@ -389,11 +389,25 @@ def _indent(line: str) -> int:
 
 
 def _merge_small(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
-    """Module lines of only a few non-blank lines join the unit before them (or after)."""
+    """Module lines of only a few non-blank lines join the unit before them, or the unit
+    after them when they open its block (Rust's ``impl Printer for Pager {``)."""
     merged: list[Unit] = []
     pending: Unit | None = None  # small module lines with nothing before them yet
     for unit in units:
         small = unit.kind == "module" and _non_blank(lines, unit) < MIN_GAP_LINES
+        if small and pending is None and _opens_block(lines[unit.end - 1]):
+            # a closing brace before it still ends the unit before: only the opening goes on
+            opening = unit.start
+            while opening < unit.end and not _WORD.search(lines[opening - 1]):
+                opening += 1
+            closing = opening - 1
+            while closing >= unit.start and not lines[closing - 1].strip():
+                closing -= 1
+            if closing >= unit.start and merged and _fits(lines, merged[-1].start, closing):
+                last = merged[-1]
+                merged[-1] = Unit(last.start, closing, last.kind, last.name, last.signature)
+            pending = Unit(opening, unit.end, unit.kind, unit.name, unit.signature)
+            continue
         if small and merged and _fits(lines, merged[-1].start, unit.end):
             merged[-1] = Unit(
                 merged[-1].start, unit.end, merged[-1].kind, merged[-1].name, merged[-1].signature
@@ -412,6 +426,10 @@ def _merge_small(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
     if pending is not None:
         merged.append(pending)
     return merged
+
+
+def _opens_block(line: str) -> bool:
+    return line.rstrip().endswith(("{", ":"))
 
 
 def _non_blank(lines: Sequence[str], unit: Unit) -> int:
