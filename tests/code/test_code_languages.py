@@ -72,6 +72,8 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
         "ruby",
         "php",
         "csharp",
+        "c",
+        "cpp",
     }
     partial = sorted(name for name, record in records.items() if record and record["partial"])
     assert partial == [
@@ -113,6 +115,7 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
     assert env["server.go"] == ["PORT"] and env["main.rs"] == ["PORT", "API_KEY"]
     assert env["ItemController.java"] == ["DATABASE_URL"] and env["app.rb"] == ["API_KEY", "TOKEN"]
     assert env["routes.php"] == ["API_KEY", "DATABASE_URL"] and env["SyntaxError.cs"] == ["READY"]
+    assert env["store.c"] == ["STORE_DIR"] and env["cart.cpp"] == ["CART_DISCOUNT"]
     # a component's script block is parsed in place: its lines are the file's own
     component = records["ItemList.vue"]
     assert component is not None and component["language"] == "typescript"
@@ -159,8 +162,11 @@ DEFINITION_SAMPLES = (
     "csharp/ItemsController.cs",
     "ruby/app.rb",
     "ruby/report_spec.rb",
+    "c/store.c",
+    "cpp/cart.cpp",
+    "cpp/cart.hpp",
 )
-DEFINITION_FINGERPRINTS = {19: "3c1e6f8e60e3fa3c"}
+DEFINITION_FINGERPRINTS = {19: "d1463391b450a002"}
 
 
 def test_a_change_to_what_files_define_bumps_the_schema_version() -> None:

@@ -269,3 +269,61 @@ def test_callbacks_are_units_and_callers_but_not_symbols(tmp_path: Path) -> None
         }
         sources = retrieve("why is POST /api/report failing?", 3, index=index)
         assert (sources[0].start, sources[0].end) == (5, 12)
+
+
+def test_c_and_cpp_declare_their_functions_types_and_owners() -> None:
+    assert _definitions("c/store.c") == [
+        ("CHECK", "macro", None),  # a #define that takes arguments
+        ("data_dir", "function", None),  # static const char *data_dir(void)
+        ("store_open", "function", None),
+        ("store_close", "function", None),
+    ]
+    assert _definitions("c/store.h") == [  # prototypes declare, they do not define
+        ("store", "type", None),
+        ("store_t", "type", None),
+        ("store_mode", "type", None),
+    ]
+    assert _definitions("cpp/cart.hpp") == [
+        ("shop", "type", None),
+        ("Item", "type", None),
+        ("Cart", "class", None),
+        ("add", "method", "Cart"),
+        ("Carts", "type", None),
+    ]
+    # defined outside their class: Cart::Cart, Cart::~Cart, int Cart::total() const
+    assert _definitions("cpp/cart.cpp") == [
+        ("shop", "type", None),
+        ("Cart", "method", "Cart"),
+        ("~Cart", "method", "Cart"),
+        ("total", "method", "Cart"),
+        ("largest", "function", None),
+    ]
+    source = (LANGUAGE_FIXTURES / "cpp/cart.cpp").read_text(encoding="utf-8")
+    record = analyse_source("cpp/cart.cpp", source)
+    assert record is not None
+    largest = next(item for item in record["functions"] if item["name"] == "largest")
+    assert (largest["line"], largest["end_line"]) == (19, 22)  # from its template <...> line
+
+
+def test_a_header_is_cpp_only_when_it_holds_cpp() -> None:
+    from szrag.code.languages import language_of_source
+
+    c_header = '#ifdef __cplusplus\nextern "C" {\n#endif\nint new_store(int class);\n'
+    assert language_of_source("include/store.h", c_header) == "c"
+    assert language_of_source("include/cart.h", "namespace shop {\nclass Cart;\n}\n") == "cpp"
+    assert language_of_source("src/cart.hpp", "int x;\n") == "cpp"
+    record = analyse_source("src/legacy.c", "int main(void) { int new = 1, class = 2; }\n")
+    assert record is not None and not record["partial"]  # C may name a variable new
+
+
+def test_includes_resolve_beside_the_file_then_by_their_path() -> None:
+    from szrag.code.resolve import resolve_edges
+
+    record = analyse_source("src/main.c", '#include "store/db.h"\n#include <stdio.h>\n')
+    assert record is not None
+    assert [item["source"] for item in record["imports"]] == ["store/db.h"]
+    beside = frozenset({"src/main.c", "src/store/db.h", "include/store/db.h"})
+    assert resolve_edges("src/main.c", record, beside) == [("src/store/db.h", "import")]
+    included = frozenset({"src/main.c", "include/store/db.h", "vendor/other/db.h"})
+    assert resolve_edges("src/main.c", record, included) == [("include/store/db.h", "import")]
+    assert resolve_edges("src/main.c", record, frozenset({"src/main.c"})) == []

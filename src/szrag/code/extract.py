@@ -26,7 +26,7 @@ from szrag.code.components import component_script
 from szrag.code.languages import (
     LANGUAGES,
     LanguageSpec,
-    language_of,
+    language_of_source,
     parser,
     query,
     root_query,
@@ -72,6 +72,9 @@ _CLASS_TYPES = frozenset(
         "trait_declaration",
         "impl_item",
         "trait_item",
+        "class_specifier",
+        "struct_specifier",
+        "union_specifier",
     }
 )
 _CLASS_BODIES = frozenset(
@@ -85,6 +88,7 @@ _CLASS_BODIES = frozenset(
         "enum_body_declarations",
         "enum_declaration_list",
         "enum_constant",
+        "field_declaration_list",
     }
 )
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
@@ -136,7 +140,7 @@ def bracket_depth(source: bytes) -> int:
 
 def analyse(path: str, source_text: str) -> CodeRecord | None:
     """The code record of ``path``, or None when it is not code or cannot be parsed at all."""
-    name = language_of(path)
+    name = language_of_source(path, source_text)
     if name is None:
         embedded = component_script(path, source_text)
         if embedded is None:
@@ -219,6 +223,9 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
         container = type_name(owner)
     else:
         container = _enclosing_class(parent, state.path)
+    if container is None and "::" in name:  # C++ defined out of its class: Cart::total
+        owner_path, _, name = name.rpartition("::")
+        container = owner_path.rpartition("::")[2] or None
     if kind == "function" and container is not None:
         kind = "method"  # a Python method, a Rust function of an impl or a trait
     if kind in _CALLABLE_KINDS:
@@ -226,7 +233,10 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     start = _start_with_decorators(node, parent)
     if node.type == "function_declaration":
         start = _first_overload(node, name, start)
-    state.builder.functions.append(Definition(name, kind, start, end_line(node), container))
+    last = end_line(node)
+    if node.end_point.column == 0 and last > start:
+        last -= 1  # a node that takes its line's end with it (#define) ends on the line before
+    state.builder.functions.append(Definition(name, kind, start, last, container))
 
 
 CALLBACK_LABEL_CHARS = 80  # of a test's description, say: the name stays a name
@@ -326,8 +336,8 @@ def _enclosing_class(parent: Node | None, path: str) -> str | None:
 
 def _start_with_decorators(node: Node, parent: Node | None) -> int:
     """The first line of a definition including its decorators."""
-    if parent is not None and parent.type == "decorated_definition":
-        return line(parent)
+    if parent is not None and parent.type in ("decorated_definition", "template_declaration"):
+        return line(parent)  # template <typename T> above a C++ definition is part of it
     start = node
     sibling = node.prev_named_sibling
     while sibling is not None and sibling.type == "decorator":  # TypeScript class members

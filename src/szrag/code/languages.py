@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "ruby": LanguageSpec("ruby", "literal", ("ruby-structure.scm",)),
     "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
     "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
+    "c": LanguageSpec("c", "literal", ("c-structure.scm",)),
+    "cpp": LanguageSpec("cpp", "literal", ("c-structure.scm", "cpp-structure.scm")),
 }
 
 # The official grammar wheels: (module, the function that returns its language)
@@ -61,6 +64,8 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "ruby": ("tree_sitter_ruby", "language"),
     "php": ("tree_sitter_php", "language_php"),
     "csharp": ("tree_sitter_c_sharp", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
 }
 
 EXTENSIONS: dict[str, str] = {
@@ -81,12 +86,40 @@ EXTENSIONS: dict[str, str] = {
     ".rake": "ruby",
     ".php": "php",
     ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",  # or C++, by what the header holds (``language_of_source``)
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".inl": "cpp",
 }
+
+# what only C++ writes: a header holding any of it is parsed as C++, any other as C (whose
+# code may name a variable ``new`` or ``class``, which the C++ grammar cannot read; the
+# ``extern "C"`` guard of a C header is C's too)
+_CPP_HEADER = re.compile(
+    r"^\s*(class|namespace|template)\b|::|^\s*(public|private|protected)\s*:",
+    re.MULTILINE,
+)
 
 
 def language_of(path: str) -> str | None:
     """The language of a repository path by its extension, or None when it is not code."""
     return EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+
+
+def language_of_source(path: str, source: str) -> str | None:
+    """The language of a file by its extension and, for a C header, what it holds."""
+    name = language_of(path)
+    if name == "c" and path.lower().endswith(".h") and _CPP_HEADER.search(source):
+        return "cpp"
+    return name
 
 
 @functools.cache

@@ -13,6 +13,9 @@ Each language names its modules its own way, and each rule below is that languag
   ``src/a/b.rs`` or ``src/a.rs``.
 * Ruby: ``require_relative 'lib/store'`` is relative to the file; ``require 'store'`` is
   ``lib/store.rb`` or ``store.rb``.
+* C and C++: ``#include "store/db.h"`` is relative to the file, else the indexed path that
+  ends in the longest tail of it (an include directory: ``include/store/db.h``); a system
+  header (``<stdio.h>``) names no repository file and is not recorded.
 
 Like the rest of resolution, only the set of indexed paths is consulted, never the disk.
 """
@@ -126,6 +129,19 @@ def _ruby(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
     return _first(known, (relative, f"lib/{written}.rb", f"{written}.rb"))
 
 
+def _include(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
+    written = str(item["source"]).strip()
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(path), written))
+    if relative in known:
+        return [relative]
+    segments = [part for part in written.split("/") if part not in ("", ".", "..")]
+    if not segments or "." not in segments[-1]:
+        return []
+    stem, _, extension = segments[-1].rpartition(".")
+    found = _tail_match([*segments[:-1], stem], "." + extension, known)
+    return [found] if found else []
+
+
 def _first(known: Collection[str], candidates: Iterable[str]) -> list[str]:
     for candidate in candidates:
         if candidate in known:
@@ -140,4 +156,6 @@ RESOLVERS: dict[str, Resolver] = {
     "php": _dotted("\\", ".php"),
     "rust": _rust,
     "ruby": _ruby,
+    "c": _include,
+    "cpp": _include,
 }
