@@ -327,3 +327,52 @@ def test_includes_resolve_beside_the_file_then_by_their_path() -> None:
     included = frozenset({"src/main.c", "include/store/db.h", "vendor/other/db.h"})
     assert resolve_edges("src/main.c", record, included) == [("include/store/db.h", "import")]
     assert resolve_edges("src/main.c", record, frozenset({"src/main.c"})) == []
+
+
+def test_cpp_operators_specialisations_and_template_owners() -> None:
+    source = """\
+struct A {
+    explicit operator bool() const { return true; }
+    template <typename U> void convert(U value) {}
+};
+A::operator bool() const { return true; }
+template <> int largest<int>(int a, int b) { return a; }
+template <typename T> void Box<T>::put(T value) {}
+std::ostream& operator<<(std::ostream& out, const A& a) { return out; }
+A& A::operator=(A&& other) { return *this; }
+namespace shop::cart { void clear() {} }
+Matcher<const std::string&>::Matcher(int x) {}
+"""
+    record = analyse_source("shapes.cpp", source)
+    assert record is not None
+    assert [(item["name"], item["container"]) for item in record["functions"]] == [
+        ("A", None),
+        ("operator bool", "A"),
+        ("convert", "A"),  # a member template is still its class's
+        ("operator bool", "A"),
+        ("largest", None),
+        ("put", "Box"),  # not Box<T>
+        ("operator<<", None),
+        ("operator=", "A"),
+        ("shop::cart", None),
+        ("clear", None),
+        ("Matcher", "Matcher"),  # the scope's own name, not a piece of its arguments
+    ]
+    from szrag.code.languages import language_of_source
+
+    cpp_header = "#include <string>\nstruct Cart { int total() const { return 1; } };\n"
+    assert language_of_source("cart.h", cpp_header) == "cpp"
+    assert language_of_source("net.h", "/* [::1]:8080 */\nint listen_on(int port);\n") == "c"
+
+
+def test_includes_that_name_no_repository_file_resolve_to_none() -> None:
+    from szrag.code.resolve import resolve_edges
+
+    written = ("/usr/include/x.h", "../x.h", "core.h")
+    record = {
+        "language": "c",
+        "imports": [{"source": item, "line": 1, "names": [], "kind": "path"} for item in written],
+    }
+    known = frozenset({"lib/x.h", "src/core.h", "include/fmt/core.h", "src/a/b.c"})
+    # an absolute path and a missing ../ are no repository file; of two core.h, the nearer
+    assert resolve_edges("src/a/b.c", record, known) == [("src/core.h", "import")]

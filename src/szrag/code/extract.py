@@ -89,6 +89,7 @@ _CLASS_BODIES = frozenset(
         "enum_declaration_list",
         "enum_constant",
         "field_declaration_list",
+        "template_declaration",
     }
 )
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
@@ -208,8 +209,12 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     name_node = first_capture(captures, "name")
     if name_node is None:
         return
+    owner: Node | None = first_capture(captures, "definition.container")  # a Go receiver
+    scope: str | None = None
     if name_node.type == "default":  # export default function () {}: named for its module
         name = module_name(state.path)
+    elif name_node.type in _CPP_NAMES:
+        name, scope = _cpp_name(name_node)
     else:
         name = name_of(name_node)
     if not name:
@@ -218,14 +223,10 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
         return  # an overload's signature reads as part of the function it declares
     kind = role.removeprefix("definition.")
     parent = node.parent  # looked up once: tree-sitter finds a parent by descending the tree
-    owner = first_capture(captures, "definition.container")  # a Go method's receiver type
     if owner is not None:
         container = type_name(owner)
     else:
-        container = _enclosing_class(parent, state.path)
-    if container is None and "::" in name:  # C++ defined out of its class: Cart::total
-        owner_path, _, name = name.rpartition("::")
-        container = owner_path.rpartition("::")[2] or None
+        container = scope or _enclosing_class(parent, state.path)
     if kind == "function" and container is not None:
         kind = "method"  # a Python method, a Rust function of an impl or a trait
     if kind in _CALLABLE_KINDS:
@@ -272,6 +273,32 @@ def _callback(state: Extraction, captures: Captures, role: str) -> None:
     state.builder.callbacks.append(
         Definition(name, "callback", end_line(callee_node), end_line(node), container)
     )
+
+
+_CPP_NAMES = frozenset({"qualified_identifier", "operator_cast"})
+
+
+def _cpp_name(node: Node) -> tuple[str, str | None]:
+    """A C++ definition's own name and the class it is defined in, from its declarator:
+    ``int shop::Cart::total()`` is ``total`` of ``Cart``, ``Box<T>::put`` ``put`` of ``Box``,
+    ``A::operator bool()`` ``operator bool`` of ``A``."""
+    scope: str | None = None
+    while node.type == "qualified_identifier":
+        outer = node.child_by_field_name("scope")
+        if outer is not None:
+            named = outer.child_by_field_name("name") if outer.type == "template_type" else outer
+            scope = text(named) if named is not None else scope
+        inner = node.child_by_field_name("name")
+        if inner is None:
+            break
+        node = inner
+    if node.type == "operator_cast":
+        target = node.child_by_field_name("type")
+        return (f"operator {text(target)}" if target is not None else "operator"), scope
+    if node.type == "template_function":
+        named = node.child_by_field_name("name")
+        return (text(named) if named is not None else text(node)), scope
+    return text(node), scope
 
 
 def module_name(path: str) -> str:

@@ -91,20 +91,17 @@ EXTENSIONS: dict[str, str] = {
     ".cc": "cpp",
     ".cpp": "cpp",
     ".cxx": "cpp",
-    ".c++": "cpp",
     ".hh": "cpp",
     ".hpp": "cpp",
     ".hxx": "cpp",
-    ".h++": "cpp",
-    ".ipp": "cpp",
-    ".inl": "cpp",
 }
 
 # what only C++ writes: a header holding any of it is parsed as C++, any other as C (whose
 # code may name a variable ``new`` or ``class``, which the C++ grammar cannot read; the
 # ``extern "C"`` guard of a C header is C's too)
 _CPP_HEADER = re.compile(
-    r"^\s*(class|namespace|template)\b|::|^\s*(public|private|protected)\s*:",
+    r"^\s*(class|namespace|template|using)\b|\w::\w|^\s*(public|private|protected)\s*:"
+    r"|\benum\s+class\b|\b(noexcept|constexpr|nullptr)\b|^\s*#\s*include\s*<\w+>",
     re.MULTILINE,
 )
 

@@ -13,9 +13,9 @@ Each language names its modules its own way, and each rule below is that languag
   ``src/a/b.rs`` or ``src/a.rs``.
 * Ruby: ``require_relative 'lib/store'`` is relative to the file; ``require 'store'`` is
   ``lib/store.rb`` or ``store.rb``.
-* C and C++: ``#include "store/db.h"`` is relative to the file, else the indexed path that
-  ends in the longest tail of it (an include directory: ``include/store/db.h``); a system
-  header (``<stdio.h>``) names no repository file and is not recorded.
+* C and C++: ``#include "store/db.h"`` is relative to the file, else an indexed path that ends
+  in it (an include directory: ``include/store/db.h``), the one nearest the including file; a
+  system header (``<stdio.h>``) or an absolute path names no repository file.
 
 Like the rest of resolution, only the set of indexed paths is consulted, never the disk.
 """
@@ -131,15 +131,34 @@ def _ruby(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
 
 def _include(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
     written = str(item["source"]).strip()
-    relative = posixpath.normpath(posixpath.join(posixpath.dirname(path), written))
+    if written.startswith("/"):
+        return []  # a file of the machine's, not the repository's
+    here = posixpath.dirname(path)
+    relative = posixpath.normpath(posixpath.join(here, written))
     if relative in known:
         return [relative]
-    segments = [part for part in written.split("/") if part not in ("", ".", "..")]
-    if not segments or "." not in segments[-1]:
+    if ".." in written.split("/"):
+        return []  # a path relative to the file that is not there
+    name = posixpath.basename(written)
+    candidates = [
+        found
+        for found in _layout(_frozen(known)).by_name.get(name, [])
+        if found == written or found.endswith("/" + written)
+    ]
+    if not candidates:
         return []
-    stem, _, extension = segments[-1].rpartition(".")
-    found = _tail_match([*segments[:-1], stem], "." + extension, known)
-    return [found] if found else []
+    # several include directories may hold it: the one nearest the including file
+    return [max(candidates, key=lambda found: (_shared_folders(here, found), -len(found)))]
+
+
+def _shared_folders(folder: str, path: str) -> int:
+    mine, theirs = folder.split("/"), posixpath.dirname(path).split("/")
+    shared = 0
+    for one, other in zip(mine, theirs, strict=False):
+        if one != other:
+            break
+        shared += 1
+    return shared
 
 
 def _first(known: Collection[str], candidates: Iterable[str]) -> list[str]:
