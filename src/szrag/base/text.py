@@ -305,6 +305,11 @@ def stem(word: str) -> str:
     return base
 
 
+def extensions_of(*kinds: str) -> dict[str, str]:
+    """The extensions of files of these types, each with its type."""
+    return {extension: kind for extension, kind in _FILE_TYPES.items() if kind in kinds}
+
+
 def file_type(path: str) -> str:
     """The detected type of a file from its extension or well-known name ("text" if unknown)."""
     pure = PurePosixPath(path)

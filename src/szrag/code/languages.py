@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from tree_sitter import Language, Node, Parser, Query
 
+from szrag.base.text import extensions_of
 from szrag.code.patterns import Pattern, split_patterns
 
 
@@ -86,14 +87,8 @@ EXTENSIONS: dict[str, str] = {
     ".rake": "ruby",
     ".php": "php",
     ".cs": "csharp",
-    ".c": "c",
-    ".h": "c",  # or C++, by what the header holds (``language_of_source``)
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".hxx": "cpp",
+    # C's and C++'s as files are typed; a .h header is C++ by what it holds (language_of_source)
+    **extensions_of("c", "cpp"),
 }
 
 # what only C++ writes: a header holding any of it is parsed as C++, any other as C (whose
