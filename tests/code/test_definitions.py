@@ -6,6 +6,7 @@ the interfaces and enums whose methods Java, C# and PHP declare."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -376,3 +377,36 @@ def test_includes_that_name_no_repository_file_resolve_to_none() -> None:
     known = frozenset({"lib/x.h", "src/core.h", "include/fmt/core.h", "src/a/b.c"})
     # an absolute path and a missing ../ are no repository file; of two core.h, the nearer
     assert resolve_edges("src/a/b.c", record, known) == [("src/core.h", "import")]
+
+
+def test_a_block_opening_line_joins_the_next_unit_and_no_line_is_left_out() -> None:
+    body = "\n".join(f"        let x{number} = {number};" for number in range(37))
+    source = f"impl A {{\n    fn a(&self) {{\n{body}\n    }}\n}}\n\nimpl B for A {{\n    fn b(&self) {{}}\n}}\n"
+    units = _cut("x.rs", source)
+    assert units[-1] == (43, 45, "method", "A.b")  # impl B for A { opens it
+    covered = {line for start, end, _, _ in units for line in range(start, end + 1)}
+    lines = source.splitlines()
+    assert [
+        number for number, text in enumerate(lines, 1) if text.strip() and number not in covered
+    ] == []
+
+
+def test_refs_shows_a_callback_named_like_markup_and_redacts_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from szrag.cli import main
+
+    (tmp_path / "routes.test.js").write_text(
+        'describe("[/api] routes", () => {\n  helper()\n  helper()\n})\n'
+        'it("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 is refused", () => {\n'
+        "  helper()\n  check()\n})\n",
+        encoding="utf-8",
+    )
+    shown = CliRunner().invoke(main, ["refs", "helper", "--root", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "[/api] routes" in shown.output
+    listed = CliRunner().invoke(main, ["refs", "helper", "--root", str(tmp_path), "--json"])
+    callers = {row["caller"] for row in json.loads(listed.output)}
+    assert 'describe("[/api] routes")' in callers
+    token = next(caller for caller in callers if caller.startswith('it("token '))
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in token

@@ -12,6 +12,7 @@ from szrag.cli.common import (
     console,
     handle_errors,
     json_option,
+    literal,
     open_index,
     optional_question_argument,
     print_json,
@@ -65,11 +66,11 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
     table = Table("score", "symbol", "kind")
     table.add_column("where", overflow="fold")
     for match in matches:
-        table.add_row(
+        table.add_row(  # names and paths are the repository's text, never markup
             str(match.score),
-            match.qualified_name,
+            literal(match.qualified_name),
             match.kind,
-            f"{match.file}:{match.line}-{match.end_line}",
+            literal(f"{match.file}:{match.line}-{match.end_line}"),
         )
     console.print(table)
 
@@ -92,8 +93,10 @@ def refs_command(name: str, root: Path, limit: int, as_json: bool) -> None:
         return
     table = Table("where", "in", "line")
     for reference in references:
-        table.add_row(
-            f"{reference.file}:{reference.line}", reference.caller or "(module)", reference.text
+        table.add_row(  # a caller may be a test's description; the text is code
+            literal(f"{reference.file}:{reference.line}"),
+            literal(reference.caller or "(module)"),
+            literal(reference.text),
         )
     console.print(table)
 
@@ -123,7 +126,7 @@ def routes_command(question: str | None, root: Path, limit: int, as_json: bool) 
     table.add_column("where", overflow="fold")
     for match in matches:
         cells = [match.method, match.path, match.handler or "", f"{match.file}:{match.line}"]
-        table.add_row(*([str(match.score)] if scored else []), *cells)
+        table.add_row(*([str(match.score)] if scored else []), *map(literal, cells))
     console.print(table)
 
 

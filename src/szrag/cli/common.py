@@ -23,6 +23,7 @@ from szrag.index.build import log as _index_log
 if TYPE_CHECKING:
     import click
     from rich.console import Console
+    from rich.text import Text
 
     from szrag.conversations import ConversationMemory
     from szrag.index.handle import RefreshReport
@@ -43,6 +44,14 @@ def terminal_safe(text: str) -> str:
     """``text`` with control characters shown as ``\\x1b`` escapes: a file name or a file's
     content can then never clear the screen or rewrite the terminal's title."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
+
+
+def literal(value: str) -> Text:
+    """``value`` as a table cell shows it: the repository's text (a name, a test's
+    description, a line of code) never read as markup, its control characters escaped."""
+    from rich.text import Text
+
+    return Text(terminal_safe(value))
 
 
 # Wider than any line szrag prints: without a terminal, a table takes the width its cells need.

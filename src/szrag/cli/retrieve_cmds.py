@@ -11,6 +11,7 @@ from szrag.cli.common import (
     console,
     handle_errors,
     json_option,
+    literal,
     open_index,
     print_json,
     question_argument,
@@ -71,11 +72,11 @@ def retrieve_command(
 
     table = Table("score", "source", "type", "section")
     for source in sources:
-        table.add_row(
+        table.add_row(  # a section is the repository's text (a test's name), never markup
             str(source.score),
-            f"{source.path}:{source.start}-{source.end}",
+            literal(f"{source.path}:{source.start}-{source.end}"),
             source.type,
-            source.heading or "",
+            literal(source.heading or ""),
         )
     console.print(table)
     if show_text:

@@ -403,9 +403,12 @@ def _merge_small(lines: Sequence[str], units: list[Unit]) -> list[Unit]:
             closing = opening - 1
             while closing >= unit.start and not lines[closing - 1].strip():
                 closing -= 1
-            if closing >= unit.start and merged and _fits(lines, merged[-1].start, closing):
-                last = merged[-1]
-                merged[-1] = Unit(last.start, closing, last.kind, last.name, last.signature)
+            if closing >= unit.start:  # every line stays in a unit: apart if it must
+                if merged and _fits(lines, merged[-1].start, closing):
+                    last = merged[-1]
+                    merged[-1] = Unit(last.start, closing, last.kind, last.name, last.signature)
+                else:
+                    merged.append(Unit(unit.start, closing, unit.kind, unit.name, unit.signature))
             pending = Unit(opening, unit.end, unit.kind, unit.name, unit.signature)
             continue
         if small and merged and _fits(lines, merged[-1].start, unit.end):

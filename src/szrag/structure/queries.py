@@ -287,6 +287,8 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
         code = stored.code if stored is not None else None  # decoded at each read: once
         record = CodeRecord.from_dict(code) if code else None
         caller = _innermost(record.unit_definitions, line) if record is not None else None
+        if caller is not None:  # a callback is named by a string of the file's
+            caller = redact(caller, path=path)
         text = next(iter(index.lines(path, line, line)), "")
         shown = redact(bounded_line(text.strip()), path=path)
         found.append(Reference(path, line, name.strip(), caller, shown))
