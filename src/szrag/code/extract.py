@@ -32,6 +32,7 @@ from szrag.code.languages import (
     root_query,
 )
 from szrag.code.model import (
+    CALLBACK_KIND,
     Call,
     CodeRecord,
     Definition,
@@ -105,7 +106,7 @@ class Extraction:
     root: Node
     builder: RecordBuilder
     function_spans: list[tuple[int, int, str]] = field(default_factory=list)  # bytes, name
-    callbacks: set[tuple[int, int]] = field(default_factory=set)  # the calls already named
+    named_calls: set[tuple[int, int]] = field(default_factory=set)  # calls given a callback
     call_nodes: list[Node] = field(default_factory=list)
     anchors: list[Node] = field(default_factory=list)
     literal_routes: list[tuple[int, Route]] = field(default_factory=list)
@@ -255,9 +256,9 @@ def _callback(state: Extraction, captures: Captures, role: str) -> None:
     label_node = first_capture(captures, "name")
     callee_node = first_capture(captures, "definition.callee")
     key = (node.start_byte, node.end_byte)
-    if label_node is None or callee_node is None or key in state.callbacks:
+    if label_node is None or callee_node is None or key in state.named_calls:
         return
-    state.callbacks.add(key)
+    state.named_calls.add(key)
     label = " ".join(name_of(label_node).split())
     if not label:
         return
@@ -271,7 +272,7 @@ def _callback(state: Extraction, captures: Captures, role: str) -> None:
     container = _enclosing_class(node.parent, state.path)
     # from the line its callee ends on: the call that hands it over is its caller's
     state.builder.callbacks.append(
-        Definition(name, "callback", end_line(callee_node), end_line(node), container)
+        Definition(name, CALLBACK_KIND, end_line(callee_node), end_line(node), container)
     )
 
 

@@ -132,6 +132,9 @@ class PathReference:
     line: int
 
 
+CALLBACK_KIND = "callback"  # the kind of a record's ``callbacks``
+
+
 @dataclass(frozen=True, slots=True)
 class CodeRecord:
     """Everything the parser found in one file."""

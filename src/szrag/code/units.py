@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from szrag.code.model import Definition
+from szrag.code.model import CALLBACK_KIND, Definition
 
 # An index keeps each file's units (``encoded_units``): a change to how any file is cut must
 # bump ``index.store.UNITS_VERSION``, so that an index cut the old way is rebuilt (a test
@@ -33,7 +33,6 @@ MOST_UNIT_LINES = MAX_UNIT_LINES + TAIL_LINES  # the most lines any unit holds
 WINDOW_LINES = 40
 PROSE_TYPES = frozenset({"markdown", "docs", "text"})  # file types cut at headings
 CALLABLE_KINDS = frozenset({"function", "method", "arrow"})
-CALLBACK_KIND = "callback"  # a function handed to a call that names it (``code.model``)
 TYPE_KINDS = frozenset({"class", "interface", "trait", "type"})
 
 # a line that continues the statement above rather than starting one
@@ -258,7 +257,7 @@ def _definition(lines: Sequence[str], node: _Node, units: list[Unit]) -> None:
 def _named_callback(lines: Sequence[str], node: _Node) -> bool:
     if node.definition.kind != CALLBACK_KIND:
         return False
-    return sum(1 for line in lines[node.start - 1 : node.end] if line.strip()) >= MIN_GAP_LINES
+    return _non_blank_between(lines, node.start, node.end) >= MIN_GAP_LINES
 
 
 def _join_head(lines: Sequence[str], units: list[Unit], first: int) -> None:
@@ -436,7 +435,11 @@ def _opens_block(line: str) -> bool:
 
 
 def _non_blank(lines: Sequence[str], unit: Unit) -> int:
-    return sum(1 for line in lines[unit.start - 1 : unit.end] if line.strip())
+    return _non_blank_between(lines, unit.start, unit.end)
+
+
+def _non_blank_between(lines: Sequence[str], first: int, last: int) -> int:
+    return sum(1 for line in lines[first - 1 : last] if line.strip())
 
 
 # ---- prose and the rest ------------------------------------------------------------------

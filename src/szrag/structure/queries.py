@@ -17,6 +17,7 @@ from szrag.base.errors import PathError
 from szrag.base.redact import redact
 from szrag.base.text import is_test_path, stem, symbol_key, tokens
 from szrag.code.model import (
+    CALLBACK_KIND,
     CodeRecord,
     Definition,
     EnvReference,
@@ -301,7 +302,7 @@ def _innermost(definitions: Sequence[Definition], line: int) -> str | None:
         item
         for item in definitions
         if item.line <= line <= item.end_line
-        and not (item.kind == "callback" and item.line == line)
+        and not (item.kind == CALLBACK_KIND and item.line == line)
     ]
     if not around:
         return None
