@@ -8,7 +8,7 @@ import pytest
 from szrag.base.errors import ConfigError
 from szrag.base.text import chunk_code_terms, code_terms, create_chunks, words
 from szrag.index import Index, build_index, refresh_index
-from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE
+from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, Terms
 from szrag.rank.retrieve import retrieve
 from szrag.rank.words import named_symbols, query_terms
 
@@ -82,6 +82,32 @@ def test_named_path_always_comes_first(index: Index) -> None:
 )
 def test_no_real_match_returns_nothing(index: Index, question: str) -> None:
     assert paths(question, index) == []
+
+
+def test_an_identifier_whose_words_the_index_holds_is_no_unknown_word() -> None:
+    terms = Terms(
+        all=("common", "js", "commonjs", "ts", "1513"),
+        present=("common", "js"),
+        selective=("common", "js"),
+        weights={"common": 2.0, "js": 1.0},
+    )
+    # ``CommonJS`` unknown whole is known by its words; a number names no topic
+    assert terms.unknown_words == ["ts"]
+    assert not terms.mostly_unknown
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # identifiers unknown whole, known by their words, beside casual words
+        "make GithubSignature and DeployWebhook play nice for folks",
+        # the words no file holds counted once, not again against what the files hold
+        "deploy webhook rejects signatures when the pager rotation changes",
+        "signature mismatch in webhook when scheduler rotation and README setup differ",
+    ],
+)
+def test_an_on_topic_question_in_its_own_words_finds_the_code(index: Index, question: str) -> None:
+    assert "server/webhook.js" in paths(question, index)[:3]
 
 
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:

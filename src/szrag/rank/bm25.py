@@ -13,7 +13,7 @@ content terms (``rank.words``). Then, step by step:
    symbol, serve a named route or read a named environment variable get a bonus;
 3. ``name_paths``: a file the question names by path comes first;
 4. ``guard``: nothing is returned when most of the question's words are unknown to the index,
-   or when no chunk or file holds a third of what it asks;
+   or when no chunk or file holds a quarter of the weight of those it knows;
 5. ``lift_neighbours``: the imports and importers of the leading files are lifted a little;
 6. ``share_seats``: prose, data and tests hold at most half of the list while code waits.
 """
@@ -51,7 +51,7 @@ SPREAD_CHUNKS = 4
 FILE_COVERAGE_SHARE = 0.25  # a file holding all the question's terms scores up to 1.25x
 COVERAGE_FILES = 100  # the leading files whose coverage is read
 NON_SOURCE_SEATS = 0.5  # share of the results prose and data may take while code matches
-MIN_COVERAGE = 0.34  # share of the question's term weight the best chunk or file must hold
+MIN_COVERAGE = 0.25  # share of the question's known term weight the best chunk or file holds
 SCORE_SCALE = 10  # sources carry integer scores, like the spec ranker's
 
 
@@ -71,18 +71,15 @@ class Terms:
     @property
     def unknown_words(self) -> list[str]:
         """Terms the index does not hold, numbers aside (an issue number or a version
-        says nothing about the topic)."""
-        return [term for term in self.all if term not in self.weights and not term.isdigit()]
-
-    def known_share(self) -> float:
-        """The share of the question's weight the index can match at all: an unknown term
-        counts as much as an average known one (a typo or a prefix such as ``feat:`` must
-        not outweigh the words that do match, nor be ignored when it is the topic)."""
-        if not self.weights:
-            return 0.0
-        known = sum(self.weights.values())
-        average = known / len(self.weights)
-        return known / (known + average * len(self.unknown_words))
+        says nothing about the topic), and identifiers whose words it holds (``CommonJS``
+        is ``common`` and ``js``: the whole is asked for beside its words, and unknown
+        whole it is no unknown topic)."""
+        known = self.weights.keys()
+        return [
+            term
+            for term in self.all
+            if term not in known and not term.isdigit() and not _spelled_by(term, known)
+        ]
 
     @property
     def mostly_unknown(self) -> bool:
@@ -102,6 +99,18 @@ class Terms:
         else:
             found = sum(weight for term, weight in self.weights.items() if term in matched)
         return found / total
+
+
+def _spelled_by(term: str, words: AbstractSet[str]) -> bool:
+    """``term`` written as two or more of ``words`` one after another."""
+    ends = {0: 0}  # where a run of words can end, with how many words it took
+    for start in range(len(term)):
+        if start not in ends:
+            continue
+        for end in range(start + 2, len(term) + 1):
+            if term[start:end] in words:
+                ends[end] = max(ends.get(end, 0), ends[start] + 1)
+    return ends.get(len(term), 0) >= 2
 
 
 def idf(total: int, frequency: int) -> float:
@@ -335,13 +344,17 @@ def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Can
 
 def guard(search: FullTextSearch, terms: Terms, found: dict[str, Candidate]) -> bool:
     """Step 4: True when the question is off-topic for this repository: most of its words
-    are unknown here, or neither the best chunk nor any file holds a third of it."""
+    are unknown here, or neither the best chunk nor any file holds a quarter of the weight
+    of those known. Unknown words are judged once, by their number: weighed again here, a
+    question's few casual words ("play nice", "folks") emptied the answer to an on-topic
+    question, and a commit subject's rare ones ("incorrect", "incremental") that no chunk
+    holds beside its topic did the same."""
     if terms.mostly_unknown or not found:
         return True
     top = max(found.values(), key=lambda item: item.chunk_scores[0] if item.chunk_scores else 0)
     best = chunk_coverage(search, terms, top.chunk.chunk_id) if top.chunk_scores else 0.0
     best = max([best, *(candidate.coverage for candidate in found.values())])
-    return best * terms.known_share() < MIN_COVERAGE
+    return best < MIN_COVERAGE
 
 
 def _ordered(found: dict[str, Candidate]) -> list[Candidate]:
