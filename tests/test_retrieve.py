@@ -12,7 +12,7 @@ from szrag.base.text import tokens
 from szrag.code.units import MAX_UNIT_CHARS, MOST_UNIT_LINES
 from szrag.index import Index, build_index, load_index, refresh_index
 from szrag.rank.model import Query
-from szrag.rank.retrieve import MAX_SOURCE_LENGTH, image_score, retrieve_images
+from szrag.rank.retrieve import MAX_SOURCE_LENGTH, image_score, more_sources, retrieve_images
 from szrag.rank.retrieve import retrieve as retrieve_with
 from szrag.rank.spec import (
     SPEC_RULES,
@@ -348,3 +348,27 @@ def test_an_inconsistent_index_gives_a_clear_error(index: Index) -> None:
     index.conn.execute("DELETE FROM chunk_texts")
     with pytest.raises(IndexStoreError, match="szrag index --rebuild"):
         retrieve("verifyGithubSignature", index=index)
+
+
+# --- the further units a context may take -----------------------------------------------------
+
+
+def test_a_changelog_gives_no_further_sections_unless_releases_are_asked(tmp_path: Path) -> None:
+    sections = "".join(
+        f"## 1.{n}.0\n\n- Fix the cache {'eviction' if n == 3 else 'warmup'} of worker pool {n}.\n"
+        f"- Other change number {n} to the scheduler and its queue.\n\n"
+        for n in range(12)
+    )
+    (tmp_path / "CHANGELOG.md").write_text(f"# Changes\n\n{sections}")
+    (tmp_path / "cache.py").write_text(
+        "def evict(cache, worker):\n    # eviction of a worker's cache entries\n    cache.pop(worker)\n"
+    )
+    with build_index(tmp_path) as index:
+        for question, asks in (
+            ("how does cache eviction work for a worker?", False),
+            ("which release changed cache eviction for a worker?", True),
+        ):
+            sources = retrieve_with(question, index=index, ranker="bm25")
+            assert "CHANGELOG.md" in {source.path for source in sources}
+            further = {source.path for source in more_sources(index, question, sources)}
+            assert ("CHANGELOG.md" in further) is asks

@@ -21,7 +21,7 @@ from szrag.base.redact import redact, redact_for_display
 from szrag.base.text import SOURCE_TYPES, path_tokens, tokens
 from szrag.index import load_index
 from szrag.index.protocol import IndexStore
-from szrag.rank import Query, RankedChunk, ranker_named
+from szrag.rank import Query, RankedChunk, kinds, ranker_named
 from szrag.rank.units import (
     FILE_UNITS,
     FileCut,
@@ -271,16 +271,22 @@ def more_sources(
     """The next best units of the first ``files`` files among ``sources`` (those not
     returned already), in rounds: each file's next best, in the files' rank order, then
     each one's next; what a context with room to spare holds after the sources themselves,
-    so a tight budget still reaches past the first file. Empty unless the profile answers
-    with units."""
+    so a tight budget still reaches past the first file. A changelog or release notes give
+    none unless the question asks about releases. Empty unless the profile answers with
+    units."""
     if not index.config.profile.units:
         return []
     taken: dict[str, list[tuple[int, int]]] = {}
     for source in sources:
         taken.setdefault(source.path, []).append((source.start, source.end))
     queues: list[list[Source]] = []
+    # a changelog names every change: beyond the sections that matched, its others are
+    # about other changes (koa's History.md took half a context), unless releases are asked
+    releases = kinds.asks_about_releases(question)
     for path in list(taken)[:files]:
         first = next(source for source in sources if source.path == path)
+        if not releases and kinds.is_release_notes(path, first.type):
+            continue
         found = units_of(index, path, first.type)
         if found is None:
             continue
