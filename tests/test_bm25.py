@@ -110,6 +110,48 @@ def test_an_on_topic_question_in_its_own_words_finds_the_code(index: Index, ques
     assert "server/webhook.js" in paths(question, index)[:3]
 
 
+def test_query_terms_take_a_letters_accent_off_as_the_index_does() -> None:
+    assert query_terms("wie prüft der Server die Signatur?") == [
+        "wie",
+        "pruft",
+        "der",
+        "server",
+        "die",
+        "signatur",
+    ]
+    assert query_terms("vérifie le déploiement") == ["verifie", "le", "deploiement"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "wie prüft der deploy webhook die Signatur?",
+        "comment le webhook de déploiement vérifie-t-il la signature ?",
+        "¿cómo verifica el deploy webhook la firma?",
+        "como o webhook de deploy verifica a assinatura?",
+        "come fa il webhook di deploy a verificare la firma?",
+        "hoe controleert de deploy webhook de handtekening?",
+    ],
+)
+def test_a_question_in_another_language_finds_the_code_it_names(
+    index: Index, question: str
+) -> None:
+    assert paths(question, index)[0] == "server/webhook.js"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "wie wird die Kafka Consumer-Gruppe neu verteilt?",
+        "¿dónde se configura el store de Redux en el frontend de React?",
+    ],
+)
+def test_an_off_topic_question_in_another_language_finds_nothing(
+    index: Index, question: str
+) -> None:
+    assert paths(question, index) == []
+
+
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:
     assert paths("pageOnCall", index)[0] == "server/scheduler.js"
     (retrieval_repo / "server/scheduler.js").write_text("function escalateIncident() {}\n")

@@ -29,7 +29,13 @@ from dataclasses import dataclass, field, replace
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk, Window
-from szrag.rank.words import named_routes, named_symbols, named_variables, query_terms
+from szrag.rank.words import (
+    OTHER_LANGUAGES_FUNCTION_WORDS,
+    named_routes,
+    named_symbols,
+    named_variables,
+    query_terms,
+)
 
 FIELD_WEIGHTS = (4.0, 2.0, 5.0, 1.0)  # path, heading, symbols, body
 CANDIDATE_CHUNKS = 400
@@ -71,20 +77,29 @@ class Terms:
     @property
     def unknown_words(self) -> list[str]:
         """Terms the index does not hold, numbers aside (an issue number or a version
-        says nothing about the topic), and identifiers whose words it holds (``CommonJS``
-        is ``common`` and ``js``: the whole is asked for beside its words, and unknown
-        whole it is no unknown topic)."""
+        says nothing about the topic), the function words of other languages than English,
+        and identifiers whose words it holds (``CommonJS`` is ``common`` and ``js``: the
+        whole is asked for beside its words, and unknown whole it is no unknown topic)."""
         known = self.weights.keys()
         return [
             term
             for term in self.all
-            if term not in known and not term.isdigit() and not _spelled_by(term, known)
+            if term not in known
+            and not term.isdigit()
+            and term not in OTHER_LANGUAGES_FUNCTION_WORDS
+            and not _spelled_by(term, known)
         ]
 
     @property
     def mostly_unknown(self) -> bool:
-        """Most of the words asked about occur nowhere in the repository."""
-        wordy = [term for term in self.all if not term.isdigit()]
+        """Most of the words asked about occur nowhere in the repository (another
+        language's function words it lacks are not asked about, as English ones are not)."""
+        wordy = [
+            term
+            for term in self.all
+            if not term.isdigit()
+            and (term in self.weights or term not in OTHER_LANGUAGES_FUNCTION_WORDS)
+        ]
         return bool(wordy) and len(self.unknown_words) * 2 > len(wordy)
 
     def share_of(self, matched: AbstractSet[str] | str) -> float:

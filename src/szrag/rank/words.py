@@ -4,6 +4,8 @@ identifiers."""
 from __future__ import annotations
 
 import re
+import unicodedata
+from pathlib import Path
 
 from szrag.base.text import code_terms, symbol_key
 
@@ -167,6 +169,22 @@ STOPWORDS = frozenset(
     ]
 )
 
+
+def _function_words() -> frozenset[str]:
+    """Other languages' function words (``function_words.txt``): searched like any word, but
+    an index that lacks them has not missed the question's topic, so "wie prüft der deploy
+    webhook die Signatur?" is on topic."""
+    text = (Path(__file__).parent / "function_words.txt").read_text(encoding="utf-8")
+    return frozenset(
+        word
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+        for word in line.partition(":")[2].split()
+    )
+
+
+OTHER_LANGUAGES_FUNCTION_WORDS = _function_words()
+
 _TERM = re.compile(r"[a-z0-9]+")
 _COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
 _CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
@@ -176,9 +194,19 @@ ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 
 
 def query_terms(question: str) -> list[str]:
-    """The content terms of a question, code-aware, in first-seen order."""
-    found = _TERM.findall(code_terms(question).lower())
+    """The content terms of a question, code-aware, in first-seen order; a letter's accent
+    taken off as the full-text index takes it off (``prüft`` is ``pruft``, not ``pr`` and
+    ``ft``)."""
+    found = _TERM.findall(code_terms(without_accents(question)).lower())
     return list(dict.fromkeys(term for term in found if len(term) > 1 and term not in STOPWORDS))
+
+
+def without_accents(text: str) -> str:
+    """``text`` with the marks on its letters taken off (``déploiement``: ``deploiement``)."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def named_symbols(question: str) -> set[str]:
