@@ -152,6 +152,42 @@ def test_an_off_topic_question_in_another_language_finds_nothing(
     assert paths(question, index) == []
 
 
+def test_a_line_a_stack_trace_names_gives_its_unit_first(index: Index) -> None:
+    trace = (
+        "why does the signature check fail after a valid signature?\n"
+        "Error: spawn systemctl ENOENT\n"
+        "    at /srv/pagebot/server/webhook.js:20:11\n"
+        "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)"
+    )
+    first = retrieve(trace, index=index, ranker="bm25")[0]
+    assert first.path == "server/webhook.js"  # named by where it was deployed
+    assert first.start <= 20 <= first.end  # not verifyGithubSignature, which the words name
+
+
+def test_a_line_the_question_names_gives_its_unit_first(tmp_path: Path) -> None:
+    functions = "".join(
+        f"def step_{n}(request):\n" + "".join(f"    request.send({n}, {m})\n" for m in range(12))
+        for n in range(8)
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/client.py").write_text(functions)
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/site-packages/pkg/client.py", line 70, in step_5\n'
+        "    request.send(5, 4)\n"
+        "ConnectionError: the request could not be sent"
+    )
+    with build_index(tmp_path) as built:
+        for question, line in (
+            (traceback, 70),
+            ("what does pkg/client.py:20 send?", 20),
+            ("https://github.com/acme/pkg/blob/main/pkg/client.py#L100 sends what?", 100),
+        ):
+            first = retrieve(question, index=built, ranker="bm25")[0]
+            assert first.path == "pkg/client.py"
+            assert first.start <= line <= first.end, question
+
+
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:
     assert paths("pageOnCall", index)[0] == "server/scheduler.js"
     (retrieval_repo / "server/scheduler.js").write_text("function escalateIncident() {}\n")

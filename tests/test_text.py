@@ -9,9 +9,11 @@ from szrag.base.text import (
     LineRanges,
     create_chunks,
     extract_file_references,
+    extract_line_references,
     file_type,
     heading_before,
     normalise_path,
+    path_suffixes,
     split_identifiers,
     split_lines,
     stem,
@@ -147,6 +149,32 @@ def test_chunk_parameters_must_be_positive() -> None:
 )
 def test_normalise_path(raw: str, normal: str) -> None:
     assert normalise_path(raw) == normal
+
+
+def test_extract_line_references_reads_traces_editors_and_links() -> None:
+    found = extract_line_references(
+        'File "/usr/lib/python3.11/site-packages/pkg/client.py", line 1010, in send\n'
+        "    at handle (/srv/app/server/webhook.js:20:5) and webhook.js:7\n"
+        "https://github.com/acme/app/blob/main/app.py#L33-L40 and app.py alone",
+        frozenset({".py", ".js"}),
+    )
+    assert found == [
+        ("usr/lib/python3.11/site-packages/pkg/client.py", 1010),
+        ("srv/app/server/webhook.js", 20),
+        ("webhook.js", 7),
+        ("github.com/acme/app/blob/main/app.py", 33),
+    ]
+
+
+def test_path_suffixes_are_the_tails_a_trace_may_name() -> None:
+    assert path_suffixes("srv/app/server/webhook.js") == [
+        "srv/app/server/webhook.js",
+        "app/server/webhook.js",
+        "server/webhook.js",
+    ]  # a file name alone, deep in a trace, is some dependency's
+    assert path_suffixes("app/main.py") == ["app/main.py", "main.py"]
+    assert path_suffixes("main.py") == ["main.py"]
+    assert path_suffixes("github.com/acme/app/blob/main/app.py")[0] == "app.py"
 
 
 def test_extract_file_references_prefers_the_longest_extension() -> None:

@@ -454,15 +454,54 @@ def normalise_path(value: str) -> str:
     return cleaned.lower()
 
 
+def _path_pattern(extensions: frozenset[str]) -> str:
+    """A path with one of ``extensions`` as a question writes it (folders optional)."""
+    names = "|".join(
+        sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True)
+    )
+    return rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b"
+
+
 def extract_file_references(question: str, extensions: frozenset[str]) -> list[str]:
     """Paths with a known extension mentioned in the question, normalised, first-seen order."""
     if not extensions:
         return []
-    names = "|".join(
-        sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True)
-    )
-    pattern = re.compile(rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b", re.IGNORECASE)
+    pattern = re.compile(_path_pattern(extensions), re.IGNORECASE)
     return list(dict.fromkeys(normalise_path(match) for match in pattern.findall(question)))
+
+
+def extract_line_references(question: str, extensions: frozenset[str]) -> list[tuple[str, int]]:
+    """(path, line) for each line of a file the question names as a stack trace, an editor or
+    a link writes it: ``webhook.js:20`` (``:20:5``), Python's ``File "app.py", line 20``,
+    ``app.py#L20``; paths normalised, first-seen order."""
+    if not extensions:
+        return []
+    pattern = re.compile(
+        rf"({_path_pattern(extensions)})(?::(\d+)|[\"']?,\s+line\s+(\d+)|#L(\d+))",
+        re.IGNORECASE,
+    )
+    found = (
+        (normalise_path(path), int(colon or python or anchor))
+        for path, colon, python, anchor in pattern.findall(question)
+    )
+    return list(dict.fromkeys(found))
+
+
+def path_suffixes(requested: str) -> list[str]:
+    """The repository paths a path the question writes may name, longest first: itself, then
+    each tail of it, as a stack trace writes a file where it was deployed or installed
+    (``/srv/app/server/webhook.js``, ``.../site-packages/httpx/_client.py``). A file name
+    alone only under at most one folder (``/app/main.py``): deep in a trace it is some
+    dependency's. A link to a file of a repository's web page names what follows its
+    ``blob/<branch>/``."""
+    parts = requested.split("/")
+    last = len(parts) - 1
+    tails = ["/".join(parts[start:]) for start in range(len(parts)) if start < last or last <= 1]
+    linked = _LINKED_PATH.search(requested)
+    return [linked.group(1), *tails] if linked else tails
+
+
+_LINKED_PATH = re.compile(r"(?:^|/)(?:blob|tree|raw)/[^/]+/(.+)$")
 
 
 _LOWER_UPPER = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
+from szrag.base.text import path_suffixes
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk, Window
@@ -343,7 +344,7 @@ def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Can
     for entry in index.file_entries():
         by_lower.setdefault(entry.path_lower, entry.path)
     for requested_path in requested:  # normalised to lowercase: find the indexed spelling
-        named = by_lower.get(requested_path)
+        named = _indexed_path(requested_path, by_lower)
         if named is None:
             continue
         candidate = found.get(named)
@@ -355,6 +356,11 @@ def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Can
         candidate.score += PATH_MENTION_BONUS
         named_any = True
     return named_any
+
+
+def _indexed_path(requested: str, by_lower: dict[str, str]) -> str | None:
+    """The indexed file a path the question writes names (``path_suffixes``), if any."""
+    return next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
 
 
 def guard(search: FullTextSearch, terms: Terms, found: dict[str, Candidate]) -> bool:

@@ -6,7 +6,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from szrag.base.text import extract_file_references, tokens
+from szrag.base.text import (
+    extract_file_references,
+    extract_line_references,
+    path_suffixes,
+    tokens,
+)
 
 if TYPE_CHECKING:
     from szrag.index.protocol import IndexStore
@@ -47,17 +52,25 @@ class Query:
     lower: str
     tokens: frozenset[str]
     requested: tuple[str, ...]  # file paths it names, normalised to lowercase
+    lines: tuple[tuple[str, int], ...] = ()  # (path, line) of each file line it names
 
     @classmethod
     def parse(cls, question: str, extensions: Iterable[str]) -> Query:
         """Clean, tokenise and extract explicit file references from ``question``."""
         clean = question.strip()
+        known = frozenset(extensions)
         return cls(
             text=clean,
             lower=clean.lower(),
             tokens=frozenset(tokens(clean)),
-            requested=tuple(extract_file_references(clean, frozenset(extensions))),
+            requested=tuple(extract_file_references(clean, known)),
+            lines=tuple(extract_line_references(clean, known)),
         )
+
+    def lines_of(self, path: str) -> frozenset[int]:
+        """The lines of the indexed file ``path`` the question names."""
+        lower = path.lower()
+        return frozenset(line for named, line in self.lines if lower in path_suffixes(named))
 
 
 class Ranker(Protocol):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,9 @@ def _retrieve(index: IndexStore, question: str, limit: int, ranker: str) -> list
                 break
             if candidate.path not in files:
                 files.add(candidate.path)
-                found.extend(_unit_sources(index, question, candidate))
+                found.extend(
+                    _unit_sources(index, question, candidate, query.lines_of(candidate.path))
+                )
         return found
     texts = index.chunk_texts([candidate.chunk_id for candidate in chosen])
     return [_window_source(candidate, texts[candidate.chunk_id]) for candidate in chosen]
@@ -214,11 +217,14 @@ def _window_source(candidate: RankedChunk, text: str) -> Source:
     )
 
 
-def _unit_sources(index: IndexStore, question: str, candidate: RankedChunk) -> list[Source]:
-    """The chosen file's best unit (and a second one scoring close), by the second stage;
-    the ranker's window where the index holds no lines of the file."""
+def _unit_sources(
+    index: IndexStore, question: str, candidate: RankedChunk, lines: AbstractSet[int] = frozenset()
+) -> list[Source]:
+    """The chosen file's best unit (and a second one scoring close), by the second stage,
+    the units holding ``lines`` (those the question names) first; the ranker's window where
+    the index holds no lines of the file."""
     found = units_of(index, candidate.path, candidate.type)
-    picked = chosen_units(found, question, candidate.windows) if found else []
+    picked = chosen_units(found, question, candidate.windows, lines) if found else []
     if found is None or not picked:
         # a chunk without its text is a damaged index: the KeyError says so to the caller
         return [

@@ -24,6 +24,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from szrag.base.text import (
@@ -50,6 +51,7 @@ NAME_WEIGHT = 1.0  # a question word in the definition's own name counts once mo
 # unit using it comes close enough to be shown beside it
 NAMED_SYMBOL = 2.0
 QUOTED_TEXT = 1.0  # times the best body score: a unit holding text the question quotes
+NAMED_LINE = 2.0  # a unit holding a line the question names, as a named definition
 WINDOW_SHARE = 0.25  # of the best score, at most, for lying in a window the first stage found
 # A file answers with its best unit and, while they fit these lines (about a window's), up
 # to two more scoring at least this share of the best: a change rarely sits in one function.
@@ -354,12 +356,26 @@ def _measure(cut: FileCut, lines: Sequence[str] | None = None) -> FileUnits:
     )
 
 
-def rank_units(found: FileUnits, question: str, windows: Sequence[Window] = ()) -> list[ScoredUnit]:
+def rank_units(
+    found: FileUnits,
+    question: str,
+    windows: Sequence[Window] = (),
+    lines: AbstractSet[int] = frozenset(),
+) -> list[ScoredUnit]:
     """The file's units best first for ``question`` (ties in file order). ``windows``: the
     file's windows the first stage found, each with its score as a share of the best's; a
     unit gains the most any of them gives it, as much of ``WINDOW_SHARE`` as the window's
-    share and as the part of the unit it covers."""
+    share and as the part of the unit it covers. A unit holding one of ``lines`` (the
+    question names them: a stack trace's frame, ``webhook.js:20``) gains as a definition
+    the question names does."""
     asked, best = _question_scores(found, question)
+    if lines:
+        asked = tuple(
+            score + NAMED_LINE * best
+            if any(unit.start <= line <= unit.end for line in lines)
+            else score
+            for score, unit in zip(asked, found.units, strict=True)
+        )
     units = found.units
     lifted = [0.0] * len(units)
     if windows:
@@ -430,11 +446,14 @@ def _question_scores(found: FileUnits, question: str) -> tuple[tuple[float, ...]
 
 
 def chosen_units(
-    found: FileUnits, question: str, windows: Sequence[Window] = ()
+    found: FileUnits,
+    question: str,
+    windows: Sequence[Window] = (),
+    lines: AbstractSet[int] = frozenset(),
 ) -> list[ScoredUnit]:
     """The best unit of the file, then up to ``FILE_UNITS`` in all that score within
     ``CLOSE_SHARE`` of it, while they fit ``FILE_LINES`` lines."""
-    ranked = rank_units(found, question, windows)
+    ranked = rank_units(found, question, windows, lines)
     if not ranked:
         return []
     chosen = ranked[:1]
