@@ -10,7 +10,7 @@ from szrag.base.text import chunk_code_terms, code_terms, create_chunks, words
 from szrag.index import Index, build_index, refresh_index
 from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, Terms
 from szrag.rank.retrieve import retrieve
-from szrag.rank.words import named_symbols, query_terms
+from szrag.rank.words import named_symbols, near_spellings, query_terms
 
 
 def test_code_terms_split_identifiers_and_keep_them_whole() -> None:
@@ -186,6 +186,36 @@ def test_a_line_the_question_names_gives_its_unit_first(tmp_path: Path) -> None:
             first = retrieve(question, index=built, ranker="bm25")[0]
             assert first.path == "pkg/client.py"
             assert first.start <= line <= first.end, question
+
+
+def test_a_name_one_slip_from_its_spelling_is_found() -> None:
+    near = near_spellings("restartservce")
+    assert "restartservice" in near  # a letter left out
+    assert "restartservce" not in near
+    assert "restartsevrce" in near_spellings("restartservce")  # two swapped
+    assert "pageoncall" in near_spellings("pageoncal")  # a letter added
+    assert "pageoncall" in near_spellings("pageoncell")  # a letter changed
+    assert near_spellings("getx") == set()  # too short to guess
+
+
+@pytest.mark.parametrize(
+    ("question", "path", "line"),
+    [
+        ("what does restartServce do?", "server/lib/systemd.js", 3),
+        ("where is verifyGithubSignatrue defined?", "server/webhook.js", 4),
+        ("why does `handleDeployWebhok` answer 401?", "server/webhook.js", 14),
+    ],
+)
+def test_a_misspelt_name_finds_its_definition(
+    index: Index, question: str, path: str, line: int
+) -> None:
+    first = retrieve(question, index=index, ranker="bm25")[0]
+    assert first.path == path and first.start <= line <= first.end
+
+
+def test_a_name_spelt_right_is_not_read_as_a_slip(index: Index) -> None:
+    # pageOnCall is defined: its near spellings are not looked up, nothing else is lifted
+    assert paths("what does pageOnCall do?", index)[0] == "server/scheduler.js"
 
 
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:

@@ -283,6 +283,9 @@ def test_every_read_of_the_store_is_the_same(
         assert stored.named(name, kind) == sqlite.named(name, kind), (name, kind)
     lookups = [(name, kind) for name, kind in names[:40]] + [("nothing", "call")]
     assert sorted(stored.named_any(lookups)) == sorted(sqlite.named_any(lookups))
+    # a misspelt name is looked up by its near spellings: thousands at once
+    many = lookups + [(f"absent{number}", "definition") for number in range(3000)]
+    assert sorted(stored.named_any(many)) == sorted(sqlite.named_any(many)) != []
     assert stored.named_any([]) == []
     assert stored.reads_from_any_thread and not stored.in_memory
     assert stored.location.endswith("(repository repo-default)")

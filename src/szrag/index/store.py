@@ -850,11 +850,18 @@ def named_any(conn: sqlite3.Connection, lookups: Sequence[tuple[str, str]]) -> l
     """Every names row for any of the (name, kind) ``lookups``, by path and line."""
     if not lookups:
         return []
-    condition = " OR ".join("(n.name = ? AND n.kind = ?)" for _ in lookups)
+    by_kind: dict[str, list[str]] = {}
+    for name, kind in dict.fromkeys(lookups):
+        by_kind.setdefault(kind, []).append(name)
+    # one IN list a kind: a chain of ORs deeper than SQLite's 1,000 levels is refused, and
+    # a misspelt name is looked up as its thousand near spellings
+    condition = " OR ".join(
+        f"(n.kind = ? AND n.name IN ({', '.join('?' * len(names))}))" for names in by_kind.values()
+    )
     rows = conn.execute(
         "SELECT f.path, n.kind, n.line FROM names n JOIN files f ON f.id = n.file_id"
         f" WHERE {condition} ORDER BY f.path, n.line",
-        [value for pair in lookups for value in pair],
+        [value for kind, names in by_kind.items() for value in (kind, *names)],
     )
     return [NamedLine(*row) for row in rows]
 

@@ -35,6 +35,7 @@ from szrag.rank.words import (
     named_routes,
     named_symbols,
     named_variables,
+    near_spellings,
     query_terms,
 )
 
@@ -268,12 +269,17 @@ class Evidence:
 def structural_evidence(index: IndexStore, question: str) -> dict[str, Evidence]:
     """Per file: a bonus for defining or calling a named symbol, serving a named route or
     reading a named environment variable, and the line of the named definition or call."""
-    lookups = [(name, kind) for name in named_symbols(question) for kind in ("definition", "call")]
+    named = named_symbols(question)
+    lookups = [(name, kind) for name in named for kind in ("definition", "call")]
     lookups += [(route, "route") for route in named_routes(question)]
     lookups += [(name, "environment") for name in named_variables(question)]
     if not lookups:
         return {}
     rows = index.named_any(lookups)
+    if not any(row.kind == "definition" for row in rows):
+        # no name the question writes is defined: perhaps one is misspelt
+        near = {key: None for name in named for key in sorted(near_spellings(name))}
+        rows += index.named_any((key, "definition") for key in near)
     symbol: dict[str, tuple[float, int]] = {}
     extra: dict[str, float] = {}
     for path, kind, at in rows:
