@@ -8,7 +8,8 @@ import pytest
 from szrag.base.errors import ConfigError
 from szrag.base.text import chunk_code_terms, code_terms, create_chunks, words
 from szrag.index import Index, build_index, refresh_index
-from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, Terms
+from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, Terms, _spelled_by
+from szrag.rank.model import Query, named_lines
 from szrag.rank.retrieve import retrieve
 from szrag.rank.words import named_symbols, near_spellings, query_terms
 
@@ -144,6 +145,9 @@ def test_a_question_in_another_language_finds_the_code_it_names(
     [
         "wie wird die Kafka Consumer-Gruppe neu verteilt?",
         "¿dónde se configura el store de Redux en el frontend de React?",
+        # English, with words other languages use as function words: they are words here
+        "how do I set up DI with the os module for a DoS test?",
+        "how do I run sin and del on a dataframe?",
     ],
 )
 def test_an_off_topic_question_in_another_language_finds_nothing(
@@ -216,6 +220,37 @@ def test_a_misspelt_name_finds_its_definition(
 def test_a_name_spelt_right_is_not_read_as_a_slip(index: Index) -> None:
     # pageOnCall is defined: its near spellings are not looked up, nothing else is lifted
     assert paths("what does pageOnCall do?", index)[0] == "server/scheduler.js"
+
+
+def test_a_very_long_term_is_not_read_as_words_one_after_another() -> None:
+    words = {"ab", "abab"}
+    assert _spelled_by("ab" * 10, words)
+    assert not _spelled_by("ab" * 4000, words)  # no identifier: a pasted blob
+
+
+def test_a_traces_dependency_frame_names_no_file_of_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/server.js").write_text("function handle(req) {\n  return route(req)\n}\n")
+    (tmp_path / "lib/utils.js").write_text("function merge(a, b) {\n  return a\n}\n")
+    trace = (
+        "why does it crash?\n"
+        "    at merge (/app/node_modules/express/lib/utils.js:2:5)\n"
+        "    at handle (/app/lib/server.js:2:10)"
+    )
+    with build_index(tmp_path) as built:
+        assert named_lines(built, Query.parse(trace, built.config.extensions)) == {
+            "lib/server.js": frozenset({2})
+        }
+        assert paths(trace, built)[0] == "lib/server.js"
+
+
+def test_a_named_line_goes_to_the_file_the_path_names_longest(tmp_path: Path) -> None:
+    for folder in ("server", "app/server"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "webhook.js").write_text("function hook() {\n  return 1\n}\n")
+    with build_index(tmp_path) as built:
+        query = Query.parse("/srv/app/server/webhook.js:2", built.config.extensions)
+        assert named_lines(built, query) == {"app/server/webhook.js": frozenset({2})}
 
 
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:

@@ -13,6 +13,7 @@ from szrag.base.text import (
     file_type,
     heading_before,
     normalise_path,
+    own_paths,
     path_suffixes,
     split_identifiers,
     split_lines,
@@ -175,6 +176,22 @@ def test_path_suffixes_are_the_tails_a_trace_may_name() -> None:
     assert path_suffixes("app/main.py") == ["app/main.py", "main.py"]
     assert path_suffixes("main.py") == ["main.py"]
     assert path_suffixes("github.com/acme/app/blob/main/app.py")[0] == "app.py"
+    assert path_suffixes("gitlab.com/acme/app/-/blob/main/lib/app.py")[0] == "lib/app.py"
+    # a folder named like a link's is a folder: the path itself first, no file name alone
+    assert path_suffixes("src/tree/node/index.js") == [
+        "src/tree/node/index.js",
+        "tree/node/index.js",
+        "node/index.js",
+    ]
+
+
+def test_a_traces_dependency_frames_give_way_to_its_own() -> None:
+    frames = ["app/node_modules/express/lib/utils.js", "app/lib/server.js"]
+    assert own_paths(frames) == ["app/lib/server.js"]
+    # a question about an installed package's own code keeps its frames
+    assert own_paths(["usr/lib/site-packages/httpx/_client.py"]) == [
+        "usr/lib/site-packages/httpx/_client.py"
+    ]
 
 
 def test_extract_file_references_prefers_the_longest_extension() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Protocol, cast
@@ -459,7 +459,9 @@ def _path_pattern(extensions: frozenset[str]) -> str:
     names = "|".join(
         sorted((re.escape(ext.lstrip(".")) for ext in extensions), key=len, reverse=True)
     )
-    return rf"(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b"
+    # starting only where a run of path characters starts: tried at every character of a
+    # long run without a separator, the pattern took seconds
+    return rf"(?<![\w.-])(?:[\w.-]+[/\\])*[\w.-]+\.(?:{names})\b"
 
 
 def extract_file_references(question: str, extensions: frozenset[str]) -> list[str]:
@@ -472,8 +474,8 @@ def extract_file_references(question: str, extensions: frozenset[str]) -> list[s
 
 def extract_line_references(question: str, extensions: frozenset[str]) -> list[tuple[str, int]]:
     """(path, line) for each line of a file the question names as a stack trace, an editor or
-    a link writes it: ``webhook.js:20`` (``:20:5``), Python's ``File "app.py", line 20``,
-    ``app.py#L20``; paths normalised, first-seen order."""
+    a link writes it: ``server/webhook.js:20`` (``:20:5``), Python's ``File "app.py", line
+    20``, ``app.py#L20``; paths normalised, first-seen order."""
     if not extensions:
         return []
     pattern = re.compile(
@@ -487,21 +489,37 @@ def extract_line_references(question: str, extensions: frozenset[str]) -> list[t
     return list(dict.fromkeys(found))
 
 
+# a link to a file on a forge's web page: what follows blob/<branch>/ is the repository's path
+_LINKED_PATH = re.compile(
+    r"^(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org)/[^/]+/[^/]+/(?:-/)?"
+    r"(?:blob|tree|raw|src)/[^/]+/(.+)$"
+)
+# where a trace's frame is some installed dependency's code, not the repository's own
+_DEPENDENCY_FOLDER = re.compile(r"(^|/)(node_modules|site-packages|dist-packages)/")
+
+
 def path_suffixes(requested: str) -> list[str]:
     """The repository paths a path the question writes may name, longest first: itself, then
     each tail of it, as a stack trace writes a file where it was deployed or installed
-    (``/srv/app/server/webhook.js``, ``.../site-packages/httpx/_client.py``). A file name
-    alone only under at most one folder (``/app/main.py``): deep in a trace it is some
-    dependency's. A link to a file of a repository's web page names what follows its
-    ``blob/<branch>/``."""
+    (``/srv/app/server/webhook.js``, ``.../site-packages/httpx/_client.py``); a link to a file
+    on GitHub, GitLab or Bitbucket names what follows its ``blob/<branch>/``. A file name alone
+    only under at most one folder (``/app/main.py``): deep in a trace it is some dependency's."""
     parts = requested.split("/")
     last = len(parts) - 1
-    tails = ["/".join(parts[start:]) for start in range(len(parts)) if start < last or last <= 1]
-    linked = _LINKED_PATH.search(requested)
+    shallow = last <= 1
+    tails = ["/".join(parts[start:]) for start in range(len(parts)) if start < last or shallow]
+    linked = _LINKED_PATH.match(requested)
     return [linked.group(1), *tails] if linked else tails
 
 
-_LINKED_PATH = re.compile(r"(?:^|/)(?:blob|tree|raw)/[^/]+/(.+)$")
+def own_paths(requested: Sequence[str]) -> list[str]:
+    """Of the paths a question writes, those of the repository's own code: a trace's frames
+    in installed dependencies (``node_modules/``, ``site-packages/``) are left out when it
+    has other frames, since a tail of theirs (``lib/utils.js``) could name a file of the
+    repository's that the frame is not; all of them when it has none (the question is about
+    the dependency itself, installed)."""
+    own = [path for path in requested if not _DEPENDENCY_FOLDER.search(path)]
+    return own or list(requested)
 
 
 _LOWER_UPPER = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")

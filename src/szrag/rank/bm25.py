@@ -26,16 +26,16 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from szrag.base.text import path_suffixes
+from szrag.base.text import own_paths
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
-from szrag.rank.model import Query, RankedChunk, Window
+from szrag.rank.model import Query, RankedChunk, Window, indexed_path, paths_by_lower
 from szrag.rank.words import (
-    OTHER_LANGUAGES_FUNCTION_WORDS,
     named_routes,
     named_symbols,
     named_variables,
     near_spellings,
+    other_language_words,
     query_terms,
 )
 
@@ -75,11 +75,13 @@ class Terms:
     selective: tuple[str, ...]  # those worth searching for
     weights: dict[str, float]  # idf of every present term
     frequencies: dict[str, int] = field(default_factory=dict)  # chunks holding each term
+    # the function words of another language the question is written in: no topic
+    foreign: frozenset[str] = frozenset()
 
     @property
     def unknown_words(self) -> list[str]:
         """Terms the index does not hold, numbers aside (an issue number or a version
-        says nothing about the topic), the function words of other languages than English,
+        says nothing about the topic), the function words of another language it is written in,
         and identifiers whose words it holds (``CommonJS`` is ``common`` and ``js``: the
         whole is asked for beside its words, and unknown whole it is no unknown topic)."""
         known = self.weights.keys()
@@ -88,7 +90,7 @@ class Terms:
             for term in self.all
             if term not in known
             and not term.isdigit()
-            and term not in OTHER_LANGUAGES_FUNCTION_WORDS
+            and term not in self.foreign
             and not _spelled_by(term, known)
         ]
 
@@ -99,8 +101,7 @@ class Terms:
         wordy = [
             term
             for term in self.all
-            if not term.isdigit()
-            and (term in self.weights or term not in OTHER_LANGUAGES_FUNCTION_WORDS)
+            if not term.isdigit() and (term in self.weights or term not in self.foreign)
         ]
         return bool(wordy) and len(self.unknown_words) * 2 > len(wordy)
 
@@ -118,13 +119,19 @@ class Terms:
         return found / total
 
 
+SPELLED_MOST = 64  # characters of a term read as words one after another: an identifier's
+
+
 def _spelled_by(term: str, words: AbstractSet[str]) -> bool:
     """``term`` written as two or more of ``words`` one after another."""
+    if len(term) > SPELLED_MOST or not words:
+        return False
+    longest = max(map(len, words))
     ends = {0: 0}  # where a run of words can end, with how many words it took
     for start in range(len(term)):
         if start not in ends:
             continue
-        for end in range(start + 2, len(term) + 1):
+        for end in range(start + 2, min(start + longest, len(term)) + 1):
             if term[start:end] in words:
                 ends[end] = max(ends.get(end, 0), ends[start] + 1)
     return ends.get(len(term), 0) >= 2
@@ -157,6 +164,7 @@ def terms_of(search: FullTextSearch, question: str) -> Terms:
         selective=tuple(selective),
         weights={term: idf(total, frequencies[term]) for term in present},
         frequencies=frequencies,
+        foreign=other_language_words(question) & frozenset(terms),
     )
 
 
@@ -346,11 +354,9 @@ def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Can
     named_any = False
     if not requested:
         return False
-    by_lower: dict[str, str] = {}
-    for entry in index.file_entries():
-        by_lower.setdefault(entry.path_lower, entry.path)
-    for requested_path in requested:  # normalised to lowercase: find the indexed spelling
-        named = _indexed_path(requested_path, by_lower)
+    by_lower = paths_by_lower(index)
+    for requested_path in own_paths(requested):  # lowercase: find the indexed spelling
+        named = indexed_path(requested_path, by_lower)
         if named is None:
             continue
         candidate = found.get(named)
@@ -364,18 +370,11 @@ def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Can
     return named_any
 
 
-def _indexed_path(requested: str, by_lower: dict[str, str]) -> str | None:
-    """The indexed file a path the question writes names (``path_suffixes``), if any."""
-    return next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
-
-
 def guard(search: FullTextSearch, terms: Terms, found: dict[str, Candidate]) -> bool:
     """Step 4: True when the question is off-topic for this repository: most of its words
     are unknown here, or neither the best chunk nor any file holds a quarter of the weight
-    of those known. Unknown words are judged once, by their number: weighed again here, a
-    question's few casual words ("play nice", "folks") emptied the answer to an on-topic
-    question, and a commit subject's rare ones ("incorrect", "incremental") that no chunk
-    holds beside its topic did the same."""
+    of those known. Unknown words are judged once, by their number: weighed again here,
+    a few casual words made an on-topic question off topic."""
     if terms.mostly_unknown or not found:
         return True
     top = max(found.values(), key=lambda item: item.chunk_scores[0] if item.chunk_scores else 0)

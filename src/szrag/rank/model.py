@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from szrag.base.text import (
     extract_file_references,
     extract_line_references,
+    own_paths,
     path_suffixes,
     tokens,
 )
@@ -67,10 +68,35 @@ class Query:
             lines=tuple(extract_line_references(clean, known)),
         )
 
-    def lines_of(self, path: str) -> frozenset[int]:
-        """The lines of the indexed file ``path`` the question names."""
-        lower = path.lower()
-        return frozenset(line for named, line in self.lines if lower in path_suffixes(named))
+
+def paths_by_lower(index: IndexStore) -> dict[str, str]:
+    """Each indexed path, lowercase, to its spelling (the first of those alike)."""
+    by_lower: dict[str, str] = {}
+    for entry in index.file_entries():
+        by_lower.setdefault(entry.path_lower, entry.path)
+    return by_lower
+
+
+def indexed_path(requested: str, by_lower: Mapping[str, str]) -> str | None:
+    """The indexed file a path the question writes names (``path_suffixes``: the longest
+    indexed tail), if any; ``by_lower`` as ``paths_by_lower`` gives it."""
+    return next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
+
+
+def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
+    """Per indexed file, the lines of it the question names (the paths resolved as the
+    ``bm25`` ranker resolves a named path; an installed dependency's frames left out when
+    the question has others)."""
+    if not query.lines:
+        return {}
+    by_lower = paths_by_lower(index)
+    own = set(own_paths([path for path, _ in query.lines]))
+    found: dict[str, set[int]] = {}
+    for path, line in query.lines:
+        named = indexed_path(path, by_lower) if path in own else None
+        if named is not None:
+            found.setdefault(named, set()).add(line)
+    return {path: frozenset(lines) for path, lines in found.items()}
 
 
 class Ranker(Protocol):

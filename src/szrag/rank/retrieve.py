@@ -23,6 +23,7 @@ from szrag.base.text import SOURCE_TYPES, path_tokens, tokens
 from szrag.index import load_index
 from szrag.index.protocol import IndexStore
 from szrag.rank import Query, RankedChunk, kinds, ranker_named
+from szrag.rank.model import named_lines
 from szrag.rank.units import (
     FILE_UNITS,
     FileCut,
@@ -148,6 +149,7 @@ def _retrieve(index: IndexStore, question: str, limit: int, ranker: str) -> list
     query = Query.parse(question, index.config.extensions)
     chosen = ranker_named(ranker).rank(index, query, limit, fill=index.config.profile.fill)
     if index.config.profile.units:
+        named = named_lines(index, query)
         found = _call_site_sources(index, question, limit)
         files = {source.path for source in found}
         for candidate in chosen:
@@ -155,9 +157,8 @@ def _retrieve(index: IndexStore, question: str, limit: int, ranker: str) -> list
                 break
             if candidate.path not in files:
                 files.add(candidate.path)
-                found.extend(
-                    _unit_sources(index, question, candidate, query.lines_of(candidate.path))
-                )
+                lines = named.get(candidate.path, frozenset())
+                found.extend(_unit_sources(index, question, candidate, lines))
         return found
     texts = index.chunk_texts([candidate.chunk_id for candidate in chosen])
     return [_window_source(candidate, texts[candidate.chunk_id]) for candidate in chosen]

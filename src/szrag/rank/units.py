@@ -366,7 +366,7 @@ def rank_units(
     file's windows the first stage found, each with its score as a share of the best's; a
     unit gains the most any of them gives it, as much of ``WINDOW_SHARE`` as the window's
     share and as the part of the unit it covers. A unit holding one of ``lines`` (the
-    question names them: a stack trace's frame, ``webhook.js:20``) gains as a definition
+    question names them: a stack trace's frame, ``server/webhook.js:20``) gains as a definition
     the question names does."""
     asked, best = _question_scores(found, question)
     if lines:

@@ -170,20 +170,35 @@ STOPWORDS = frozenset(
 )
 
 
-def _function_words() -> frozenset[str]:
-    """Other languages' function words (``function_words.txt``): searched like any word, but
-    an index that lacks them has not missed the question's topic, so "wie prüft der deploy
-    webhook die Signatur?" is on topic."""
+def _function_words() -> dict[str, frozenset[str]]:
+    """Per language code, its function words (``function_words.txt``)."""
     text = (Path(__file__).parent / "function_words.txt").read_text(encoding="utf-8")
-    return frozenset(
-        word
-        for line in text.splitlines()
-        if line and not line.startswith("#")
-        for word in line.partition(":")[2].split()
-    )
+    languages: dict[str, frozenset[str]] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            code, _, listed = line.partition(":")
+            languages[code.strip()] = frozenset(listed.split())
+    return languages
 
 
-OTHER_LANGUAGES_FUNCTION_WORDS = _function_words()
+FUNCTION_WORDS = _function_words()
+
+
+def other_language_words(question: str) -> frozenset[str]:
+    """The function words of each language besides English the question is written in: one
+    whose function words it holds two or more of, and more of them than of English's
+    (``wie``, ``der``, ``die`` in "wie prüft der deploy webhook die Signatur?"). Such
+    words are no topic; in an English question they are the words they are (``del``,
+    ``os``, ``die``)."""
+    asked = set(_TERM.findall(without_accents(question).lower()))
+    english = len(asked & STOPWORDS)
+    found: set[str] = set()
+    for words in FUNCTION_WORDS.values():
+        held = len(asked & words)
+        if held >= 2 and held > english:
+            found |= words
+    return frozenset(found)
+
 
 _TERM = re.compile(r"[a-z0-9]+")
 _COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
@@ -195,8 +210,8 @@ ENVIRONMENT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 
 def query_terms(question: str) -> list[str]:
     """The content terms of a question, code-aware, in first-seen order; a letter's accent
-    taken off as the full-text index takes it off (``prüft`` is ``pruft``, not ``pr`` and
-    ``ft``)."""
+    taken off (``prüft`` is ``pruft``, as the full-text index holds it, not ``pr`` and
+    ``ft``; a letter with two marks the index keeps one of is not found)."""
     found = _TERM.findall(code_terms(without_accents(question)).lower())
     return list(dict.fromkeys(term for term in found if len(term) > 1 and term not in STOPWORDS))
 
