@@ -253,6 +253,21 @@ def test_a_named_line_goes_to_the_file_the_path_names_longest(tmp_path: Path) ->
         assert named_lines(built, query) == {"app/server/webhook.js": frozenset({2})}
 
 
+def test_a_file_name_alone_names_the_one_file_of_that_name(tmp_path: Path) -> None:
+    for folder in ("api", "web"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "index.js").write_text("function start() {\n  return 1\n}\n")
+    (tmp_path / "api/routes.js").write_text("function route(req) {\n  return req\n}\n")
+    with build_index(tmp_path) as built:
+        query = Query.parse(
+            "what does routes.js:2 return? and index.js:1?", built.config.extensions
+        )
+        # routes.js is one file; index.js two, so it names neither
+        assert named_lines(built, query) == {"api/routes.js": frozenset({2})}
+        found = retrieve("what does routes.js return?", index=built, ranker="bm25")
+        assert found[0].path == "api/routes.js" and found[0].score > PATH_MENTION_BONUS
+
+
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:
     assert paths("pageOnCall", index)[0] == "server/scheduler.js"
     (retrieval_repo / "server/scheduler.js").write_text("function escalateIncident() {}\n")

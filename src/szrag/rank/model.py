@@ -79,8 +79,13 @@ def paths_by_lower(index: IndexStore) -> dict[str, str]:
 
 def indexed_path(requested: str, by_lower: Mapping[str, str]) -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
-    indexed tail), if any; ``by_lower`` as ``paths_by_lower`` gives it."""
-    return next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
+    indexed tail), if any; a file name alone (``webhook.js:20``) names the one file of that
+    name, wherever it is, when there is one. ``by_lower`` as ``paths_by_lower`` gives it."""
+    named = next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
+    if named is not None or "/" in requested:
+        return named
+    alike = [path for lower, path in by_lower.items() if lower.endswith(f"/{requested}")]
+    return alike[0] if len(alike) == 1 else None
 
 
 def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
