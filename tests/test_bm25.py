@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from szrag.base.errors import ConfigError
-from szrag.base.text import chunk_code_terms, code_terms, create_chunks, words
+from szrag.base.text import chunk_code_terms, code_terms, create_chunks, near_spellings, words
 from szrag.index import Index, build_index, refresh_index
 from szrag.rank.bm25 import PATH_MENTION_BONUS, SCORE_SCALE, Terms, _spelled_by
 from szrag.rank.model import Query, named_lines
 from szrag.rank.retrieve import retrieve
-from szrag.rank.words import named_symbols, near_spellings, query_terms
+from szrag.rank.words import named_symbols, query_terms
 
 
 def test_code_terms_split_identifiers_and_keep_them_whole() -> None:

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from szrag.cli import main
 from szrag.index import build_index, load_index
-from szrag.structure.queries import find_references
+from szrag.structure.queries import find_references, references_report
+from szrag.tools.code import references_to
 
 LANGUAGES = Path(__file__).parent.parent / "fixtures" / "languages"
 
@@ -75,3 +76,20 @@ def test_refs_command_lists_call_sites_and_says_when_there_are_none(languages_ro
     assert rows[0]["path"] == "javascript/calls.js" and rows[0]["caller"] == "notify"
     none = runner.invoke(main, ["refs", "neverCalledAnywhere", "--root", str(languages_root)])
     assert none.exit_code == 0 and "no calls of neverCalledAnywhere found" in none.output
+
+
+def test_a_name_called_nowhere_suggests_the_defined_names_one_slip_away(
+    languages_root: Path,
+) -> None:
+    with load_index(languages_root) as index:
+        report = references_report("notfy", index)  # too short to guess: no suggestion
+        assert report.references == [] and report.did_you_mean == []
+        report = references_report("notifyy", index)
+        assert report.references == [] and report.did_you_mean == ["notify"]
+        assert references_report("postMessage", index).did_you_mean == []  # it is called
+        assert references_to(index, "notifyy")["didYouMean"] == ["notify"]
+        assert "didYouMean" not in references_to(index, "postMessage")
+    runner = CliRunner()
+    shown = runner.invoke(main, ["refs", "notifyy", "--root", str(languages_root)])
+    assert shown.exit_code == 0, shown.output
+    assert "no calls of notifyy found; did you mean notify?" in shown.output

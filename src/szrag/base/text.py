@@ -531,6 +531,25 @@ def symbol_key(name: str) -> str:
     return name.rsplit(".", 1)[-1].replace("_", "").lower()
 
 
+_KEY_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+SPELLING_MIN = 6  # a shorter name has too many neighbours one letter away to guess between
+
+
+def near_spellings(key: str) -> set[str]:
+    """The lookup keys one slip of a typing hand from ``key`` (a letter left out, added,
+    changed, or two swapped): how ``restartServce`` finds ``restartService``. None for a key
+    shorter than ``SPELLING_MIN``."""
+    if len(key) < SPELLING_MIN:
+        return set()
+    splits = [(key[:cut], key[cut:]) for cut in range(len(key) + 1)]
+    found = {head + tail[1:] for head, tail in splits if tail}
+    found |= {head + tail[1] + tail[0] + tail[2:] for head, tail in splits if len(tail) > 1}
+    found |= {head + letter + tail[1:] for head, tail in splits if tail for letter in _KEY_LETTERS}
+    found |= {head + letter + tail for head, tail in splits for letter in _KEY_LETTERS}
+    found.discard(key)
+    return found
+
+
 def split_identifiers(text: str) -> str:
     """camelCase, PascalCase and snake_case identifiers spelt as separate words.
 

@@ -22,11 +22,11 @@ from szrag.cli.common import (
 from szrag.structure.queries import (
     all_routes,
     find_environment_variable,
-    find_references,
     find_routes,
     find_symbols,
     get_dependants,
     get_dependencies,
+    references_report,
 )
 
 DEFAULT_LIMIT = 20
@@ -84,12 +84,14 @@ def symbols_command(question: str, root: Path, limit: int, as_json: bool) -> Non
 def refs_command(name: str, root: Path, limit: int, as_json: bool) -> None:
     """Show where NAME (a function, method or class) is called, with the code around it."""
     with open_index(root) as index:
-        references = find_references(_question(name), index, limit)
+        report = references_report(_question(name), index, limit)
+    references = report.references
     if as_json:
         print_json(references)
         return
     if not references:
-        console.print(f"no calls of {name} found", highlight=False, markup=False)
+        near = f"; did you mean {' or '.join(report.did_you_mean)}?" if report.did_you_mean else ""
+        console.print(f"no calls of {name} found{near}", highlight=False, markup=False)
         return
     table = Table("where", "in", "line")
     for reference in references:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from szrag.base.text import own_paths
+from szrag.base.text import near_spellings, own_paths
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
 from szrag.rank.model import Query, RankedChunk, Window, indexed_path, paths_by_lower
@@ -34,7 +34,6 @@ from szrag.rank.words import (
     named_routes,
     named_symbols,
     named_variables,
-    near_spellings,
     other_language_words,
     query_terms,
 )

@@ -232,25 +232,6 @@ def named_symbols(question: str) -> set[str]:
     return {symbol_key(name) for name in found if len(name) > 2}
 
 
-_KEY_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
-SPELLING_MIN = 6  # a shorter name has too many neighbours one letter away to guess between
-
-
-def near_spellings(key: str) -> set[str]:
-    """The lookup keys one slip of a typing hand from ``key`` (a letter left out, added,
-    changed, or two swapped): how ``restartServce`` finds ``restartService``. None for a key
-    shorter than ``SPELLING_MIN``."""
-    if len(key) < SPELLING_MIN:
-        return set()
-    splits = [(key[:cut], key[cut:]) for cut in range(len(key) + 1)]
-    found = {head + tail[1:] for head, tail in splits if tail}
-    found |= {head + tail[1] + tail[0] + tail[2:] for head, tail in splits if len(tail) > 1}
-    found |= {head + letter + tail[1:] for head, tail in splits if tail for letter in _KEY_LETTERS}
-    found |= {head + letter + tail for head, tail in splits for letter in _KEY_LETTERS}
-    found.discard(key)
-    return found
-
-
 # Text the question quotes: a message, an option, a literal. A quote opens after a space or
 # a bracket and closes before one, so the apostrophe of "user's" opens nothing.
 _QUOTED = re.compile(

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         find_symbols,
         get_dependants,
         get_dependencies,
+        references_report,
     )
 
 _HOMES = {
@@ -31,6 +32,7 @@ _HOMES = {
     "get_code_context": "szrag.structure.context",
     "get_dependants": "szrag.structure.queries",
     "get_dependencies": "szrag.structure.queries",
+    "references_report": "szrag.structure.queries",
 }
 
 __getattr__ = lazy_getattr(__name__, _HOMES)
@@ -43,4 +45,5 @@ __all__ = [
     "get_code_context",
     "get_dependants",
     "get_dependencies",
+    "references_report",
 ]

@@ -9,13 +9,14 @@ import difflib
 import posixpath
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from szrag.base.errors import PathError
+from szrag.base.public import public
 from szrag.base.redact import redact
-from szrag.base.text import is_test_path, stem, symbol_key, tokens
+from szrag.base.text import is_test_path, near_spellings, stem, symbol_key, tokens
 from szrag.code.model import (
     CALLBACK_KIND,
     CodeRecord,
@@ -294,6 +295,42 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
         shown = redact(bounded_line(text.strip()), path=path)
         found.append(Reference(path, line, name.strip(), caller, shown))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceReport:
+    """Where a name is called; when nowhere, the defined names one slip of the hand from it."""
+
+    name: str
+    references: list[Reference]
+    did_you_mean: list[str] = field(metadata=public(omit_empty=True))
+
+
+MAX_SUGGESTIONS = 5
+
+
+def references_report(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -> ReferenceReport:
+    """``find_references``, and when it finds none, the names defined one letter away
+    (``near_names``): what ``szrag refs restartServce`` should say."""
+    found = find_references(name, index, limit)
+    return ReferenceReport(name.strip(), found, [] if found else near_names(name, index))
+
+
+def near_names(name: str, index: IndexStore, limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """The definitions whose names are one letter left out, added, changed, or two swapped,
+    from ``name`` (as they are written), in path and line order; none for a short name."""
+    key = symbol_key(name.strip().rstrip("()"))
+    near = sorted(near_spellings(key))
+    names: dict[str, None] = {}
+    for path, _, line in index.named_any((spelling, "definition") for spelling in near):
+        stored = index.get_file(path)
+        record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
+        for item in record.functions if record is not None else ():
+            if item.line == line and symbol_key(item.name) in near:
+                names[item.name] = None
+        if len(names) >= limit:
+            break
+    return list(names)[:limit]
 
 
 def _innermost(definitions: Sequence[Definition], line: int) -> str | None:

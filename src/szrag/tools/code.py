@@ -55,10 +55,12 @@ def symbols_matching(
 
 
 def references_to(index: IndexStore, name: str, limit: int = DEFAULT_MATCHES) -> dict[str, Any]:
-    """Where ``name`` is called, with the definition each call sits in."""
-    from szrag.structure.queries import find_references
+    """Where ``name`` is called, with the definition each call sits in; when nowhere, the
+    defined names one letter away (``didYouMean``)."""
+    from szrag.structure.queries import references_report
 
-    return {"name": name, "references": to_public(find_references(name, index, limit))}
+    shown: dict[str, Any] = to_public(references_report(name, index, limit))
+    return {**shown, "name": name}  # as asked, not as looked up
 
 
 @dataclass(frozen=True, slots=True)
