@@ -266,6 +266,9 @@ def test_a_file_name_alone_names_the_one_file_of_that_name(tmp_path: Path) -> No
         assert named_lines(built, query) == {"api/routes.js": frozenset({2})}
         found = retrieve("what does routes.js return?", index=built, ranker="bm25")
         assert found[0].path == "api/routes.js" and found[0].score > PATH_MENTION_BONUS
+        # written otherwise, a file's name is another thing's: Routes.js, a product
+        other = retrieve("which Routes.js version do we need?", index=built, ranker="bm25")
+        assert all(source.score < PATH_MENTION_BONUS for source in other)
 
 
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:

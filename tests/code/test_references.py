@@ -87,6 +87,8 @@ def test_a_name_called_nowhere_suggests_the_defined_names_one_slip_away(
         report = references_report("notifyy", index)
         assert report.references == [] and report.did_you_mean == ["notify"]
         assert references_report("postMessage", index).did_you_mean == []  # it is called
+        # notify is defined: called nowhere, it is no slip of the hand for anything else
+        assert references_report("notify", index).did_you_mean == []
         assert references_to(index, "notifyy")["didYouMean"] == ["notify"]
         assert "didYouMean" not in references_to(index, "postMessage")
     runner = CliRunner()

@@ -287,6 +287,9 @@ def test_every_read_of_the_store_is_the_same(
     many = lookups + [(f"absent{number}", "definition") for number in range(3000)]
     assert sorted(stored.named_any(many)) == sorted(sqlite.named_any(many)) != []
     assert stored.named_any([]) == []
+    keys = [name for name, _ in names[:40]] + ["absent"]
+    assert stored.names_held(keys, "definition") == sqlite.names_held(keys, "definition") != []
+    assert stored.names_held([], "call") == []
     assert stored.reads_from_any_thread and not stored.in_memory
     assert stored.location.endswith("(repository repo-default)")
 

@@ -537,8 +537,8 @@ SPELLING_MIN = 6  # a shorter name has too many neighbours one letter away to gu
 
 def near_spellings(key: str) -> set[str]:
     """The lookup keys one slip of a typing hand from ``key`` (a letter left out, added,
-    changed, or two swapped): how ``restartServce`` finds ``restartService``. None for a key
-    shorter than ``SPELLING_MIN``."""
+    changed, or two swapped): how ``restartServce`` finds ``restartService``. Empty for a
+    key shorter than ``SPELLING_MIN``."""
     if len(key) < SPELLING_MIN:
         return set()
     splits = [(key[:cut], key[cut:]) for cut in range(len(key) + 1)]

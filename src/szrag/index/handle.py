@@ -352,6 +352,10 @@ class Index:
         """Every names row for any of the (name, kind) ``lookups``, by path and line."""
         return store.named_any(self.conn, list(lookups))
 
+    def names_held(self, names: Iterable[str], kind: str) -> list[str]:
+        """Those of the lookup keys ``names`` that a ``kind`` row holds, sorted."""
+        return store.names_held(self.conn, list(dict.fromkeys(names)), kind)
+
     def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many chunks the index holds, and how many hold each of ``terms`` (SQLite's
         full-text table asked, whatever views are kept)."""

@@ -305,6 +305,10 @@ class IndexStore(Protocol):
         """Every row for any of the (name, kind) ``lookups``, by path and line."""
         ...
 
+    def names_held(self, names: Iterable[str], kind: str) -> list[str]:
+        """Those of the lookup keys ``names`` that a ``kind`` row holds, sorted."""
+        ...
+
     def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many chunks the index holds, and how many hold each of ``terms``, read from
         the store without building any view (a service judging many repositories)."""

@@ -866,6 +866,18 @@ def named_any(conn: sqlite3.Connection, lookups: Sequence[tuple[str, str]]) -> l
     return [NamedLine(*row) for row in rows]
 
 
+def names_held(conn: sqlite3.Connection, names: Sequence[str], kind: str) -> list[str]:
+    """Those of the lookup keys ``names`` that a ``kind`` row holds, sorted."""
+    if not names:
+        return []
+    rows = conn.execute(
+        f"SELECT DISTINCT name FROM names WHERE kind = ? AND name IN ({', '.join('?' * len(names))})"
+        " ORDER BY name",
+        [kind, *names],
+    )
+    return [name for (name,) in rows]
+
+
 def chunk_count(conn: sqlite3.Connection) -> int:
     """How many chunks the index holds."""
     return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])

@@ -348,14 +348,16 @@ def adjust(index: IndexStore, question: str, terms: Terms, found: dict[str, Cand
     return any(item.bonus for path, item in evidence.items() if path in found)
 
 
-def name_paths(index: IndexStore, requested: Sequence[str], found: dict[str, Candidate]) -> bool:
+def name_paths(
+    index: IndexStore, requested: Sequence[str], found: dict[str, Candidate], question: str = ""
+) -> bool:
     """Step 3: a file the question names by path comes first. True when one was named."""
     named_any = False
     if not requested:
         return False
     by_lower = paths_by_lower(index)
     for requested_path in own_paths(requested):  # lowercase: find the indexed spelling
-        named = indexed_path(requested_path, by_lower)
+        named = indexed_path(requested_path, by_lower, question)
         if named is None:
             continue
         candidate = found.get(named)
@@ -440,7 +442,7 @@ def rank(
     terms = terms_of(search, question)
     found = candidates(index, search, terms)
     evidence = adjust(index, question, terms, found)
-    evidence = name_paths(index, requested, found) or evidence
+    evidence = name_paths(index, requested, found, question) or evidence
     if not found or (guard(search, terms, found) and not evidence):
         return []
     ordered = lift_neighbours(index, found)

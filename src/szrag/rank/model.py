@@ -77,15 +77,20 @@ def paths_by_lower(index: IndexStore) -> dict[str, str]:
     return by_lower
 
 
-def indexed_path(requested: str, by_lower: Mapping[str, str]) -> str | None:
+def indexed_path(requested: str, by_lower: Mapping[str, str], question: str = "") -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
     indexed tail), if any; a file name alone (``webhook.js:20``) names the one file of that
-    name, wherever it is, when there is one. ``by_lower`` as ``paths_by_lower`` gives it."""
+    name, wherever it is, when there is one and ``question`` writes its name as the file
+    does (``Node.js`` in a question is a runtime, not ``lib/node.js``). ``by_lower`` as
+    ``paths_by_lower`` gives it."""
     named = next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
     if named is not None or "/" in requested:
         return named
-    alike = [path for lower, path in by_lower.items() if lower.endswith(f"/{requested}")]
-    return alike[0] if len(alike) == 1 else None
+    ending = f"/{requested}"
+    alike = [path for lower, path in by_lower.items() if lower.endswith(ending)]
+    if len(alike) == 1 and alike[0].rsplit("/", 1)[-1] in question:
+        return alike[0]
+    return None
 
 
 def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
@@ -98,7 +103,7 @@ def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
     own = set(own_paths([path for path, _ in query.lines]))
     found: dict[str, set[int]] = {}
     for path, line in query.lines:
-        named = indexed_path(path, by_lower) if path in own else None
+        named = indexed_path(path, by_lower, query.text) if path in own else None
         if named is not None:
             found.setdefault(named, set()).add(line)
     return {path: frozenset(lines) for path, lines in found.items()}

@@ -310,27 +310,34 @@ MAX_SUGGESTIONS = 5
 
 
 def references_report(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -> ReferenceReport:
-    """``find_references``, and when it finds none, the names defined one letter away
-    (``near_names``): what ``szrag refs restartServce`` should say."""
+    """``find_references``, and when it finds none for a name defined nowhere, the names
+    defined one letter away (``near_names``): what ``szrag refs restartServce`` should say."""
     found = find_references(name, index, limit)
-    return ReferenceReport(name.strip(), found, [] if found else near_names(name, index))
+    key = symbol_key(name.strip().rstrip("()"))
+    defined = bool(found) or not key or bool(index.named(key, "definition"))
+    return ReferenceReport(name.strip(), found, [] if defined else near_names(name, index))
 
 
 def near_names(name: str, index: IndexStore, limit: int = MAX_SUGGESTIONS) -> list[str]:
     """The definitions whose names are one letter left out, added, changed, or two swapped,
-    from ``name`` (as they are written), in path and line order; none for a short name."""
-    key = symbol_key(name.strip().rstrip("()"))
-    near = sorted(near_spellings(key))
+    from ``name``, as they are written (one file read for each); none for a short name."""
     names: dict[str, None] = {}
-    for path, _, line in index.named_any((spelling, "definition") for spelling in near):
+    near = near_spellings(symbol_key(name.strip().rstrip("()")))
+    for key in index.names_held(near, "definition")[:limit]:
+        path, line = index.named(key, "definition")[0]
         stored = index.get_file(path)
         record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
-        for item in record.functions if record is not None else ():
-            if item.line == line and symbol_key(item.name) in near:
-                names[item.name] = None
-        if len(names) >= limit:
-            break
-    return list(names)[:limit]
+        written = next(
+            (
+                item.name
+                for item in (record.functions if record is not None else ())
+                if item.line == line and symbol_key(item.name) == key
+            ),
+            None,
+        )
+        if written is not None:
+            names[written] = None
+    return list(names)
 
 
 def _innermost(definitions: Sequence[Definition], line: int) -> str | None:

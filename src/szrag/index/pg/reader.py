@@ -711,6 +711,18 @@ class PostgresIndex:
         )
         return [NamedLine(*row) for row in rows]
 
+    def names_held(self, names: Iterable[str], kind: str) -> list[str]:
+        """Those of the lookup keys ``names`` that a ``kind`` row holds, sorted."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return []
+        rows = self._rows(
+            "SELECT DISTINCT n.name FROM szrag_names n WHERE n.repository = %(r)s"
+            " AND n.kind = %(kind)s AND n.name = ANY(%(names)s)",
+            {"names": wanted, "kind": kind},
+        )
+        return sorted(name for (name,) in rows)  # in code points, as SQLite sorts
+
     def term_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """How many chunks the generation holds, and how many hold each of ``terms``."""
         search = PostgresFullText(self, (1.0, 1.0, 1.0, 1.0))  # counts do not weigh columns
