@@ -271,6 +271,29 @@ def test_a_file_name_alone_names_the_one_file_of_that_name(tmp_path: Path) -> No
         assert all(source.score < PATH_MENTION_BONUS for source in other)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where is restartService called?",
+        "wo wird restartService aufgerufen?",
+        "où restartService est-elle appelée ?",
+        "¿dónde se llama a restartService?",
+        "onde restartService é chamado?",
+        "dove viene chiamata restartService?",
+        "waar wordt restartService aangeroepen?",
+    ],
+)
+def test_where_a_name_is_called_gives_its_call_sites_in_any_language(
+    index: Index, question: str
+) -> None:
+    first = retrieve(question, index=index, ranker="bm25")[0]
+    assert first.path == "server/webhook.js" and first.start <= 20 <= first.end
+
+
+def test_how_a_name_is_defined_gives_its_definition_in_any_language(index: Index) -> None:
+    assert paths("wie wird restartService definiert?", index)[0] == "server/lib/systemd.js"
+
+
 def test_refresh_keeps_the_full_text_index_in_step(retrieval_repo: Path, index: Index) -> None:
     assert paths("pageOnCall", index)[0] == "server/scheduler.js"
     (retrieval_repo / "server/scheduler.js").write_text("function escalateIncident() {}\n")

@@ -34,7 +34,7 @@ from szrag.rank.units import (
     unit_text,
     units_of,
 )
-from szrag.rank.words import named_symbols
+from szrag.rank.words import named_symbols, without_accents
 
 DEFAULT_LIMIT = 8
 DEFAULT_IMAGE_LIMIT = 6
@@ -164,10 +164,18 @@ def _retrieve(index: IndexStore, question: str, limit: int, ranker: str) -> list
     return [_window_source(candidate, texts[candidate.chunk_id]) for candidate in chosen]
 
 
-# "where is X called / used?": the places that call X answer it, not X's own definition
+# "where is X called / used?": the places that call X answer it, not X's own definition;
+# asked in English or, accents taken off, in the other languages whose function words
+# rank/function_words.txt holds ("wo wird X aufgerufen?", "ou X est-elle appelee ?")
 _ASKS_FOR_USES = re.compile(
     r"\b(where|which|what|who)\b.{0,80}?\b(call|called|calls|use|used|uses|invoked|referenced)\b"
-    r"|\b(callers|call sites|usages|uses|references)\s+(of|to)\b|\bwho calls\b",
+    r"|\b(callers|call sites|usages|uses|references)\s+(of|to)\b|\bwho calls\b"
+    r"|\b(wo|wer)\b.{0,80}?\b(aufgerufen|verwendet|benutzt|genutzt|aufruft)\b"
+    r"|\b(ou|qui)\b.{0,80}?\b(appelee?s?|utilisee?s?|invoquee?s?|appelle)\b"
+    r"|\b(donde|quien)\b.{0,80}?\b(llamad[oa]s?|llama|usad[oa]s?|utilizad[oa]s?|invocad[oa]s?)\b"
+    r"|\b(onde|quem)\b.{0,80}?\b(chamad[oa]s?|chama|usad[oa]s?|utilizad[oa]s?|invocad[oa]s?)\b"
+    r"|\b(dove|chi)\b.{0,80}?\b(chiamat[aoie]|chiama|usat[aoie]|utilizzat[aoie]|invocat[aoie])\b"
+    r"|\b(waar|wie)\b.{0,80}?\b(aangeroepen|gebruikt|aanroept)\b",
     re.IGNORECASE,
 )  # asked as a question: "use `x` instead" in a commit subject asks nothing about uses
 CALL_SITE_SCORE = 100
@@ -179,7 +187,7 @@ def _call_site_sources(index: IndexStore, question: str, limit: int) -> list[Sou
     # a follow-up is searched with the questions it follows, one per line after it: the
     # follow-up itself must ask about uses, the name may come from what it follows
     asked = question.split("\n", 1)[0]
-    named = named_symbols(question) if _ASKS_FOR_USES.search(asked) else set()
+    named = named_symbols(question) if _ASKS_FOR_USES.search(without_accents(asked)) else set()
     calls: dict[str, list[int]] = {}
     for key in sorted(named):
         for path, line in index.named(key, "call"):
