@@ -191,7 +191,8 @@ CODE_TOOLS: tuple[CodeTool, ...] = (
     CodeTool(
         "find_references",
         "Where a function, method or class is called: path, line, the definition each call "
-        "sits in (caller) and the line of code, secrets redacted.",
+        "sits in (caller) and the line of code, secrets redacted; for a name called and "
+        "defined nowhere, didYouMean lists the defined names one letter away.",
         object_schema(
             {
                 "name": text_schema("The name called, e.g. build_auth_header or Client.send", 200),

@@ -158,7 +158,8 @@ CODE_TOOLS: tuple[ToolDefinition, ...] = (
     ToolDefinition(
         "findReferences",
         "Where a function, method or class is called: path, line, the definition each call "
-        "sits in (caller) and the line of code.",
+        "sits in (caller) and the line of code; for a name called and defined nowhere, "
+        "didYouMean lists the defined names one letter away.",
         object_schema(
             {
                 "name": text_schema("The name called, e.g. verify_signature or Client.send", 200),
