@@ -269,6 +269,10 @@ def test_a_file_name_alone_names_the_one_file_of_that_name(tmp_path: Path) -> No
         # written otherwise, a file's name is another thing's: Routes.js, a product
         other = retrieve("which Routes.js version do we need?", index=built, ranker="bm25")
         assert all(source.score < PATH_MENTION_BONUS for source in other)
+        # a second routes.js: the name alone names neither, once the index knows it
+        (tmp_path / "web/routes.js").write_text("function page() {\n  return 2\n}\n")
+        refresh_index(built)
+        assert named_lines(built, query) == {}
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,25 +69,40 @@ class Query:
         )
 
 
-def paths_by_lower(index: IndexStore) -> dict[str, str]:
-    """Each indexed path, lowercase, to its spelling (the first of those alike)."""
-    by_lower: dict[str, str] = {}
-    for entry in index.file_entries():
-        by_lower.setdefault(entry.path_lower, entry.path)
-    return by_lower
+@dataclass(frozen=True, slots=True)
+class IndexedPaths:
+    """The indexed paths as a question's paths are looked up: each path, lowercase, to its
+    spelling (the first of those alike), and each file name, lowercase, to its paths."""
+
+    by_lower: dict[str, str]
+    by_name: dict[str, tuple[str, ...]]
 
 
-def indexed_path(requested: str, by_lower: Mapping[str, str], question: str = "") -> str | None:
+def indexed_paths(index: IndexStore) -> IndexedPaths:
+    """The index's ``IndexedPaths``, made once a generation."""
+
+    def build() -> IndexedPaths:
+        by_lower: dict[str, str] = {}
+        for entry in index.file_entries():
+            by_lower.setdefault(entry.path_lower, entry.path)
+        by_name: dict[str, list[str]] = {}
+        for lower, path in by_lower.items():
+            by_name.setdefault(lower.rsplit("/", 1)[-1], []).append(path)
+        return IndexedPaths(by_lower, {name: tuple(paths) for name, paths in by_name.items()})
+
+    return index.derived("paths.indexed", build)
+
+
+def indexed_path(requested: str, paths: IndexedPaths, question: str = "") -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
     indexed tail), if any; a file name alone (``webhook.js:20``) names the one file of that
     name, wherever it is, when there is one and ``question`` writes its name as the file
-    does (``Node.js`` in a question is a runtime, not ``lib/node.js``). ``by_lower`` as
-    ``paths_by_lower`` gives it."""
+    does (``Node.js`` in a question is a runtime, not ``lib/node.js``)."""
+    by_lower = paths.by_lower
     named = next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
     if named is not None or "/" in requested:
         return named
-    ending = f"/{requested}"
-    alike = [path for lower, path in by_lower.items() if lower.endswith(ending)]
+    alike = paths.by_name.get(requested, ())
     if len(alike) == 1 and alike[0].rsplit("/", 1)[-1] in question:
         return alike[0]
     return None
@@ -99,11 +114,11 @@ def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
     the question has others)."""
     if not query.lines:
         return {}
-    by_lower = paths_by_lower(index)
+    paths = indexed_paths(index)
     own = set(own_paths([path for path, _ in query.lines]))
     found: dict[str, set[int]] = {}
     for path, line in query.lines:
-        named = indexed_path(path, by_lower, query.text) if path in own else None
+        named = indexed_path(path, paths, query.text) if path in own else None
         if named is not None:
             found.setdefault(named, set()).add(line)
     return {path: frozenset(lines) for path, lines in found.items()}
