@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from szrag.base.text import near_spellings, own_paths
 from szrag.index.protocol import ChunkRow, FullTextSearch, IndexStore
 from szrag.rank import kinds
-from szrag.rank.model import Query, RankedChunk, Window, indexed_path, indexed_paths
+from szrag.rank.model import Query, RankedChunk, Window, named_path, path_lookup
 from szrag.rank.words import (
     named_routes,
     named_symbols,
@@ -355,9 +355,9 @@ def name_paths(
     named_any = False
     if not requested:
         return False
-    paths = indexed_paths(index)
+    paths = path_lookup(index)
     for requested_path in own_paths(requested):  # lowercase: find the indexed spelling
-        named = indexed_path(requested_path, paths, question)
+        named = named_path(requested_path, paths, question)
         if named is None:
             continue
         candidate = found.get(named)

@@ -70,7 +70,7 @@ class Query:
 
 
 @dataclass(frozen=True, slots=True)
-class IndexedPaths:
+class PathLookup:
     """The indexed paths as a question's paths are looked up: each path, lowercase, to its
     spelling (the first of those alike), and each file name, lowercase, to its paths."""
 
@@ -78,22 +78,22 @@ class IndexedPaths:
     by_name: dict[str, tuple[str, ...]]
 
 
-def indexed_paths(index: IndexStore) -> IndexedPaths:
-    """The index's ``IndexedPaths``, made once a generation."""
+def path_lookup(index: IndexStore) -> PathLookup:
+    """The index's ``PathLookup``, made once a generation."""
 
-    def build() -> IndexedPaths:
+    def build() -> PathLookup:
         by_lower: dict[str, str] = {}
         for entry in index.file_entries():
             by_lower.setdefault(entry.path_lower, entry.path)
         by_name: dict[str, list[str]] = {}
         for lower, path in by_lower.items():
             by_name.setdefault(lower.rsplit("/", 1)[-1], []).append(path)
-        return IndexedPaths(by_lower, {name: tuple(paths) for name, paths in by_name.items()})
+        return PathLookup(by_lower, {name: tuple(paths) for name, paths in by_name.items()})
 
-    return index.derived("paths.indexed", build)
+    return index.derived("paths.lookup", build)
 
 
-def indexed_path(requested: str, paths: IndexedPaths, question: str = "") -> str | None:
+def named_path(requested: str, paths: PathLookup, question: str = "") -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
     indexed tail), if any; a file name alone (``webhook.js:20``) names the one file of that
     name, wherever it is, when there is one and ``question`` writes its name as the file
@@ -114,11 +114,11 @@ def named_lines(index: IndexStore, query: Query) -> dict[str, frozenset[int]]:
     the question has others)."""
     if not query.lines:
         return {}
-    paths = indexed_paths(index)
+    paths = path_lookup(index)
     own = set(own_paths([path for path, _ in query.lines]))
     found: dict[str, set[int]] = {}
     for path, line in query.lines:
-        named = indexed_path(path, paths, query.text) if path in own else None
+        named = named_path(path, paths, query.text) if path in own else None
         if named is not None:
             found.setdefault(named, set()).add(line)
     return {path: frozenset(lines) for path, lines in found.items()}

@@ -280,7 +280,7 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
     """The places that call ``name`` (any spelling of it: ``a.b.verify_sig`` and
     ``verifySig`` are the same lookup), by file and line, each with the definition it sits
     in and its line of code (secrets redacted)."""
-    key = symbol_key(name.strip().rstrip("()"))
+    key = _lookup_key(name)
     if not key:
         return []
     found: list[Reference] = []
@@ -295,6 +295,11 @@ def find_references(name: str, index: IndexStore, limit: int = MAX_REFERENCES) -
         shown = redact(bounded_line(text.strip()), path=path)
         found.append(Reference(path, line, name.strip(), caller, shown))
     return found
+
+
+def _lookup_key(name: str) -> str:
+    """The names table's key of a name as written (``a.b.verify_sig()``: ``verifysig``)."""
+    return symbol_key(name.strip().rstrip("()"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,25 +318,26 @@ def references_report(name: str, index: IndexStore, limit: int = MAX_REFERENCES)
     """``find_references``, and when it finds none for a name defined nowhere, the names
     defined one letter away (``near_names``): what ``szrag refs restartServce`` should say."""
     found = find_references(name, index, limit)
-    key = symbol_key(name.strip().rstrip("()"))
+    key = _lookup_key(name)
     defined = bool(found) or not key or bool(index.named(key, "definition"))
-    return ReferenceReport(name.strip(), found, [] if defined else near_names(name, index))
+    return ReferenceReport(name.strip(), found, [] if defined else near_names(key, index))
 
 
-def near_names(name: str, index: IndexStore, limit: int = MAX_SUGGESTIONS) -> list[str]:
+def near_names(key: str, index: IndexStore, limit: int = MAX_SUGGESTIONS) -> list[str]:
     """The definitions whose names are one letter left out, added, changed, or two swapped,
-    from ``name``, as they are written (one file read for each); none for a short name."""
+    from the lookup key ``key``, as they are written (one file read for each); none for a
+    short key."""
     names: dict[str, None] = {}
-    near = near_spellings(symbol_key(name.strip().rstrip("()")))
-    for key in index.names_held(near, "definition")[:limit]:
-        path, line = index.named(key, "definition")[0]
+    near = near_spellings(key)
+    for spelling in index.names_held(near, "definition")[:limit]:
+        path, line = index.named(spelling, "definition")[0]
         stored = index.get_file(path)
         record = CodeRecord.from_dict(stored.code) if stored is not None and stored.code else None
         written = next(
             (
                 item.name
                 for item in (record.functions if record is not None else ())
-                if item.line == line and symbol_key(item.name) == key
+                if item.line == line and symbol_key(item.name) == spelling
             ),
             None,
         )
