@@ -48,6 +48,15 @@ REPOSITORIES: tuple[tuple[str, str, str], ...] = (
     ("bat", "sharkdp+bat", "rust"),
     ("gson", "google+gson", "java"),
 )
+# held out in languages the set above lacks, prepared apart (``--more-languages``) so the
+# figures of the set above stay comparable from run to run
+MORE_LANGUAGES: tuple[tuple[str, str, str], ...] = (
+    ("jq", "jqlang+jq", "c"),
+    ("fmt", "fmtlib+fmt", "cpp"),
+    ("rack", "rack+rack", "ruby"),
+    ("guzzle", "guzzle+guzzle", "php"),
+    ("polly", "App-vNext+Polly", "csharp"),
+)
 MAX_CASES_PER_REPOSITORY = 40
 MAX_GOLD_FILES = 4  # a focused change: the files an engineer would open for that question
 MAX_CHANGED_SOURCES = 8
@@ -58,9 +67,13 @@ SOURCE_EXTENSIONS = frozenset(
     {".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"}
     | {".go", ".rs", ".java", ".vue", ".svelte"}
 )
+MORE_EXTENSIONS = SOURCE_EXTENSIONS | frozenset(
+    {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".rb", ".php", ".cs"}
+)
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testdata|testing|fixtures|e2e|benchmarks?)/"
     r"|(^|/)(test_[^/]*|conftest\.py)$|_test\.(go|py)$|[._-](test|spec|bench)\.[a-z]+$"
+    r"|(^|/)[\w.]+\.(Tests?|Specs?|Benchmarks?)/|(Tests?|Specs?)\.cs$"  # C#'s test projects
 )
 _NOT_SOURCE_PATH = re.compile(
     r"(^|/)(docs?|examples?|vendor|third_party|dist|build|\.github|scripts?)/"
@@ -167,10 +180,10 @@ def acceptable(question: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", question)) >= MIN_QUESTION_WORDS
 
 
-def is_source(path: str) -> bool:
+def is_source(path: str, extensions: frozenset[str] = SOURCE_EXTENSIONS) -> bool:
     """A non-test, non-generated source file of one of the evaluated languages."""
     dot = path.rfind(".")
-    if dot < 0 or path[dot:].lower() not in SOURCE_EXTENSIONS:
+    if dot < 0 or path[dot:].lower() not in extensions:
         return False
     return not _TEST_PATH.search(path) and not _NOT_SOURCE_PATH.search(path)
 
@@ -186,7 +199,9 @@ def changed_files(mirror: Path, parent: str, commit: str) -> list[tuple[str, str
     return pairs
 
 
-def cases_of(dataset: str, mirror: Path) -> list[Case]:
+def cases_of(
+    dataset: str, mirror: Path, extensions: frozenset[str] = SOURCE_EXTENSIONS
+) -> list[Case]:
     """The newest eligible cases of one repository, oldest first."""
     found: list[Case] = []
     seen_questions: set[str] = set()
@@ -203,8 +218,8 @@ def cases_of(dataset: str, mirror: Path) -> list[Case]:
         if key in seen_questions:
             continue
         changes = changed_files(mirror, parents[0], commit)
-        sources = [path for status, path in changes if is_source(path)]
-        gold = [path for status, path in changes if status == "M" and is_source(path)]
+        sources = [path for status, path in changes if is_source(path, extensions)]
+        gold = [path for status, path in changes if status == "M" and is_source(path, extensions)]
         if not gold or len(gold) > MAX_GOLD_FILES or len(sources) > MAX_CHANGED_SOURCES:
             continue
         seen_questions.add(key)
@@ -275,11 +290,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, required=True, help="folder of owner+name/ mirrors")
     parser.add_argument("--out", type=Path, required=True, help="where cases and trees go")
     parser.add_argument("--only", action="append", default=[], help="dataset(s) to prepare")
+    parser.add_argument(
+        "--more-languages",
+        action="store_true",
+        help="the held-out C, C++, Ruby, PHP and C# repositories instead (use another --out)",
+    )
     options = parser.parse_args(argv)
+    repositories, extensions = (
+        (MORE_LANGUAGES, MORE_EXTENSIONS)
+        if options.more_languages
+        else (REPOSITORIES, SOURCE_EXTENSIONS)
+    )
     out: Path = options.out.expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     every: list[Case] = []
-    for dataset, folder, language in REPOSITORIES:
+    for dataset, folder, language in repositories:
         if options.only and dataset not in options.only:
             continue
         mirror = options.mirrors / folder / "repo"
@@ -288,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not (mirror / "HEAD").is_file() and not (mirror / ".git").exists():
             print(f"{dataset}: no mirror at {mirror}; skipped", file=sys.stderr)
             continue
-        cases = cases_of(dataset, mirror)
+        cases = cases_of(dataset, mirror, extensions)
         prepare_tree(mirror, out / "trees" / dataset, [case.revision for case in cases])
         every.extend(cases)
         print(f"{dataset:14} {language:11} {len(cases):4} cases")

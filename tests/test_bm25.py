@@ -275,6 +275,28 @@ def test_a_file_name_alone_names_the_one_file_of_that_name(tmp_path: Path) -> No
         assert named_lines(built, query) == {}
 
 
+def test_a_path_written_from_an_include_folder_names_the_one_file_ending_so(
+    tmp_path: Path,
+) -> None:
+    for folder in ("include/fmt", "src", "test/fmt"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "include/fmt/fmt-c.h").write_text("int fmt_vformat(const char* f);\n")
+    (tmp_path / "include/fmt/format.h").write_text("int format(const char* f);\n")
+    (tmp_path / "test/fmt/format.h").write_text("int format_test(const char* f);\n")
+    (tmp_path / "src/os.cc").write_text("int windows_clang(int x) {\n  return x;\n}\n")
+    with build_index(tmp_path) as built:
+        # as C and C++ write it, from the folder the build includes
+        found = retrieve(
+            "Make fmt/fmt-c.h compile with Clang on Windows", index=built, ranker="bm25"
+        )
+        assert found[0].path == "include/fmt/fmt-c.h" and found[0].score > PATH_MENTION_BONUS
+        query = Query.parse("what is at fmt/fmt-c.h:1?", built.config.extensions)
+        assert named_lines(built, query) == {"include/fmt/fmt-c.h": frozenset({1})}
+        # two files end in fmt/format.h: the path names neither
+        query = Query.parse("what is at fmt/format.h:1?", built.config.extensions)
+        assert named_lines(built, query) == {}
+
+
 @pytest.mark.parametrize(
     "question",
     [

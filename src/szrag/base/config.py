@@ -66,6 +66,7 @@ SOURCE_EXTENSIONS = frozenset(
     | {".ml", ".mli", ".elm", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".sql"}
     | {".graphql", ".gql", ".proto", ".thrift", ".tf", ".tfvars", ".hcl", ".nix"}
     | {".scss", ".sass", ".less", ".hbs", ".ejs", ".pug", ".njk", ".jinja", ".j2", ".erb"}
+    | {".y", ".yy", ".l", ".ll", ".g4"}  # grammars: what a generated parser was made from
 )
 DEFAULT_EXTRA_EXTENSIONS = SOURCE_EXTENSIONS | frozenset(
     {".yaml", ".toml", ".txt", ".rst", ".ini", ".cfg", ".xml", ".properties", ".mdx", ".adoc"}
@@ -133,6 +134,7 @@ class Profile:
     ranker: str = "spec"  # "slackzilla" keeps it whatever the configuration says
     file_names: frozenset[str] = frozenset()  # indexed by name, e.g. Dockerfile
     generated_suffixes: tuple[str, ...] = ()  # left out as generated or bundled
+    skips_generated: bool = False  # code whose first lines say a tool wrote it is left out
     # the repository context a model receives: tokens, how they are counted, what goes first
     detect_virtualenvs: bool = False  # folders holding pyvenv.cfg are left out, whatever their name
     context_budget: int = 4000
@@ -164,6 +166,7 @@ DEFAULT = Profile(
     image_extensions=IMAGE_EXTENSIONS | {".svg"},
     file_names=DEFAULT_FILE_NAMES,
     generated_suffixes=DEFAULT_GENERATED_SUFFIXES,
+    skips_generated=True,
     detect_virtualenvs=True,
     context_budget=12000,  # current models read far more than the original's 4,000
     tokenizer="cl100k_base",
@@ -211,6 +214,7 @@ class RepoConfig:
             ",".join(sorted(self.profile.ignored_files)),
             ",".join(sorted(self.profile.file_names)),
             ",".join(self.profile.generated_suffixes),
+            str(self.profile.skips_generated),
             ",".join(sorted(self.profile.image_extensions)),
             str(self.profile.detect_virtualenvs),
             "|".join(self.extra_ignores),

@@ -129,6 +129,11 @@ _FILE_TYPES: dict[str, str] = {
     ".fish": "shell",
     ".ps1": "shell",
     ".sql": "sql",
+    ".y": "grammar",  # yacc and Bison
+    ".yy": "grammar",
+    ".l": "grammar",  # lex and flex
+    ".ll": "grammar",
+    ".g4": "grammar",  # ANTLR
     ".graphql": "graphql",
     ".gql": "graphql",
     ".proto": "protobuf",
@@ -171,6 +176,7 @@ SOURCE_TYPES = CODE_TYPES | frozenset(
     {"vue", "svelte", "astro", "go", "rust", "java", "kotlin", "scala", "groovy", "c", "cpp"}
     | {"objc", "csharp", "fsharp", "ruby", "php", "swift", "elixir", "erlang", "lua", "dart"}
     | {"zig", "nim", "julia", "r", "perl", "clojure", "haskell", "ocaml", "elm", "shell", "sql"}
+    | {"grammar"}
 )
 
 

@@ -95,14 +95,21 @@ def path_lookup(index: IndexStore) -> PathLookup:
 
 def named_path(requested: str, paths: PathLookup, question: str = "") -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
-    indexed tail), if any; a file name alone (``webhook.js:20``) names the one file of that
+    indexed tail; else the one indexed path ending in it), if any; a file name alone (``webhook.js:20``) names the one file of that
     name, wherever it is, when there is one and ``question`` writes its name as the file
     does (``Node.js`` in a question is a runtime, not ``lib/node.js``)."""
     by_lower = paths.by_lower
     named = next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
-    if named is not None or "/" in requested:
+    if named is not None:
         return named
-    alike = paths.by_name.get(requested, ())
+    folder, _, name = requested.rpartition("/")
+    alike = paths.by_name.get(name, ())
+    if folder:
+        # written from a folder the build searches (``#include <fmt/format.h>``, a Java
+        # package's path, a package under ``src/``): the one file whose path ends so
+        ending = "/" + requested
+        under = [path for path in alike if path.lower().endswith(ending)]
+        return under[0] if len(under) == 1 else None
     if len(alike) == 1 and alike[0].rsplit("/", 1)[-1] in question:
         return alike[0]
     return None
