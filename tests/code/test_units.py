@@ -16,7 +16,15 @@ from szrag.code.extract import analyse
 from szrag.code.units import MAX_UNIT_CHARS, MAX_UNIT_LINES, MOST_UNIT_LINES, Unit, file_units
 from szrag.index import build_index, load_index
 from szrag.rank.retrieve import retrieve
-from szrag.rank.units import FileUnits, chosen_units, cut_of, rank_units, units_of
+from szrag.rank.units import (
+    FILE_UNITS,
+    SCREEN_LINES,
+    FileUnits,
+    chosen_units,
+    cut_of,
+    rank_units,
+    units_of,
+)
 from szrag.rank.words import quoted_literals
 
 
@@ -384,6 +392,33 @@ def test_the_second_stage_prefers_the_definition_the_question_names(auth_root: P
         assert words[0].unit.name == "DigestAuth._build_auth_header"
         challenge = chosen_units(found, "parse the www-authenticate challenge header")
         assert challenge[0].unit.name == "DigestAuth._parse_challenge"
+
+
+def test_a_file_of_small_definitions_shows_more_of_them_within_a_screenful(
+    tmp_path: Path,
+) -> None:
+    # a header of one-line inline functions, each naming the buffer: three of them would
+    # show nine lines of it
+    header = "".join(
+        f"static inline int buffer_{name}(struct buffer* b) {{ return b->{name}; }}\n\n"
+        for name in ("size", "capacity", "data", "count", "limit", "start", "stop", "step")
+    )
+    (tmp_path / "buffer.h").write_text(header)
+    (tmp_path / "long.py").write_text(
+        "".join(
+            f"def buffer_{n}(b):\n" + "    b.grow()\n" * 18 + "    return b\n\n\n" for n in range(6)
+        )
+    )
+    with build_index(tmp_path) as index:
+        small = units_of(index, "buffer.h", "c")
+        assert small is not None
+        chosen = chosen_units(small, "how is the buffer read?")
+        assert len(chosen) > FILE_UNITS
+        assert sum(item.unit.end - item.unit.start + 1 for item in chosen) <= SCREEN_LINES
+        # units of twenty lines: three, as before
+        longer = units_of(index, "long.py", "python")
+        assert longer is not None
+        assert len(chosen_units(longer, "how is the buffer grown?")) == FILE_UNITS
 
 
 def test_a_files_cut_is_made_once_and_measured_only_when_ranked(auth_root: Path) -> None:

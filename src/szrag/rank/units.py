@@ -37,7 +37,7 @@ from szrag.base.text import (
     tokens,
 )
 from szrag.code.scoring import lookup_prefix
-from szrag.code.units import PROSE_TYPES, Unit, file_units
+from szrag.code.units import MAX_UNIT_LINES, PROSE_TYPES, Unit, file_units
 from szrag.index.protocol import IndexStore
 from szrag.index.records import records_by_path
 from szrag.rank.model import Window
@@ -58,6 +58,9 @@ WINDOW_SHARE = 0.25  # of the best score, at most, for lying in a window the fir
 FILE_LINES = 80
 FILE_UNITS = 3
 CLOSE_SHARE = 0.3
+# Units of a few lines each (a header's inline functions and macros) are shown past the
+# count, while all of them stay within a screenful
+SCREEN_LINES = MAX_UNIT_LINES
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,11 +462,14 @@ def chosen_units(
     chosen = ranked[:1]
     used = _size(ranked[0].unit)
     for item in ranked[1:]:
-        if len(chosen) >= FILE_UNITS or item.score <= 0:
+        if item.score <= 0 or item.score < CLOSE_SHARE * ranked[0].score:
             break
-        if item.score < CLOSE_SHARE * ranked[0].score:
-            break
-        if used + _size(item.unit) <= FILE_LINES:
+        if len(chosen) >= FILE_UNITS:
+            if used + _size(item.unit) > SCREEN_LINES:
+                break
+            chosen.append(item)
+            used += _size(item.unit)
+        elif used + _size(item.unit) <= FILE_LINES:
             chosen.append(item)
             used += _size(item.unit)
     return chosen
