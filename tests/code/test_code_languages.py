@@ -166,7 +166,7 @@ DEFINITION_SAMPLES = (
     "cpp/cart.cpp",
     "cpp/cart.hpp",
 )
-DEFINITION_FINGERPRINTS = {19: "d1463391b450a002"}
+DEFINITION_FINGERPRINTS = {20: "d1463391b450a002"}
 
 
 def test_a_change_to_what_files_define_bumps_the_schema_version() -> None:

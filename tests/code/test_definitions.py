@@ -6,11 +6,15 @@ the interfaces and enums whose methods Java, C# and PHP declare."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from szrag.code import analyse_source
+from szrag.code.languages import LANGUAGES
 from szrag.code.model import CodeRecord
 from szrag.code.units import file_units
 from szrag.index import build_index
@@ -410,3 +414,99 @@ def test_refs_shows_a_callback_named_like_markup_and_redacts_it(tmp_path: Path) 
     assert 'describe("[/api] routes")' in callers
     token = next(caller for caller in callers if caller.startswith('it("token '))
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in token
+
+
+HEADER_BEFORE_PREPROCESSING = """\
+#ifndef SHOP_FORMAT_H_
+#define SHOP_FORMAT_H_
+
+#if SHOP_HAS_INCLUDE(<string_view>) && \\
+    (SHOP_CPLUSPLUS >= 201703L)
+#  define SHOP_USE_STRING_VIEW
+#endif
+
+namespace shop {
+
+struct size_padding {
+  unsigned size;
+  unsigned padding;
+
+  SHOP_CONSTEXPR size_padding(int digits, unsigned prefix)
+      : size(prefix + digits), padding(0) {
+    if (digits > 3) {
+      padding = 1;
+    }
+  }
+};
+
+template <typename Char>
+SHOP_CONSTEXPR SHOP_INLINE auto write_int(Char* out, int value) -> Char* {
+  auto sp = size_padding(value, 0);
+  return out + sp.size;
+}
+
+class SHOP_API format_error {
+ public:
+  int code() const { return 1; }
+};
+
+}  // namespace shop
+
+#endif  // SHOP_FORMAT_H_
+"""
+
+
+def test_cpp_read_past_directives_and_macros_the_grammar_cannot_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def definitions() -> tuple[bool, list[tuple[str, str, int, int, str | None]]]:
+        record = analyse_source("include/shop/format.h", HEADER_BEFORE_PREPROCESSING)
+        assert record is not None
+        return record["partial"], [
+            (item["name"], item["kind"], item["line"], item["end_line"], item["container"])
+            for item in record["functions"]
+        ]
+
+    assert definitions() == (
+        False,
+        [
+            ("shop", "type", 9, 34, None),
+            ("size_padding", "type", 11, 21, None),
+            ("size_padding", "method", 15, 20, "size_padding"),
+            ("write_int", "function", 23, 27, None),
+            ("format_error", "class", 29, 32, None),
+            ("code", "method", 31, 31, "format_error"),
+        ],
+    )
+    # read as written, the include guard is one error and only one function is found
+    written = dataclasses.replace(LANGUAGES["cpp"], preprocessed=False)
+    monkeypatch.setitem(LANGUAGES, "cpp", written)
+    assert definitions() == (True, [("write_int", "function", 23, 27, None)])
+
+
+def test_blanking_keeps_every_byte_and_line_where_it_was() -> None:
+    from szrag.code.languages import parser
+    from szrag.code.preprocessor import (
+        best_reading,
+        error_bytes,
+        without_conditionals,
+        without_specifier_macros,
+    )
+
+    source = HEADER_BEFORE_PREPROCESSING.encode()
+    for blanked in (without_conditionals(source), without_specifier_macros(source)):
+        assert len(blanked) == len(source)
+        assert blanked.count(b"\n") == source.count(b"\n")
+    plain = without_conditionals(source)
+    assert b"#if" not in plain and b"#endif" not in plain and b"#define SHOP_FORMAT_H_" in plain
+    macros = without_specifier_macros(plain)
+    assert b"SHOP_CONSTEXPR" not in macros and b"SHOP_API" not in macros
+    assert b"#  define SHOP_USE_STRING_VIEW" in without_specifier_macros(source)
+    tree = parser("cpp").parse(source)
+    assert error_bytes(tree, "cpp") > 0
+    best, reread = best_reading("cpp", source, tree)
+    assert len(best) == len(source) and error_bytes(reread, "cpp") < error_bytes(tree, "cpp")
+    # a file that parses is read once, as it is
+    clean = b"int total(int a) {\n  return a;\n}\n"
+    clean_tree = parser("c").parse(clean)
+    assert best_reading("c", clean, clean_tree) == (clean, clean_tree)

@@ -155,7 +155,13 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
         log.warning("%s: nested more than %d deep; code structure not extracted", path, MAX_NESTING)
         return None
     tree = parser(name).parse(source)
-    if tree is None or tree.root_node.is_error:
+    if tree is None:
+        return None
+    if LANGUAGES[name].preprocessed and tree.root_node.has_error:
+        from szrag.code.preprocessor import best_reading  # only C and C++ need it
+
+        source, tree = best_reading(name, source, tree)
+    if tree.root_node.is_error:
         return None
     root = tree.root_node
     state = Extraction(LANGUAGES[name], path, source, root, RecordBuilder(name))

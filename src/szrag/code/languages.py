@@ -33,6 +33,9 @@ class LanguageSpec:
     # Patterns rooted at the file's root node. They run in a cursor that never starts below
     # the root: in the main query their open states would be checked at every node.
     root_query_files: tuple[str, ...] = ()
+    # read before its preprocessor runs: a file with errors is read again with directives
+    # and specifier macros blanked (``code.preprocessor``)
+    preprocessed: bool = False
 
 
 _ECMASCRIPT_TS = ("ecmascript-structure.scm", "typescript-structure.scm")
@@ -53,8 +56,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "ruby": LanguageSpec("ruby", "literal", ("ruby-structure.scm",)),
     "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
     "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
-    "c": LanguageSpec("c", "literal", ("c-structure.scm",)),
-    "cpp": LanguageSpec("cpp", "literal", ("c-structure.scm", "cpp-structure.scm")),
+    "c": LanguageSpec("c", "literal", ("c-structure.scm",), preprocessed=True),
+    "cpp": LanguageSpec(
+        "cpp", "literal", ("c-structure.scm", "cpp-structure.scm"), preprocessed=True
+    ),
 }
 
 # The official grammar wheels: (module, the function that returns its language)
