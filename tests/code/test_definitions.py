@@ -506,6 +506,11 @@ def test_blanking_keeps_every_byte_and_line_where_it_was() -> None:
     assert error_bytes(tree, "cpp") > 0
     best, reread = best_reading("cpp", source, tree)
     assert len(best) == len(source) and error_bytes(reread, "cpp") < error_bytes(tree, "cpp")
+    # an error in a small part of a file is left where it is: the file is read once
+    local = b"#if HAS(<x>)\n#endif\n" + b"int total(int a) {\n  return a;\n}\n" * 40
+    local_tree = parser("c").parse(local)
+    assert 0 < error_bytes(local_tree, "c") < len(local) / 10
+    assert best_reading("c", local, local_tree) == (local, local_tree)
     # a file that parses is read once, as it is
     clean = b"int total(int a) {\n  return a;\n}\n"
     clean_tree = parser("c").parse(clean)

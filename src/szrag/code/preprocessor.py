@@ -10,8 +10,9 @@ past its end and to own every function after it:
 - a macro standing where a specifier goes (``FMT_CONSTEXPR inline void f()``,
   ``class FMT_API format_error``).
 
-A file that does not parse cleanly is read again with its conditional directives blanked,
-then with such macros blanked too; the reading with the fewest bytes in errors is kept.
+A file a tenth or more of which lies in errors is read again with its conditional
+directives blanked, then with such macros blanked too; the reading with the fewest bytes in
+errors is kept.
 Blanking writes spaces over the characters and keeps line breaks, so every byte and line
 stays where it was. Each branch of a blanked conditional is then read as code, which is
 what a reader searching the file wants.
@@ -79,11 +80,18 @@ def error_bytes(tree: Tree, name: str) -> int:
     return total
 
 
+# errors in less of a file than this are local (a statement, a declaration): the file keeps
+# its structure, and reading it again would cost a parse or two for little
+REREAD_SHARE = 0.1
+
+
 def best_reading(name: str, source: bytes, tree: Tree) -> tuple[bytes, Tree]:
-    """``source`` and its ``tree``, or the blanked reading of it with the fewest bytes in
-    errors when it has any."""
+    """``source`` and its ``tree``, or, when errors cover a tenth of it or more, the blanked
+    reading of it with the fewest bytes in errors."""
     least = error_bytes(tree, name)
     best = (source, tree)
+    if least < REREAD_SHARE * len(source):
+        return best
     candidate = source
     for blank in (without_conditionals, without_specifier_macros):
         if not least:
