@@ -182,7 +182,7 @@ def prepare_file(
     if skip_generated and kind in SOURCE_TYPES:
         marker = generated_by(text)
         if marker is not None:
-            return Skip(path, f"generated: its first lines say \"{marker}\"")
+            return Skip(path, f'generated: its first lines say "{marker}"')
     chunks = create_chunks(text, path)
     try:
         # a parse costs about a second per megabyte and much memory: a file larger than this
