@@ -74,11 +74,13 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
         "csharp",
         "c",
         "cpp",
+        "kotlin",
     }
     partial = sorted(name for name, record in records.items() if record and record["partial"])
     assert partial == [
         "SyntaxError.cs",
         "SyntaxError.java",
+        "SyntaxError.kt",
         "broken.ts",
         "syntax_error.go",
         "syntax_error.js",
@@ -116,6 +118,7 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
     assert env["ItemController.java"] == ["DATABASE_URL"] and env["app.rb"] == ["API_KEY", "TOKEN"]
     assert env["routes.php"] == ["API_KEY", "DATABASE_URL"] and env["SyntaxError.cs"] == ["READY"]
     assert env["store.c"] == ["STORE_DIR"] and env["cart.cpp"] == ["CART_DISCOUNT"]
+    assert env["Cache.kt"] == ["CACHE_DIR", "HOME"] and env["SyntaxError.kt"] == ["READY"]
     # a component's script block is parsed in place: its lines are the file's own
     component = records["ItemList.vue"]
     assert component is not None and component["language"] == "typescript"
@@ -164,9 +167,10 @@ DEFINITION_SAMPLES = (
     "ruby/report_spec.rb",
     "c/store.c",
     "cpp/cart.cpp",
+    "kotlin/Cache.kt",
     "cpp/cart.hpp",
 )
-DEFINITION_FINGERPRINTS = {20: "d1463391b450a002"}
+DEFINITION_FINGERPRINTS = {21: "3b2a20e75f330615"}
 
 
 def test_a_change_to_what_files_define_bumps_the_schema_version() -> None:

@@ -108,6 +108,49 @@ def test_interface_and_enum_methods_belong_to_their_type() -> None:
     assert ("Save", "method", "IRepo") in _definitions("csharp/ItemsController.cs")
 
 
+def test_kotlin_members_belong_to_their_class_object_or_interface() -> None:
+    # a companion object's functions are called on the class (Cache.key), an enum's and an
+    # object's on the type; an extension function and a type alias stand alone
+    assert _definitions("kotlin/Cache.kt") == [
+        ("Cache", "class", None),
+        ("get", "method", "Cache"),
+        ("evict", "method", "Cache"),
+        ("close", "method", "Cache"),
+        ("key", "method", "Cache"),
+        ("Entry", "class", "Cache"),
+        ("write", "method", "Entry"),
+        ("Store", "interface", None),
+        ("open", "method", "Store"),
+        ("Tier", "class", None),
+        ("label", "method", "Tier"),
+        ("Registry", "type", None),
+        ("find", "method", "Registry"),
+        ("discounted", "function", None),
+        ("Loader", "type", None),
+    ]
+
+
+def test_kotlin_symbols_imports_and_units(tmp_path: Path) -> None:
+    from szrag.code.resolve import resolve_edges
+
+    shutil.copy(LANGUAGE_FIXTURES / "kotlin/Cache.kt", tmp_path / "Cache.kt")
+    with build_index(tmp_path) as index:
+        key = find_symbols("how is a cache key made? Cache.key", index)
+        assert (key[0].container, key[0].name, key[0].file) == ("Cache", "key", "Cache.kt")
+    record = analyse_source("src/main/kotlin/shop/cache/Cache.kt", "import shop.model.Item\n")
+    assert record is not None
+    known = frozenset({"src/main/kotlin/shop/cache/Cache.kt", "src/main/kotlin/shop/model/Item.kt"})
+    assert resolve_edges("src/main/kotlin/shop/cache/Cache.kt", record, known) == [
+        ("src/main/kotlin/shop/model/Item.kt", "import")
+    ]
+    # a class that fits a screen is one unit, with the doc comment above it
+    assert _units("kotlin/Cache.kt")[:3] == [
+        (1, 5, "module", None),
+        (7, 40, "class", "Cache"),
+        (42, 44, "interface", "Store"),
+    ]
+
+
 def _units(relative: str) -> list[tuple[int, int, str, str | None]]:
     text = (LANGUAGE_FIXTURES / relative).read_text(encoding="utf-8")
     record = analyse_source(relative, text)

@@ -663,14 +663,15 @@ def test_debug_notes_what_was_cut_and_where_nothing_parsed(tmp_path: Path) -> No
     from szrag.service.host import debug_question
 
     (tmp_path / "bundle.js").write_text("var needle=1;" * 1000 + "\n", encoding="utf-8")
-    (tmp_path / "Main.kt").write_text(
-        "".join(f"fun value{n}(needle: Int) = needle + {n}\n" for n in range(10)), encoding="utf-8"
+    (tmp_path / "main.lua").write_text(
+        "".join(f"local function value{n}(needle) return needle + {n} end\n" for n in range(10)),
+        encoding="utf-8",
     )
     build_index(tmp_path).close()
     report = debug_question(Question("needle", limit=4), tmp_path)
     notes = "\n".join(report.notes)
     assert "bundle.js:1-1: its text is cut at 3,500 characters (a line of 3,500+" in notes
-    assert "Main.kt:1-10: no definitions were parsed in this file; cut into windows" in notes
+    assert "main.lua:1-10: no definitions were parsed in this file; cut into windows" in notes
     assert report.to_dict()["notes"] == list(report.notes)
 
 

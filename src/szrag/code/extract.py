@@ -76,6 +76,7 @@ _CLASS_TYPES = frozenset(
         "class_specifier",
         "struct_specifier",
         "union_specifier",
+        "object_declaration",
     }
 )
 _CLASS_BODIES = frozenset(
@@ -91,6 +92,8 @@ _CLASS_BODIES = frozenset(
         "enum_constant",
         "field_declaration_list",
         "template_declaration",
+        "enum_class_body",
+        "companion_object",
     }
 )
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})

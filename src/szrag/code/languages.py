@@ -56,6 +56,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "ruby": LanguageSpec("ruby", "literal", ("ruby-structure.scm",)),
     "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
     "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
+    "kotlin": LanguageSpec("kotlin", "literal", ("kotlin-structure.scm",)),
     "c": LanguageSpec("c", "literal", ("c-structure.scm",), preprocessed=True),
     "cpp": LanguageSpec(
         "cpp", "literal", ("c-structure.scm", "cpp-structure.scm"), preprocessed=True
@@ -70,6 +71,7 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "ruby": ("tree_sitter_ruby", "language"),
     "php": ("tree_sitter_php", "language_php"),
     "csharp": ("tree_sitter_c_sharp", "language"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
 }
@@ -92,6 +94,8 @@ EXTENSIONS: dict[str, str] = {
     ".rake": "ruby",
     ".php": "php",
     ".cs": "csharp",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
     # C's and C++'s as files are typed; a .h header is C++ by what it holds (language_of_source)
     **extensions_of("c", "cpp"),
 }

@@ -172,6 +172,7 @@ RESOLVERS: dict[str, Resolver] = {
     "go": _go,
     "java": _dotted(".", ".java"),
     "csharp": _dotted(".", ".cs"),
+    "kotlin": _dotted(".", ".kt"),
     "php": _dotted("\\", ".php"),
     "rust": _rust,
     "ruby": _ruby,
