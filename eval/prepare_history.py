@@ -56,6 +56,7 @@ MORE_LANGUAGES: tuple[tuple[str, str, str], ...] = (
     ("rack", "rack+rack", "ruby"),
     ("guzzle", "guzzle+guzzle", "php"),
     ("polly", "App-vNext+Polly", "csharp"),
+    ("okhttp", "square+okhttp", "kotlin"),
 )
 MAX_CASES_PER_REPOSITORY = 40
 MAX_GOLD_FILES = 4  # a focused change: the files an engineer would open for that question
@@ -68,12 +69,13 @@ SOURCE_EXTENSIONS = frozenset(
     | {".go", ".rs", ".java", ".vue", ".svelte"}
 )
 MORE_EXTENSIONS = SOURCE_EXTENSIONS | frozenset(
-    {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".rb", ".php", ".cs"}
+    {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".rb", ".php", ".cs", ".kt", ".kts"}
 )
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testdata|testing|fixtures|e2e|benchmarks?)/"
     r"|(^|/)(test_[^/]*|conftest\.py)$|_test\.(go|py)$|[._-](test|spec|bench)\.[a-z]+$"
     r"|(^|/)[\w.]+\.(Tests?|Specs?|Benchmarks?)/|(Tests?|Specs?)\.cs$"  # C#'s test projects
+    r"|(^|/)src/\w+Test/"  # Kotlin's and Gradle's test source sets (jvmTest, androidTest)
 )
 _NOT_SOURCE_PATH = re.compile(
     r"(^|/)(docs?|examples?|vendor|third_party|dist|build|\.github|scripts?)/"
@@ -293,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--more-languages",
         action="store_true",
-        help="the held-out C, C++, Ruby, PHP and C# repositories instead (use another --out)",
+        help="the held-out C, C++, Ruby, PHP, C# and Kotlin repositories instead (another --out)",
     )
     options = parser.parse_args(argv)
     repositories, extensions = (

@@ -12,6 +12,7 @@ from szrag.base.text import (
     extract_line_references,
     file_type,
     heading_before,
+    is_test_path,
     normalise_path,
     own_paths,
     path_suffixes,
@@ -291,3 +292,28 @@ def test_the_token_text_spaces_every_camel_case_boundary_as_the_pattern_does() -
             value = "".join(char for char in value if char.isascii())
         expected = boundary.sub(" ", value).lower()
         assert token_text(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "test"),
+    [
+        ("tests/test_app.py", True),
+        ("src/app.test.ts", True),
+        ("cmd/root_test.go", True),
+        ("src/test/java/shop/Cart.java", True),
+        # a Gradle source set, a .NET test project, a JUnit, Kotlin, NUnit or PHPUnit class
+        ("okhttp/src/jvmTest/kotlin/okhttp3/CacheTest.kt", True),
+        ("app/src/androidTest/java/shop/Login.java", True),
+        ("src/Polly.Core.Tests/Retry/Options.cs", True),
+        ("Shop/OrderTests.cs", True),
+        ("lib/PaymentIT.java", True),
+        ("src/PaymentTest.php", True),
+        # code whose name only ends in those letters, or a feature folder in capitals
+        ("src/main/java/shop/Latest.java", False),
+        ("src/main/kotlin/Contest.kt", False),
+        ("src/ABTest/variant.py", False),
+        ("src/Polly/Policy.cs", False),
+    ],
+)
+def test_tests_are_known_by_their_folder_or_class_name(path: str, test: bool) -> None:
+    assert is_test_path(path) is test
