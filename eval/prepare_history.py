@@ -57,6 +57,7 @@ MORE_LANGUAGES: tuple[tuple[str, str, str], ...] = (
     ("guzzle", "guzzle+guzzle", "php"),
     ("polly", "App-vNext+Polly", "csharp"),
     ("okhttp", "square+okhttp", "kotlin"),
+    ("alamofire", "Alamofire+Alamofire", "swift"),
 )
 MAX_CASES_PER_REPOSITORY = 40
 MAX_GOLD_FILES = 4  # a focused change: the files an engineer would open for that question
@@ -69,10 +70,24 @@ SOURCE_EXTENSIONS = frozenset(
     | {".go", ".rs", ".java", ".vue", ".svelte"}
 )
 MORE_EXTENSIONS = SOURCE_EXTENSIONS | frozenset(
-    {".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".rb", ".php", ".cs", ".kt", ".kts"}
+    {
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".hpp",
+        ".hh",
+        ".rb",
+        ".php",
+        ".cs",
+        ".kt",
+        ".kts",
+        ".swift",
+    }
 )
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testdata|testing|fixtures|e2e|benchmarks?)/"
+    r"(^|/)(tests?|Tests?|__tests__|spec|specs|testdata|testing|fixtures|e2e|benchmarks?)/"
     r"|(^|/)(test_[^/]*|conftest\.py)$|_test\.(go|py)$|[._-](test|spec|bench)\.[a-z]+$"
     r"|(^|/)[\w.]+\.(Tests?|Specs?|Benchmarks?)/|(Tests?|Specs?)\.cs$"  # C#'s test projects
     r"|(^|/)src/\w+Test/"  # Kotlin's and Gradle's test source sets (jvmTest, androidTest)
@@ -295,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--more-languages",
         action="store_true",
-        help="the held-out C, C++, Ruby, PHP, C# and Kotlin repositories instead (another --out)",
+        help="the held-out C, C++, Ruby, PHP, C#, Kotlin and Swift repositories (another --out)",
     )
     options = parser.parse_args(argv)
     repositories, extensions = (

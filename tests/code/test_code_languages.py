@@ -75,12 +75,14 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
         "c",
         "cpp",
         "kotlin",
+        "swift",
     }
     partial = sorted(name for name, record in records.items() if record and record["partial"])
     assert partial == [
         "SyntaxError.cs",
         "SyntaxError.java",
         "SyntaxError.kt",
+        "SyntaxError.swift",
         "broken.ts",
         "syntax_error.go",
         "syntax_error.js",
@@ -119,6 +121,7 @@ def test_fixtures_cover_the_syntax_the_issue_names() -> None:
     assert env["routes.php"] == ["API_KEY", "DATABASE_URL"] and env["SyntaxError.cs"] == ["READY"]
     assert env["store.c"] == ["STORE_DIR"] and env["cart.cpp"] == ["CART_DISCOUNT"]
     assert env["Cache.kt"] == ["CACHE_DIR", "HOME"] and env["SyntaxError.kt"] == ["READY"]
+    assert env["Cache.swift"] == ["CACHE_DIR"] and env["SyntaxError.swift"] == ["READY"]
     # a component's script block is parsed in place: its lines are the file's own
     component = records["ItemList.vue"]
     assert component is not None and component["language"] == "typescript"
@@ -168,9 +171,10 @@ DEFINITION_SAMPLES = (
     "c/store.c",
     "cpp/cart.cpp",
     "kotlin/Cache.kt",
+    "swift/Cache.swift",
     "cpp/cart.hpp",
 )
-DEFINITION_FINGERPRINTS = {21: "3b2a20e75f330615"}
+DEFINITION_FINGERPRINTS = {22: "f9ef744c9dcce188"}
 
 
 def test_a_change_to_what_files_define_bumps_the_schema_version() -> None:

@@ -151,6 +151,28 @@ def test_kotlin_symbols_imports_and_units(tmp_path: Path) -> None:
     ]
 
 
+def test_swift_members_belong_to_their_type_and_an_extension_to_the_type_it_extends() -> None:
+    assert _definitions("swift/Cache.swift") == [
+        ("Cache", "class", None),
+        ("init", "method", "Cache"),
+        ("get", "method", "Cache"),
+        ("key", "method", "Cache"),
+        ("Entry", "class", "Cache"),
+        ("write", "method", "Entry"),
+        ("Store", "interface", None),
+        ("open", "method", "Store"),
+        ("Point", "type", None),
+        ("moved", "method", "Point"),
+        ("Tier", "type", None),
+        ("label", "method", "Tier"),
+        ("clear", "method", "Cache"),  # declared in `extension Cache`
+        ("Counter", "class", None),
+        ("increment", "method", "Counter"),
+        ("main", "function", None),
+        ("Loader", "type", None),
+    ]
+
+
 def _units(relative: str) -> list[tuple[int, int, str, str | None]]:
     text = (LANGUAGE_FIXTURES / relative).read_text(encoding="utf-8")
     record = analyse_source(relative, text)

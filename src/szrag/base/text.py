@@ -181,8 +181,8 @@ SOURCE_TYPES = CODE_TYPES | frozenset(
 
 
 TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
-    # a Gradle source set (src/jvmTest/, androidTest/), a .NET test project (Shop.Tests/),
+    r"(^|/)(tests?|Tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
+    # SwiftPM's Tests/, a Gradle source set (src/jvmTest/, androidTest/), a .NET test project (Shop.Tests/),
     # a JUnit, Kotlin, PHPUnit, XCTest or NUnit class (CacheTest.kt, OrderTests.cs, PayIT.java)
     r"|(^|/)\w*[a-z]Tests?/|(^|/)[\w.]+\.Tests?/"
     r"|[a-z0-9](Tests?|IT)\.(java|kt|kts|scala|groovy|cs|fs|php|swift)$"

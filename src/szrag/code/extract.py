@@ -77,6 +77,7 @@ _CLASS_TYPES = frozenset(
         "struct_specifier",
         "union_specifier",
         "object_declaration",
+        "protocol_declaration",
     }
 )
 _CLASS_BODIES = frozenset(
@@ -94,6 +95,7 @@ _CLASS_BODIES = frozenset(
         "template_declaration",
         "enum_class_body",
         "companion_object",
+        "protocol_body",
     }
 )
 _CALLABLE_KINDS = frozenset({"function", "method", "arrow"})

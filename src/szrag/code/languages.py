@@ -57,6 +57,7 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
     "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
     "kotlin": LanguageSpec("kotlin", "literal", ("kotlin-structure.scm",)),
+    "swift": LanguageSpec("swift", "literal", ("swift-structure.scm",)),
     "c": LanguageSpec("c", "literal", ("c-structure.scm",), preprocessed=True),
     "cpp": LanguageSpec(
         "cpp", "literal", ("c-structure.scm", "cpp-structure.scm"), preprocessed=True
@@ -72,6 +73,7 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "php": ("tree_sitter_php", "language_php"),
     "csharp": ("tree_sitter_c_sharp", "language"),
     "kotlin": ("tree_sitter_kotlin", "language"),
+    "swift": ("tree_sitter_swift", "language"),
     "c": ("tree_sitter_c", "language"),
     "cpp": ("tree_sitter_cpp", "language"),
 }
@@ -96,6 +98,7 @@ EXTENSIONS: dict[str, str] = {
     ".cs": "csharp",
     ".kt": "kotlin",
     ".kts": "kotlin",
+    ".swift": "swift",
     # C's and C++'s as files are typed; a .h header is C++ by what it holds (language_of_source)
     **extensions_of("c", "cpp"),
 }

@@ -104,6 +104,7 @@ _TYPE_WRAPPERS = frozenset(
         "parenthesized_type",
         "abstract_type",
         "scope_resolution",
+        "user_type",  # Swift's extended type, Kotlin's receiver
     }
 )
 _TYPE_NAMES = frozenset({"type_identifier", "identifier", "constant", "name"})

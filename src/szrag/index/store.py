@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 APPLICATION = "szrag"
 # how ``code.units`` cuts a file, whose units the index keeps: bumped with any change to it
 UNITS_VERSION = 2  # 2: callbacks are units; a long function's first lines join its first unit
-SCHEMA_VERSION = 21  # 21: Kotlin's structure; 20: C and C++ read again with directives
+SCHEMA_VERSION = 22  # 22: Swift's structure; 21: Kotlin's; 20: C and C++ read again with directives
 # and macros blanked;
 # 19: functions handed to a call under a name (routes, tests, events);
 # 18: TypeScript types, Go receivers and Rust impls among the definitions;
