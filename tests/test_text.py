@@ -313,6 +313,11 @@ def test_the_token_text_spaces_every_camel_case_boundary_as_the_pattern_does() -
         ("src/main/java/shop/Latest.java", False),
         ("src/main/kotlin/Contest.kt", False),
         ("src/ABTest/variant.py", False),
+        ("src/features/abTest/variant.ts", False),
+        ("Sources/SpeedTest/Client.swift", False),
+        ("tools/LoadTest/Main.cs", False),
+        ("junit-jupiter-params/src/main/java/org/junit/ParameterizedTest.java", False),
+        ("Sources/XCTestExtras/AsyncTest.swift", False),
         ("src/Polly/Policy.cs", False),
     ],
 )

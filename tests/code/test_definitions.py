@@ -544,29 +544,37 @@ def test_cpp_read_past_directives_and_macros_the_grammar_cannot_read(
         ],
     )
     # read as written, the include guard is one error and only one function is found
-    written = dataclasses.replace(LANGUAGES["cpp"], preprocessed=False)
+    written = dataclasses.replace(LANGUAGES["cpp"], reread=False)
     monkeypatch.setitem(LANGUAGES, "cpp", written)
     assert definitions() == (True, [("write_int", "function", 23, 27, None)])
 
 
 def test_blanking_keeps_every_byte_and_line_where_it_was() -> None:
     from szrag.code.languages import parser
-    from szrag.code.preprocessor import (
+    from szrag.code.rereading import (
         best_reading,
         error_bytes,
-        without_conditionals,
+        first_branches,
+        members_ended,
         without_specifier_macros,
     )
 
     source = HEADER_BEFORE_PREPROCESSING.encode()
-    for blanked in (without_conditionals(source), without_specifier_macros(source)):
-        assert len(blanked) == len(source)
-        assert blanked.count(b"\n") == source.count(b"\n")
-    plain = without_conditionals(source)
+    kotlin = b"class A {\r\n  companion object { const val X = 1 }\r\n}\r\n"
+    for written, blanked in (
+        (source, first_branches(source)),
+        (source, without_specifier_macros(source)),
+        (kotlin, members_ended(kotlin)),
+    ):
+        assert len(blanked) == len(written)
+        assert blanked.count(b"\n") == written.count(b"\n")
+        assert blanked.count(b"\r") == written.count(b"\r")
+    plain = first_branches(source)
     assert b"#if" not in plain and b"#endif" not in plain and b"#define SHOP_FORMAT_H_" in plain
     macros = without_specifier_macros(plain)
     assert b"SHOP_CONSTEXPR" not in macros and b"SHOP_API" not in macros
     assert b"#  define SHOP_USE_STRING_VIEW" in without_specifier_macros(source)
+    assert members_ended(kotlin) == b"class A {\r\n  companion object { const val X = 1;}\r\n}\r\n"
     tree = parser("cpp").parse(source)
     assert error_bytes(tree, "cpp") > 0
     best, reread = best_reading("cpp", source, tree)
@@ -580,3 +588,109 @@ def test_blanking_keeps_every_byte_and_line_where_it_was() -> None:
     clean = b"int total(int a) {\n  return a;\n}\n"
     clean_tree = parser("c").parse(clean)
     assert best_reading("c", clean, clean_tree) == (clean, clean_tree)
+
+
+C_BRANCHES_OPEN_THEIR_OWN_BRACES = (
+    """\
+static int check(int a, int b) {
+#if defined(HAVE_FAST)
+  if (a && b) {
+#else
+  if (a) {
+#endif
+    return 1;
+  }
+  return 0;
+}
+"""
+    + "".join(f"int helper{n}(int x) {{\n  return x + {n};\n}}\n" for n in range(8))
+    + "int broken(int x) {\n  return x +* ;\n}\n"
+)
+
+C_TYPE_NAMED_LIKE_A_MACRO = """\
+#ifndef DRV_H
+#define DRV_H
+#if DRV_HAS_INCLUDE(<stdint.h>)
+#include <stdint.h>
+#endif
+typedef int STATUS_CODE;
+STATUS_CODE dev_open(int *info) {
+  return 0;
+}
+DRV_EXPORT const char *dev_name(void) {
+  return "d";
+}
+int dev_count(void) {
+  return 1;
+}
+#endif
+"""
+
+
+def test_c_read_again_keeps_a_conditionals_first_branch_and_every_function() -> None:
+    # reading both branches would open two braces and close one: check would own the rest
+    record = analyse_source("src/check.c", C_BRANCHES_OPEN_THEIR_OWN_BRACES)
+    assert record is not None
+    spans = [(item["name"], item["line"], item["end_line"]) for item in record["functions"]]
+    assert spans[:2] == [("check", 1, 10), ("helper0", 11, 13)]
+    assert [name for name, _, _ in spans] == [
+        "check",
+        *(f"helper{n}" for n in range(8)),
+        "broken",
+    ]
+    # STATUS_CODE is a type: blanked as a macro, dev_open would no longer be a function,
+    # and a reading that finds fewer functions is not kept
+    record = analyse_source("include/drv.h", C_TYPE_NAMED_LIKE_A_MACRO)
+    assert record is not None
+    assert [item["name"] for item in record["functions"] if item["kind"] == "function"] == [
+        "dev_open",
+        "dev_name",
+        "dev_count",
+    ]
+
+
+def test_kotlin_one_line_bodies_keep_the_file_and_their_owners() -> None:
+    source = """\
+class Outer {
+    companion object Factory { fun make() = Outer() }
+    object Keys { const val B = "b" }
+    inner class In { fun x() {} }
+    interface L { fun on() }
+    fun a() = 1
+}
+fun top() = 1
+"""
+    record = analyse_source("Outer.kt", source)
+    assert record is not None and not record["partial"]
+    assert [(item["name"], item["container"]) for item in record["functions"]] == [
+        ("Outer", None),
+        ("make", "Outer"),
+        ("Keys", "Outer"),
+        ("In", "Outer"),
+        ("x", "In"),
+        ("L", "Outer"),
+        ("on", "L"),
+        ("a", "Outer"),
+        ("top", None),
+    ]
+
+
+def test_swift_subscripts_are_no_calls_and_a_generic_extension_keeps_its_type() -> None:
+    source = """\
+extension Array<Int> {
+    func total() -> Int { 0 }
+}
+func run() {
+    let key = cache["key"]
+    let first = store.items[0]
+    load { print(key) }
+    store.save(first)
+}
+"""
+    record = analyse_source("Cache.swift", source)
+    assert record is not None
+    assert [(item["name"], item["container"]) for item in record["functions"]] == [
+        ("total", "Array"),
+        ("run", None),
+    ]
+    assert sorted({call["name"] for call in record["calls"]}) == ["load", "print", "save"]

@@ -15,6 +15,7 @@ when that file is absent, the ``[tool.szrag]`` table of its ``pyproject.toml``::
     extra_extensions = [".sql"]    # indexed as text
     extra_ignores = ["fixtures/large/", "*.snap"]   # gitignore syntax
     max_file_bytes = 1048576       # files above this are skipped and reported
+    index_generated = true         # index code whose first lines say a tool wrote it
     ranker = "spec"
     context_budget = 12000         # tokens of repository context given to the model
     context_window = 32768         # the model's window: the whole request is kept inside it
@@ -66,7 +67,7 @@ SOURCE_EXTENSIONS = frozenset(
     | {".ml", ".mli", ".elm", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".sql"}
     | {".graphql", ".gql", ".proto", ".thrift", ".tf", ".tfvars", ".hcl", ".nix"}
     | {".scss", ".sass", ".less", ".hbs", ".ejs", ".pug", ".njk", ".jinja", ".j2", ".erb"}
-    | {".y", ".yy", ".l", ".ll", ".g4"}  # grammars: what a generated parser was made from
+    | {".y", ".yy", ".l", ".g4"}  # grammars: what a generated parser was made from
 )
 DEFAULT_EXTRA_EXTENSIONS = SOURCE_EXTENSIONS | frozenset(
     {".yaml", ".toml", ".txt", ".rst", ".ini", ".cfg", ".xml", ".properties", ".mdx", ".adoc"}
@@ -320,6 +321,7 @@ _KNOWN_KEYS = {
     "extra_extensions",
     "extra_ignores",
     "max_file_bytes",
+    "index_generated",
     "ranker",
     "context_budget",
     "context_window",
@@ -378,6 +380,8 @@ def load_repo_config(root: Path, *, profile: str | None = None) -> RepoConfig:
             raise ConfigError(f"{where}: unknown ranker {ranker!r}")
         if chosen.name != "slackzilla":
             chosen = replace(chosen, ranker=str(ranker))
+    if _optional_flag(raw, "index_generated", where):
+        chosen = replace(chosen, skips_generated=False)
     max_bytes = raw.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
         raise ConfigError(f"{where}: max_file_bytes must be a positive integer")

@@ -132,7 +132,6 @@ _FILE_TYPES: dict[str, str] = {
     ".y": "grammar",  # yacc and Bison
     ".yy": "grammar",
     ".l": "grammar",  # lex and flex
-    ".ll": "grammar",
     ".g4": "grammar",  # ANTLR
     ".graphql": "graphql",
     ".gql": "graphql",
@@ -182,10 +181,12 @@ SOURCE_TYPES = CODE_TYPES | frozenset(
 
 TEST_PATH = re.compile(
     r"(^|/)(tests?|Tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
-    # SwiftPM's Tests/, a Gradle source set (src/jvmTest/, androidTest/), a .NET test project (Shop.Tests/),
-    # a JUnit, Kotlin, PHPUnit, XCTest or NUnit class (CacheTest.kt, OrderTests.cs, PayIT.java)
-    r"|(^|/)\w*[a-z]Tests?/|(^|/)[\w.]+\.Tests?/"
-    r"|[a-z0-9](Tests?|IT)\.(java|kt|kts|scala|groovy|cs|fs|php|swift)$"
+    # SwiftPM's Tests/, a Gradle source set (src/jvmTest/), a .NET test project (Shop.Tests/)
+    r"|(^|/)src/\w*[a-z]Tests?/|(^|/)[\w.]+\.Tests?/"
+    # a JUnit, Kotlin, PHPUnit, XCTest or NUnit class (CacheTest.kt, OrderTests.cs,
+    # PayIT.java), but not a testing library's own code (src/main/.../ParameterizedTest.java)
+    r"|^(?!(.*/)?(src/main|Sources)/).*[a-z0-9](Tests?|IT)"
+    r"\.(java|kt|kts|scala|groovy|cs|fs|php|swift)$"
 )
 
 

@@ -459,6 +459,11 @@ KEYS = (
     ),
     Key("max_file_bytes", "1048576", "files above this size are skipped and reported"),
     Key(
+        "index_generated",
+        "`false`",
+        "`true`: index code whose first lines say a tool wrote it (`DO NOT EDIT`, `@generated`)",
+    ),
+    Key(
         "context_budget",
         "12000 (4000 in `slackzilla`)",
         "tokens of repository context given to the model",

@@ -162,8 +162,8 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     tree = parser(name).parse(source)
     if tree is None:
         return None
-    if LANGUAGES[name].preprocessed and tree.root_node.has_error:
-        from szrag.code.preprocessor import best_reading  # only C and C++ need it
+    if LANGUAGES[name].reread and tree.root_node.has_error:
+        from szrag.code.rereading import best_reading  # only a few languages need it
 
         source, tree = best_reading(name, source, tree)
     if tree.root_node.is_error:

@@ -104,7 +104,7 @@ _TYPE_WRAPPERS = frozenset(
         "parenthesized_type",
         "abstract_type",
         "scope_resolution",
-        "user_type",  # Swift's extended type, Kotlin's receiver
+        "user_type",  # the type a Swift extension extends
     }
 )
 _TYPE_NAMES = frozenset({"type_identifier", "identifier", "constant", "name"})
@@ -116,6 +116,10 @@ def type_name(node: Node) -> str | None:
     ``InteractivePrinter`` and ``Display``; a type with no name of its own (a slice, a
     tuple) gives None."""
     while node.type in _TYPE_WRAPPERS:
+        if node.type == "user_type":  # Array<Int>: the name, not its type arguments
+            named = [child for child in node.named_children if child.type == "type_identifier"]
+            node = named[-1] if named else node
+            break
         inner = (
             node.child_by_field_name("type")
             or node.child_by_field_name("name")

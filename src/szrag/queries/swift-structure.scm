@@ -10,9 +10,13 @@
 (protocol_function_declaration name: (simple_identifier) @name) @definition.function
 (init_declaration "init" @name) @definition.function
 
-(call_expression . (simple_identifier) @reference.call)
+; a call's arguments in parentheses or a trailing closure: a subscript (cache["key"]) is no call
 (call_expression
-  . (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @reference.call)))
+  . (simple_identifier) @reference.call
+  (call_suffix [(value_arguments . "(") (lambda_literal)]))
+(call_expression
+  . (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @reference.call))
+  (call_suffix [(value_arguments . "(") (lambda_literal)]))
 
 (import_declaration (identifier) @import.source) @import.name
 

@@ -95,9 +95,10 @@ def path_lookup(index: IndexStore) -> PathLookup:
 
 def named_path(requested: str, paths: PathLookup, question: str = "") -> str | None:
     """The indexed file a path the question writes names (``path_suffixes``: the longest
-    indexed tail; else the one indexed path ending in it), if any; a file name alone (``webhook.js:20``) names the one file of that
-    name, wherever it is, when there is one and ``question`` writes its name as the file
-    does (``Node.js`` in a question is a runtime, not ``lib/node.js``)."""
+    indexed tail; else the one indexed path ending in it), if any; a file name alone
+    (``webhook.js:20``) names the one file of that name, wherever it is, when there is one
+    and ``question`` writes its name as the file does (``Node.js`` in a question is a
+    runtime, not ``lib/node.js``)."""
     by_lower = paths.by_lower
     named = next((by_lower[tail] for tail in path_suffixes(requested) if tail in by_lower), None)
     if named is not None:

@@ -455,7 +455,8 @@ def chosen_units(
     lines: AbstractSet[int] = frozenset(),
 ) -> list[ScoredUnit]:
     """The best unit of the file, then up to ``FILE_UNITS`` in all that score within
-    ``CLOSE_SHARE`` of it, while they fit ``FILE_LINES`` lines."""
+    ``CLOSE_SHARE`` of it, while they fit ``FILE_LINES`` lines; past those, more scoring as
+    close while all of them fit ``SCREEN_LINES`` (units of a few lines each)."""
     ranked = rank_units(found, question, windows, lines)
     if not ranked:
         return []
