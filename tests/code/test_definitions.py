@@ -143,6 +143,18 @@ def test_kotlin_symbols_imports_and_units(tmp_path: Path) -> None:
     assert resolve_edges("src/main/kotlin/shop/cache/Cache.kt", record, known) == [
         ("src/main/kotlin/shop/model/Item.kt", "import")
     ]
+    # a class of the project's Java, as an Android project mixes them
+    mixed = frozenset({"src/main/kotlin/shop/cache/Cache.kt", "src/main/java/shop/model/Item.java"})
+    assert resolve_edges("src/main/kotlin/shop/cache/Cache.kt", record, mixed) == [
+        ("src/main/java/shop/model/Item.java", "import")
+    ]
+    reads = analyse_source(
+        "Env.kt",
+        'fun env() {\n  val a = java.lang.System.getenv("PATH")\n'
+        '  val b = config.System.x.getenv("NOT_READ")\n}\n',
+    )
+    assert reads is not None
+    assert [item["name"] for item in reads["environment_variables"]] == ["PATH"]
     # a class that fits a screen is one unit, with the doc comment above it
     assert _units("kotlin/Cache.kt")[:3] == [
         (1, 5, "module", None),

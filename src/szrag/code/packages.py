@@ -88,14 +88,22 @@ def _go(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
     return []
 
 
-def _dotted(separator: str, suffix: str) -> Resolver:
+def _dotted(separator: str, *suffixes: str) -> Resolver:
+    """A class by its package path, in a file of the first of ``suffixes`` that has one
+    (Kotlin imports Java's classes as its own)."""
+
     def resolve(path: str, item: dict[str, Any], known: Collection[str]) -> list[str]:
         written = str(item["source"]).strip().lstrip(separator)
         if written.endswith("*") or " " in written:
             return []
         segments = [part for part in written.split(separator) if part]
-        found = _tail_match(segments, suffix, known) if len(segments) > 1 else None
-        return [found] if found else []
+        if len(segments) < 2:
+            return []
+        for suffix in suffixes:
+            found = _tail_match(segments, suffix, known)
+            if found:
+                return [found]
+        return []
 
     return resolve
 
@@ -172,7 +180,7 @@ RESOLVERS: dict[str, Resolver] = {
     "go": _go,
     "java": _dotted(".", ".java"),
     "csharp": _dotted(".", ".cs"),
-    "kotlin": _dotted(".", ".kt"),
+    "kotlin": _dotted(".", ".kt", ".java"),
     "php": _dotted("\\", ".php"),
     "rust": _rust,
     "ruby": _ruby,

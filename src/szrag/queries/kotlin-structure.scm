@@ -11,8 +11,18 @@
 
 (import (qualified_identifier) @import.source) @import.name
 
+; System.getenv("HOME")
 (call_expression
   . (navigation_expression . (identifier) @_object . (identifier) @_method .)
+  (value_arguments . (value_argument . (string_literal) @env.name))
+  (#eq? @_object "System")
+  (#eq? @_method "getenv")) @env
+
+; java.lang.System.getenv("HOME")
+(call_expression
+  . (navigation_expression
+    . (navigation_expression (identifier) @_object .)
+    . (identifier) @_method .)
   (value_arguments . (value_argument . (string_literal) @env.name))
   (#eq? @_object "System")
   (#eq? @_method "getenv")) @env
