@@ -110,7 +110,7 @@ def test_interface_and_enum_methods_belong_to_their_type() -> None:
 
 def test_kotlin_members_belong_to_their_class_object_or_interface() -> None:
     # a companion object's functions are called on the class (Cache.key), an enum's and an
-    # object's on the type; an extension function and a type alias stand alone
+    # object's on the type, an extension function on the type it extends (Cost.discounted)
     assert _definitions("kotlin/Cache.kt") == [
         ("Cache", "class", None),
         ("get", "method", "Cache"),
@@ -125,7 +125,7 @@ def test_kotlin_members_belong_to_their_class_object_or_interface() -> None:
         ("label", "method", "Tier"),
         ("Registry", "type", None),
         ("find", "method", "Registry"),
-        ("discounted", "function", None),
+        ("discounted", "method", "Cost"),
         ("Loader", "type", None),
     ]
 

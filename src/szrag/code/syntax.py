@@ -104,7 +104,7 @@ _TYPE_WRAPPERS = frozenset(
         "parenthesized_type",
         "abstract_type",
         "scope_resolution",
-        "user_type",  # the type a Swift extension extends
+        "user_type",  # the type a Swift extension or a Kotlin extension function extends
     }
 )
 _TYPE_NAMES = frozenset({"type_identifier", "identifier", "constant", "name"})
@@ -116,8 +116,8 @@ def type_name(node: Node) -> str | None:
     ``InteractivePrinter`` and ``Display``; a type with no name of its own (a slice, a
     tuple) gives None."""
     while node.type in _TYPE_WRAPPERS:
-        if node.type == "user_type":  # Array<Int>: the name, not its type arguments
-            named = [child for child in node.named_children if child.type == "type_identifier"]
+        if node.type == "user_type":  # Array<Int>, Request.Builder: the last name
+            named = [child for child in node.named_children if child.type in _TYPE_NAMES]
             node = named[-1] if named else node
             break
         inner = (

@@ -4,7 +4,8 @@
 (class_declaration "interface" name: (identifier) @name) @definition.interface
 (object_declaration name: (identifier) @name) @definition.type
 (type_alias type: (identifier) @name) @definition.type
-(function_declaration name: (identifier) @name) @definition.function
+; an extension function belongs to the type it extends: fun Request.Builder.cacheControl()
+(function_declaration (user_type)? @definition.container . name: (identifier) @name) @definition.function
 
 (call_expression . (identifier) @reference.call)
 (call_expression . (navigation_expression (identifier) @reference.call .))
