@@ -309,6 +309,8 @@ def test_the_token_text_spaces_every_camel_case_boundary_as_the_pattern_does() -
         ("lib/PaymentIT.java", True),
         ("src/PaymentTest.php", True),
         ("Tests/AlamofireTests/SessionTests.swift", True),
+        ("MyAppTests/Helpers/MockSession.swift", True),
+        ("MyAppUITests/Flows.swift", True),
         # code whose name only ends in those letters, or a feature folder in capitals
         ("src/main/java/shop/Latest.java", False),
         ("src/main/kotlin/Contest.kt", False),

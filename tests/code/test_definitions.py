@@ -661,6 +661,77 @@ def test_c_read_again_keeps_a_conditionals_first_branch_and_every_function() -> 
     ]
 
 
+def test_c_read_again_reads_the_live_branch_types_with_their_macro_and_no_branch_for_nothing() -> (
+    None
+):
+    # an #if 0's #else is the code that is read
+    disabled = """\
+#ifndef LIB_H
+#define LIB_H
+#if LIB_HAS_INCLUDE(<string_view>)
+#  define LIB_VIEW 1
+#endif
+#if 0
+int old_parse(int x) {
+  return x;
+}
+#else
+int parse(int x) {
+  return x + 1;
+}
+#endif
+#endif
+"""
+    record = analyse_source("lib.h", disabled)
+    assert record is not None
+    assert [item["name"] for item in record["functions"]] == ["parse"]
+    # blanking the export macro makes the struct a struct (one function fewer for error
+    # recovery, one type more): kept
+    exported = """\
+#ifndef LIB_H
+#define LIB_H
+#if LIB_HAS_INCLUDE(<string_view>)
+#  define LIB_VIEW 1
+#endif
+struct LIB_EXPORT options {
+  int width;
+};
+LIB_INLINE int twice(int x) {
+  return x * 2;
+}
+LIB_INLINE int thrice(int x) {
+  return x * 3;
+}
+#endif
+"""
+    record = analyse_source("options.h", exported)
+    assert record is not None and not record["partial"]
+    assert [(item["name"], item["kind"]) for item in record["functions"]] == [
+        ("options", "type"),
+        ("twice", "function"),
+        ("thrice", "function"),
+    ]
+    # keeping the first branch helps nothing here: the macros are blanked in the text as
+    # written, and the #else's function stays
+    branches = """\
+#ifdef _WIN32
+int open_port(int n) {
+  return n;
+}
+#else
+int open_port(int n) {
+  return n + 1;
+}
+int posix_only(void) {
+  return 0;
+}
+#endif
+""" + "".join(f"LIB_API int parse{n}(int x) {{\n  return x;\n}}\n" for n in range(4))
+    record = analyse_source("port.c", branches)
+    assert record is not None
+    assert "posix_only" in [item["name"] for item in record["functions"]]
+
+
 def test_kotlin_one_line_bodies_keep_the_file_and_their_owners() -> None:
     source = """\
 class Outer {
@@ -669,6 +740,9 @@ class Outer {
     inner class In { fun x() {} }
     interface L { fun on() }
     fun a() = 1
+    fun bind(v: View) {
+        v.setOnClickListener { _ -> }
+    }
 }
 fun top() = 1
 """
@@ -683,7 +757,28 @@ fun top() = 1
         ("L", "Outer"),
         ("on", "L"),
         ("a", "Outer"),
+        ("bind", "Outer"),
         ("top", None),
+    ]
+
+
+def test_kotlin_extension_functions_belong_to_the_type_they_extend_outside_a_class() -> None:
+    source = """\
+fun Request.Builder.cacheControl(x: Int): Request.Builder = this
+fun String?.orBlank(): String = this ?: ""
+fun <T> T.clamp(): T = this
+class A {
+    fun Int.twice(): Int = this * 2
+}
+"""
+    record = analyse_source("Ext.kt", source)
+    assert record is not None
+    assert [(item["name"], item["container"]) for item in record["functions"]] == [
+        ("cacheControl", "Builder"),
+        ("orBlank", "String"),
+        ("clamp", None),  # an extension of any type
+        ("A", None),
+        ("twice", "A"),  # a member extension is its class's
     ]
 
 

@@ -181,8 +181,9 @@ SOURCE_TYPES = CODE_TYPES | frozenset(
 
 TEST_PATH = re.compile(
     r"(^|/)(tests?|Tests?|__tests__|spec|fixtures)/|(^|/)test_[^/]*$|[._-](test|spec)\.[a-z]+$"
-    # SwiftPM's Tests/, a Gradle source set (src/jvmTest/), a .NET test project (Shop.Tests/)
-    r"|(^|/)src/\w*[a-z]Tests?/|(^|/)[\w.]+\.Tests?/"
+    # SwiftPM's Tests/, an Xcode test target (ShopTests/), a Gradle source set (src/jvmTest/),
+    # a .NET test project (Shop.Tests/)
+    r"|(^|/)\w+Tests/|(^|/)src/\w*[a-z]Tests?/|(^|/)[\w.]+\.Tests?/"
     # a JUnit, Kotlin, PHPUnit, XCTest or NUnit class (CacheTest.kt, OrderTests.cs,
     # PayIT.java), but not a testing library's own code (src/main/.../ParameterizedTest.java)
     r"|^(?!(.*/)?(src/main|Sources)/).*[a-z0-9](Tests?|IT)"

@@ -221,7 +221,8 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
     name_node = first_capture(captures, "name")
     if name_node is None:
         return
-    owner: Node | None = first_capture(captures, "definition.container")  # a Go receiver
+    # a Go method's receiver, a Kotlin extension function's
+    owner: Node | None = first_capture(captures, "definition.container")
     scope: str | None = None
     if name_node.type == "default":  # export default function () {}: named for its module
         name = module_name(state.path)
@@ -235,10 +236,11 @@ def _definition(state: Extraction, captures: Captures, role: str) -> None:
         return  # an overload's signature reads as part of the function it declares
     kind = role.removeprefix("definition.")
     parent = node.parent  # looked up once: tree-sitter finds a parent by descending the tree
-    if owner is not None:
+    container = scope or _enclosing_class(parent, state.path)
+    if owner is not None and container is None:  # a member extension belongs to its class
         container = type_name(owner)
-    else:
-        container = scope or _enclosing_class(parent, state.path)
+        if container in _type_parameters(node):
+            container = None  # fun <T> T.clamp(): an extension of any type
     if kind == "function" and container is not None:
         kind = "method"  # a Python method, a Rust function of an impl or a trait
     if kind in _CALLABLE_KINDS:
@@ -355,6 +357,18 @@ def _first_overload(function: Node, name: str, start: int) -> int:
         start = line(_statement(before))
         before = _declared(_statement(before).prev_named_sibling)
     return start
+
+
+def _type_parameters(node: Node) -> set[str]:
+    """The names of the type parameters a definition declares (``<T>``)."""
+    names: set[str] = set()
+    for child in node.named_children:
+        if child.type == "type_parameters":
+            for parameter in child.named_children:
+                first = parameter.named_children[0] if parameter.named_children else None
+                if first is not None:
+                    names.add(text(first))
+    return names
 
 
 def _enclosing_class(parent: Node | None, path: str) -> str | None:

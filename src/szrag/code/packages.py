@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,16 +60,19 @@ def _frozen(known: Collection[str]) -> frozenset[str]:
     return known if isinstance(known, frozenset) else frozenset(known)
 
 
-def _tail_match(segments: list[str], suffix: str, known: Collection[str]) -> str | None:
-    """The indexed path that ends in the longest tail of ``segments`` + ``suffix``."""
+def _tail_match(segments: list[str], suffixes: Sequence[str], known: Collection[str]) -> str | None:
+    """The indexed path that ends in the longest tail of ``segments`` + a suffix, the first
+    of ``suffixes`` winning between tails of one length."""
     if not segments:
         return None
-    candidates = _layout(_frozen(known)).by_name.get(segments[-1] + suffix, [])
+    layout = _layout(_frozen(known))
+    candidates = {suffix: layout.by_name.get(segments[-1] + suffix, []) for suffix in suffixes}
     for start in range(len(segments)):
-        tail = "/".join(segments[start:]) + suffix
-        found = [path for path in candidates if path == tail or path.endswith("/" + tail)]
-        if found:
-            return found[0]
+        for suffix in suffixes:
+            tail = "/".join(segments[start:]) + suffix
+            found = [path for path in candidates[suffix] if path == tail or path.endswith("/" + tail)]
+            if found:
+                return found[0]
     return None
 
 
@@ -97,13 +100,8 @@ def _dotted(separator: str, *suffixes: str) -> Resolver:
         if written.endswith("*") or " " in written:
             return []
         segments = [part for part in written.split(separator) if part]
-        if len(segments) < 2:
-            return []
-        for suffix in suffixes:
-            found = _tail_match(segments, suffix, known)
-            if found:
-                return [found]
-        return []
+        found = _tail_match(segments, suffixes, known) if len(segments) > 1 else None
+        return [found] if found else []
 
     return resolve
 

@@ -13,8 +13,8 @@ writers use what its grammar does not know.
   that closes its body: ``companion object { const val A = 1 }`` made the whole file an
   error. The file is read again with a ``;`` in place of the space before each such ``}``.
 
-Every rewrite keeps each byte and line where it was, and each is applied to the text the one
-before it wrote. The reading kept is the one with the fewest bytes in errors (an ``ERROR``
+Every rewrite keeps each byte and line where it was, and each is applied to the best reading
+so far. The reading kept is the one with the fewest bytes in errors (an ``ERROR``
 node's, and a ``MISSING`` node's parent's). A rewrite that should lose no definition (a
 macro blanked, a ``;`` written) is not kept when its reading finds fewer than the one it
 rewrote: ``STATUS_CODE dev_open(...)``, where ``STATUS_CODE`` is a type, is no function once
@@ -34,6 +34,8 @@ from szrag.code.languages import grammar, parser
 
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
 _OPENS = frozenset({b"if", b"ifdef", b"ifndef"})
+# ``#if 0`` (or ``false``): code set aside, its ``#else`` the branch that is read
+_DISABLED = re.compile(rb"^[ \t]*#[ \t]*if[ \t]+(?:0|false)[ \t]*(?:/[/*].*)?\r?$")
 _NOT_LINE_END = re.compile(rb"[^\r]")
 # an upper-case name with an underscore (a project's macro: ``FMT_API``, ``JV_INLINE``)
 # followed on its line by a name or a keyword; a directive's own lines are passed over, so
@@ -44,14 +46,20 @@ _SPECIFIER_MACRO = re.compile(
     re.MULTILINE,
 )
 # a member's end and the ``}`` closing its body on one line: ``{ const val A = 1 }``
-_MEMBER_THEN_CLOSE = re.compile(rb"(?<=[^\s{;])[ \t](?=\}[ \t]*(?:\r?\n|$))", re.MULTILINE)
+# (not an empty lambda's ``{ _ -> }``)
+_MEMBER_THEN_CLOSE = re.compile(
+    rb"(?<=[^\s{;])(?<!->)[ \t](?=\}[ \t]*(?:\r?\n|$))", re.MULTILINE
+)
 
 
 def first_branches(source: bytes) -> bytes:
-    """``source`` with each conditional's first branch kept and its directives and other
-    branches blanked."""
+    """``source`` with each conditional's first branch kept (the one after an ``#if 0``'s)
+    and its directives and other branches blanked."""
     lines = source.split(b"\n")
-    later: list[bool] = []  # per open conditional: past its first branch
+    # per open conditional: whether the branch being read is blanked, and whether a branch
+    # of it has been kept
+    blanked: list[bool] = []
+    kept: list[bool] = []
     continued = False
     for number, text in enumerate(lines):
         directive = None if continued else _DIRECTIVE.match(text)
@@ -59,15 +67,19 @@ def first_branches(source: bytes) -> bytes:
             if directive is not None:
                 word = directive[1]
                 if word in _OPENS:
-                    later.append(False)
+                    disabled = bool(_DISABLED.match(text))
+                    blanked.append(disabled)
+                    kept.append(not disabled)
                 elif word == b"endif":
-                    if later:
-                        later.pop()
-                elif later:
-                    later[-1] = True
+                    if blanked:
+                        blanked.pop()
+                        kept.pop()
+                elif blanked:
+                    blanked[-1] = kept[-1]
+                    kept[-1] = True
             lines[number] = _NOT_LINE_END.sub(b" ", text)
             continued = text.rstrip(b"\r").endswith(b"\\")
-        elif any(later):
+        elif any(blanked):
             lines[number] = _NOT_LINE_END.sub(b" ", text)
     return b"\n".join(lines)
 
@@ -109,14 +121,20 @@ class Rereading:
 # errors in less of a C file than this are local (a statement, a declaration): the file keeps
 # its structure, and reading it again would cost a parse or two for little. Kotlin's member
 # rule is read again whatever the share: an error there loses the members' owner
-_C = Rereading(
-    (Rewrite(first_branches, False), Rewrite(without_specifier_macros, True)),
-    "(function_definition) @definition",
-    least_share=0.1,
+_C_REWRITES = (Rewrite(first_branches, False), Rewrite(without_specifier_macros, True))
+# error recovery reads ``struct API options {...}`` as a function: a rewrite that makes it a
+# struct again loses a function and gains a type with a body
+_C_DEFINITIONS = (
+    "(function_definition) (struct_specifier body: (_)) (union_specifier body: (_))"
+    " (enum_specifier body: (_))"
 )
 REREADINGS: dict[str, Rereading] = {
-    "c": _C,
-    "cpp": _C,
+    "c": Rereading(_C_REWRITES, f"[{_C_DEFINITIONS}] @definition", least_share=0.1),
+    "cpp": Rereading(
+        _C_REWRITES,
+        f"[{_C_DEFINITIONS} (class_specifier body: (_))] @definition",
+        least_share=0.1,
+    ),
     "kotlin": Rereading(
         (Rewrite(members_ended, True),),
         "[(function_declaration) (class_declaration) (object_declaration)] @definition",
@@ -162,19 +180,20 @@ def best_reading(name: str, source: bytes, tree: Tree) -> tuple[bytes, Tree]:
     best = (source, tree)
     if rereading is None or not least or least < rereading.least_share * len(source):
         return best
-    text, found = source, _definitions(tree, name, rereading.definitions)
+    found = _definitions(tree, name, rereading.definitions)
     for rewrite in rereading.rewrites:
-        rewritten = rewrite.apply(text)
-        if rewritten == text:
+        # each rewrite starts from the best reading so far: one that did not help (a
+        # conditional's other branch dropped for nothing) is not built on
+        rewritten = rewrite.apply(best[0])
+        if rewritten == best[0]:
             continue
         reread = parser(name).parse(rewritten)
         count = _definitions(reread, name, rereading.definitions)
         if rewrite.keeps_definitions and count < found:
-            continue  # it broke what it rewrote: the next rewrite starts from the same text
-        text, found = rewritten, count
+            continue  # it broke what it rewrote
         errors = error_bytes(reread, name)
         if errors < least:
-            least, best = errors, (rewritten, reread)
+            least, best, found = errors, (rewritten, reread), count
             if not least:
                 break
     return best

@@ -105,6 +105,7 @@ _TYPE_WRAPPERS = frozenset(
         "abstract_type",
         "scope_resolution",
         "user_type",  # the type a Swift extension or a Kotlin extension function extends
+        "nullable_type",  # fun String?.orBlank()
     }
 )
 _TYPE_NAMES = frozenset({"type_identifier", "identifier", "constant", "name"})

@@ -5,7 +5,10 @@
 (object_declaration name: (identifier) @name) @definition.type
 (type_alias type: (identifier) @name) @definition.type
 ; an extension function belongs to the type it extends: fun Request.Builder.cacheControl()
-(function_declaration (user_type)? @definition.container . name: (identifier) @name) @definition.function
+(function_declaration
+  [(user_type) (nullable_type)]? @definition.container
+  .
+  name: (identifier) @name) @definition.function
 
 (call_expression . (identifier) @reference.call)
 (call_expression . (navigation_expression (identifier) @reference.call .))
@@ -22,8 +25,12 @@
 ; java.lang.System.getenv("HOME")
 (call_expression
   . (navigation_expression
-    . (navigation_expression (identifier) @_object .)
+    . (navigation_expression
+      . (navigation_expression . (identifier) @_java . (identifier) @_lang .)
+      . (identifier) @_object .)
     . (identifier) @_method .)
   (value_arguments . (value_argument . (string_literal) @env.name))
+  (#eq? @_java "java")
+  (#eq? @_lang "lang")
   (#eq? @_object "System")
   (#eq? @_method "getenv")) @env
