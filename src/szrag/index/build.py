@@ -165,9 +165,7 @@ def _written_out(before: str) -> bool:
     code = "\n".join(line for line in before.split("\n") if not _COMMENT_LINE.match(line))
     if code.count('"""') % 2 or code.count("'''") % 2 or code.count("`") % 2:
         return True
-    opened = None
-    for opened in _HEREDOC.finditer(before):
-        pass
+    opened = next(reversed(list(_HEREDOC.finditer(before))), None)  # the last one
     if opened is None:
         return False
     rest = before[opened.end() :].split("\n")
