@@ -70,7 +70,9 @@ def _tail_match(segments: list[str], suffixes: Sequence[str], known: Collection[
     for start in range(len(segments)):
         for suffix in suffixes:
             tail = "/".join(segments[start:]) + suffix
-            found = [path for path in candidates[suffix] if path == tail or path.endswith("/" + tail)]
+            found = [
+                path for path in candidates[suffix] if path == tail or path.endswith("/" + tail)
+            ]
             if found:
                 return found[0]
     return None

@@ -47,9 +47,7 @@ _SPECIFIER_MACRO = re.compile(
 )
 # a member's end and the ``}`` closing its body on one line: ``{ const val A = 1 }``
 # (not an empty lambda's ``{ _ -> }``)
-_MEMBER_THEN_CLOSE = re.compile(
-    rb"(?<=[^\s{;])(?<!->)[ \t](?=\}[ \t]*(?:\r?\n|$))", re.MULTILINE
-)
+_MEMBER_THEN_CLOSE = re.compile(rb"(?<=[^\s{;])(?<!->)[ \t](?=\}[ \t]*(?:\r?\n|$))", re.MULTILINE)
 
 
 def first_branches(source: bytes) -> bytes:
