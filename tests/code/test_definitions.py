@@ -6,7 +6,6 @@ the interfaces and enums whose methods Java, C# and PHP declare."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from szrag.code import analyse_source
-from szrag.code.languages import LANGUAGES
 from szrag.code.model import CodeRecord
+from szrag.code.rereading import REREADINGS
 from szrag.code.units import file_units
 from szrag.index import build_index
 from szrag.structure.queries import find_symbols
@@ -556,8 +555,7 @@ def test_cpp_read_past_directives_and_macros_the_grammar_cannot_read(
         ],
     )
     # read as written, the include guard is one error and only one function is found
-    written = dataclasses.replace(LANGUAGES["cpp"], reread=False)
-    monkeypatch.setitem(LANGUAGES, "cpp", written)
+    monkeypatch.delitem(REREADINGS, "cpp")
     assert definitions() == (True, [("write_int", "function", 23, 27, None)])
 
 

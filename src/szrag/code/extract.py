@@ -42,6 +42,7 @@ from szrag.code.model import (
     RecordBuilder,
     Route,
 )
+from szrag.code.rereading import best_reading
 from szrag.code.syntax import (
     callee_name,
     end_line,
@@ -162,9 +163,7 @@ def analyse(path: str, source_text: str) -> CodeRecord | None:
     tree = parser(name).parse(source)
     if tree is None:
         return None
-    if LANGUAGES[name].reread and tree.root_node.has_error:
-        from szrag.code.rereading import best_reading  # only a few languages need it
-
+    if tree.root_node.has_error:  # C's preprocessor, Kotlin's one-line bodies
         source, tree = best_reading(name, source, tree)
     if tree.root_node.is_error:
         return None

@@ -33,9 +33,6 @@ class LanguageSpec:
     # Patterns rooted at the file's root node. They run in a cursor that never starts below
     # the root: in the main query their open states would be checked at every node.
     root_query_files: tuple[str, ...] = ()
-    # a file with errors is read again rewritten where its writers use what the grammar
-    # does not know (``code.rereading``: C's preprocessor, Kotlin's one-line bodies)
-    reread: bool = False
 
 
 _ECMASCRIPT_TS = ("ecmascript-structure.scm", "typescript-structure.scm")
@@ -56,10 +53,10 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "ruby": LanguageSpec("ruby", "literal", ("ruby-structure.scm",)),
     "php": LanguageSpec("php", "literal", ("php-structure.scm",)),
     "csharp": LanguageSpec("csharp", "literal", ("csharp-structure.scm",)),
-    "kotlin": LanguageSpec("kotlin", "literal", ("kotlin-structure.scm",), reread=True),
+    "kotlin": LanguageSpec("kotlin", "literal", ("kotlin-structure.scm",)),
     "swift": LanguageSpec("swift", "literal", ("swift-structure.scm",)),
-    "c": LanguageSpec("c", "literal", ("c-structure.scm",), reread=True),
-    "cpp": LanguageSpec("cpp", "literal", ("c-structure.scm", "cpp-structure.scm"), reread=True),
+    "c": LanguageSpec("c", "literal", ("c-structure.scm",)),
+    "cpp": LanguageSpec("cpp", "literal", ("c-structure.scm", "cpp-structure.scm")),
 }
 
 # The official grammar wheels: (module, the function that returns its language)

@@ -108,8 +108,8 @@ class Rewrite:
 
 @dataclass(frozen=True, slots=True)
 class Rereading:
-    """How a language's file is read again: its rewrites, each applied to the one before's
-    text, and the nodes that count as its definitions."""
+    """How a language's file is read again: its rewrites, each applied to the best reading
+    so far, and the nodes that count as its definitions."""
 
     rewrites: tuple[Rewrite, ...]
     definitions: str  # a query capturing the definition nodes
@@ -171,12 +171,14 @@ def _definitions(tree: Tree, name: str, query: str) -> int:
 
 
 def best_reading(name: str, source: bytes, tree: Tree) -> tuple[bytes, Tree]:
-    """``source`` and its ``tree``, or, when it has errors in at least the language's share
-    of it, the rewritten reading with the fewest bytes in errors (``Rereading``)."""
-    rereading = REREADINGS.get(name)
-    least = error_bytes(tree, name)
+    """``source`` and its ``tree``, or, for a language with a ``Rereading`` and errors in at
+    least its share of the file, the rewritten reading with the fewest bytes in errors."""
     best = (source, tree)
-    if rereading is None or not least or least < rereading.least_share * len(source):
+    rereading = REREADINGS.get(name)
+    if rereading is None:
+        return best
+    least = error_bytes(tree, name)
+    if not least or least < rereading.least_share * len(source):
         return best
     found = _definitions(tree, name, rereading.definitions)
     for rewrite in rereading.rewrites:

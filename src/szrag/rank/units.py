@@ -465,14 +465,12 @@ def chosen_units(
     for item in ranked[1:]:
         if item.score <= 0 or item.score < CLOSE_SHARE * ranked[0].score:
             break
-        if len(chosen) >= FILE_UNITS:
-            if used + _size(item.unit) > SCREEN_LINES:
-                break
+        past_count = len(chosen) >= FILE_UNITS
+        if used + _size(item.unit) <= (SCREEN_LINES if past_count else FILE_LINES):
             chosen.append(item)
             used += _size(item.unit)
-        elif used + _size(item.unit) <= FILE_LINES:
-            chosen.append(item)
-            used += _size(item.unit)
+        elif past_count:
+            break  # the screenful is full
     return chosen
 
 
